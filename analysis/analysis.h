@@ -1,0 +1,92 @@
+/* analysis.h — rank-0 diagnosis over a job store: L1 (step-time outliers, change point),
+ * L2 (phase, sources versus victims), L3 (kernels and groups compared with peers in the
+ * same position). Reads only common/ types, so it runs online in rank 0 and offline in
+ * argus-analyze alike. Pure computation: no I/O, no globals; deterministic.
+ */
+#ifndef ARGUS_ANALYSIS_ANALYSIS_H
+#define ARGUS_ANALYSIS_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/jobstore.h"
+
+enum argus_anomaly_kind {
+    ARGUS_AK_COMPUTE_STRAGGLER = 0,
+    ARGUS_AK_COMM_DEGRADATION,
+    ARGUS_AK_PIPELINE_BUBBLE,
+    ARGUS_AK_HOST_STALL,
+    ARGUS_AK_STEP_REGRESSION,
+    ARGUS_AK_ITERATION_JITTER,
+    ARGUS_AK_KERNEL_DEGRADATION,
+    ARGUS_AK_COUNT
+};
+/* "compute_straggler", ... exactly as REPORT_SCHEMA.md. */
+const char *argus_anomaly_kind_name(enum argus_anomaly_kind k);
+
+enum argus_group_type { ARGUS_GT_NONE = 0, ARGUS_GT_DP, ARGUS_GT_TP, ARGUS_GT_PP, ARGUS_GT_EP };
+const char *argus_group_type_name(enum argus_group_type g); /* "dp".. ; NULL for NONE */
+
+#define ARGUS_ANOMALY_MAX_RANKS 64
+#define ARGUS_ANOMALY_MAX_KERNELS 4
+
+struct argus_anomaly {
+    int id;                       /* 1-based, in order of detection */
+    int level;                    /* 1, 2 or 3 */
+    int kind;                     /* enum argus_anomaly_kind */
+    uint64_t step_first, step_last;
+    uint32_t n_ranks, ranks[ARGUS_ANOMALY_MAX_RANKS];     /* sources */
+    uint32_t n_victims, victims[ARGUS_ANOMALY_MAX_RANKS];
+    int group_type;               /* enum argus_group_type */
+    uint32_t n_group, group[ARGUS_ANOMALY_MAX_RANKS];
+    int phase;                    /* enum argus_phase, -1 when none */
+    uint32_t n_kernels;
+    uint64_t kernels[ARGUS_ANOMALY_MAX_KERNELS];          /* name hashes */
+    double slowdown;              /* e.g. 1.42 */
+    double score;                 /* robust z or similar, larger = surer */
+    uint64_t detected_at_step;    /* the step at which the evidence first sufficed */
+    char evidence[512];
+    char trace[256];              /* relative path under the output dir, "" when none */
+};
+
+struct argus_step_stats {
+    uint64_t count, first, last;
+    double median_ms, p99_ms, cv;
+};
+
+struct argus_rank_row {
+    uint32_t rank;
+    double median_step_ms;
+    uint32_t flags;               /* bit k set: rank is a source of some anomaly of kind k */
+};
+
+struct argus_layout {
+    int tp, pp, dp, ep;
+    int inferred;                 /* 1 when not given by the program */
+};
+
+struct argus_result {
+    struct argus_layout layout;
+    struct argus_step_stats steps;
+    size_t n_anomalies;
+    struct argus_anomaly *anomalies; /* owned */
+    uint32_t n_ranks;
+    struct argus_rank_row *ranks;    /* owned, n_ranks entries */
+    uint64_t kernels_seen;
+    double summary_bytes_per_rank_step;
+    uint64_t dropped_events;
+};
+
+struct argus_analysis_opts {
+    double ratio;        /* smallest slowdown reported (ARGUS_RATIO), e.g. 1.15 */
+    double z;            /* smallest robust z, e.g. 5 */
+    uint32_t min_steps;  /* persistence: steps an effect must last, e.g. 3 */
+};
+void argus_analysis_opts_default(struct argus_analysis_opts *o);
+
+/* Diagnose. r is overwritten (call argus_result_free after). 0 or -ENOMEM/-ENOENT. */
+int argus_analyze(const struct argus_jobstore *js, const struct argus_analysis_opts *o,
+                  struct argus_result *r);
+void argus_result_free(struct argus_result *r);
+
+#endif /* ARGUS_ANALYSIS_ANALYSIS_H */

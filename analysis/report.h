@@ -1,0 +1,42 @@
+/* report.h — writers of a result: report.json (REPORT_SCHEMA.md, via YAJL's generator),
+ * report.md, steps.csv, anomalies.jsonl lines and the one-paragraph summary printed at the
+ * end of a run. Every file is derived from the same struct argus_result.
+ * report.json/md and steps.csv are written to *.partial then renamed.
+ */
+#ifndef ARGUS_ANALYSIS_REPORT_H
+#define ARGUS_ANALYSIS_REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "analysis/analysis.h"
+#include "common/jobstore.h"
+
+/* Write report.json, report.md and steps.csv into dir. 0 or negative errno (errbuf). */
+int argus_report_write(const char *dir, const struct argus_jobstore *js,
+                       const struct argus_result *r, char *errbuf, size_t errlen);
+
+/* One anomaly as one JSON object on one line (no newline), same fields as report.json.
+ * Returns bytes written (< len) or -ENOSPC. */
+long argus_report_anomaly_json(const struct argus_jobstore *js, const struct argus_anomaly *a,
+                               char *buf, size_t len);
+
+/* Human summary: where the report is, then one line per anomaly naming kind, source
+ * ranks, steps, phase and kernels; "no anomalies" for a clean run. */
+void argus_report_print_summary(FILE *out, const char *dir, const struct argus_jobstore *js,
+                                const struct argus_result *r);
+
+/* Tracks anomalies already appended to anomalies.jsonl so that repeated online analyses
+ * append each (kind, first source rank or group, first step) once. */
+struct argus_anomaly_log {
+    size_t n, cap;
+    char (*keys)[96];
+};
+void argus_anomaly_log_init(struct argus_anomaly_log *l);
+void argus_anomaly_log_free(struct argus_anomaly_log *l);
+/* Append the anomalies of r not yet logged to <dir>/anomalies.jsonl. */
+int argus_anomaly_log_append(struct argus_anomaly_log *l, const char *dir,
+                             const struct argus_jobstore *js, const struct argus_result *r,
+                             char *errbuf, size_t errlen);
+
+#endif /* ARGUS_ANALYSIS_REPORT_H */

@@ -1,0 +1,141 @@
+/* qsketch.c — the log-bucket quantile sketch of qsketch.h. Bucket i holds values in
+ * (gamma^(i-1), gamma^i]; its representative value is 2*gamma^i/(gamma+1), within a
+ * relative error alpha of every value in the bucket. */
+#include "common/qsketch.h"
+
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+static double qs_gamma(void) { return (1.0 + ARGUS_QSKETCH_ALPHA) / (1.0 - ARGUS_QSKETCH_ALPHA); }
+
+static int32_t qs_index(uint64_t v)
+{
+    return (int32_t)ceil(log((double)v) / log(qs_gamma()));
+}
+
+void argus_qsketch_init(struct argus_qsketch *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+/* Make room for bucket idx: shift the span or collapse the lowest buckets so that
+ * idx fits in [base, base + ARGUS_QSKETCH_BUCKETS). Returns the slot of idx. */
+static int qs_slot(struct argus_qsketch *s, int32_t idx)
+{
+    const int32_t cap = ARGUS_QSKETCH_BUCKETS;
+
+    if (s->nbuckets == 0) {
+        s->base = idx;
+        s->nbuckets = 1;
+        return 0;
+    }
+    if (idx < s->base) {
+        int32_t top = s->base + s->nbuckets - 1;
+        if (top - idx + 1 <= cap) {
+            int32_t shift = s->base - idx;
+            memmove(&s->counts[shift], &s->counts[0], (size_t)s->nbuckets * sizeof s->counts[0]);
+            memset(&s->counts[0], 0, (size_t)shift * sizeof s->counts[0]);
+            s->base = idx;
+            s->nbuckets = (uint16_t)(s->nbuckets + shift);
+            return 0;
+        }
+        /* Too low to keep: it counts in the lowest kept bucket. */
+        s->flags |= ARGUS_QS_COLLAPSED;
+        return 0;
+    }
+    int32_t off = idx - s->base;
+    if (off < cap) {
+        if (off >= s->nbuckets)
+            s->nbuckets = (uint16_t)(off + 1);
+        return off;
+    }
+    /* Collapse the lowest buckets into the new lowest one. */
+    int32_t drop = off - cap + 1;
+    uint32_t folded = 0;
+    for (int32_t i = 0; i < drop && i < s->nbuckets; i++)
+        folded += s->counts[i];
+    if (drop >= s->nbuckets) {
+        memset(s->counts, 0, sizeof s->counts);
+        s->counts[0] = folded;
+        s->base = idx - cap + 1;
+        s->nbuckets = (uint16_t)cap;
+    } else {
+        memmove(&s->counts[0], &s->counts[drop],
+                (size_t)(s->nbuckets - drop) * sizeof s->counts[0]);
+        memset(&s->counts[s->nbuckets - drop], 0, (size_t)drop * sizeof s->counts[0]);
+        s->counts[0] += folded;
+        s->base += drop;
+        s->nbuckets = (uint16_t)cap;
+    }
+    if (folded)
+        s->flags |= ARGUS_QS_COLLAPSED;
+    return cap - 1;
+}
+
+void argus_qsketch_add_n(struct argus_qsketch *s, uint64_t value_ns, uint32_t n)
+{
+    if (n == 0)
+        return;
+    if (value_ns == 0) {
+        s->zeros += n;
+        return;
+    }
+    int slot = qs_slot(s, qs_index(value_ns));
+    assert(slot >= 0 && slot < ARGUS_QSKETCH_BUCKETS);
+    s->counts[slot] += n;
+}
+
+void argus_qsketch_add(struct argus_qsketch *s, uint64_t value_ns)
+{
+    argus_qsketch_add_n(s, value_ns, 1);
+}
+
+void argus_qsketch_merge(struct argus_qsketch *dst, const struct argus_qsketch *src)
+{
+    dst->zeros += src->zeros;
+    dst->flags |= src->flags;
+    if (src->nbuckets == 0)
+        return;
+    /* Insert the highest bucket first so the span is fixed once, then the rest. */
+    for (int32_t i = src->nbuckets - 1; i >= 0; i--) {
+        if (!src->counts[i])
+            continue;
+        int slot = qs_slot(dst, src->base + i);
+        dst->counts[slot] += src->counts[i];
+    }
+}
+
+uint64_t argus_qsketch_count(const struct argus_qsketch *s)
+{
+    uint64_t n = s->zeros;
+
+    for (int i = 0; i < s->nbuckets; i++)
+        n += s->counts[i];
+    return n;
+}
+
+double argus_qsketch_quantile(const struct argus_qsketch *s, double q)
+{
+    uint64_t n = argus_qsketch_count(s);
+
+    if (n == 0)
+        return 0.0;
+    if (q < 0)
+        q = 0;
+    if (q > 1)
+        q = 1;
+    uint64_t want = (uint64_t)floor(q * (double)(n - 1));
+    uint64_t seen = s->zeros;
+    if (want < seen)
+        return 0.0;
+    for (int i = 0; i < s->nbuckets; i++) {
+        seen += s->counts[i];
+        if (want < seen) {
+            double g = qs_gamma();
+            return 2.0 * pow(g, s->base + i) / (g + 1.0);
+        }
+    }
+    double g = qs_gamma();
+    return 2.0 * pow(g, s->base + s->nbuckets - 1) / (g + 1.0);
+}

@@ -1,0 +1,2 @@
+/* spool.c — placeholder while being written. */
+#include "common/spool.h"

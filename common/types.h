@@ -1,0 +1,124 @@
+/* types.h — Argus's shared vocabulary: events, per-step summaries, per-(kernel, mode)
+ * statistics. Every room speaks these types; nothing here allocates or does I/O.
+ *
+ * Contracts 2 (event) and 3 (step summary) of DESIGN.md live here. The binary encoding
+ * of a summary is in wire.h; the merge-friendly quantile sketch in qsketch.h.
+ */
+#ifndef ARGUS_COMMON_TYPES_H
+#define ARGUS_COMMON_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/qsketch.h"
+
+/* Kernel classes (what a GPU activity is). Values travel on the wire: append only. */
+enum argus_kclass {
+    ARGUS_KC_COMPUTE = 0,
+    ARGUS_KC_COLLECTIVE = 1, /* all-reduce, reduce-scatter, all-gather, all-to-all, bcast */
+    ARGUS_KC_P2P = 2,        /* pipeline send/recv */
+    ARGUS_KC_MEMCPY = 3,
+    ARGUS_KC_MEMSET = 4,
+    ARGUS_KC_COUNT
+};
+
+/* Phases a step's time is attributed to. Values travel on the wire: append only.
+ * FORWARD/BACKWARD/OPTIMIZER come from phase ranges (argus_phase_push); COMM is the time
+ * in collective + p2p kernels; HOST is GPU idle time inside the step (no kernel running on
+ * any stream of the rank); OTHER collects ranges whose name maps to no known phase. */
+enum argus_phase {
+    ARGUS_PH_FORWARD = 0,
+    ARGUS_PH_BACKWARD = 1,
+    ARGUS_PH_OPTIMIZER = 2,
+    ARGUS_PH_COMM = 3,
+    ARGUS_PH_HOST = 4,
+    ARGUS_PH_OTHER = 5,
+    ARGUS_PH_COUNT
+};
+
+/* Names used in reports and CSV ("forward", "backward", "optimizer", "communication",
+ * "host", "other"); never NULL for a valid value, "unknown" otherwise. */
+const char *argus_phase_name(enum argus_phase p);
+/* "compute", "collective", "p2p", "memcpy", "memset"; "unknown" otherwise. */
+const char *argus_kclass_name(enum argus_kclass c);
+/* Map a range name to a phase, case-insensitively: names containing "forward"/"fwd" →
+ * FORWARD, "backward"/"bwd" → BACKWARD, "optim" → OPTIMIZER, "comm"/"nccl" → COMM,
+ * "data"/"host" → HOST; anything else → OTHER. */
+enum argus_phase argus_phase_from_name(const char *name);
+
+/* 64-bit FNV-1a of a kernel name: the job-wide kernel key. Deterministic on every rank. */
+uint64_t argus_name_hash(const char *name);
+
+/* Contract 2: one GPU activity, the same struct whether it came from CUPTI, a replay
+ * or a Kineto import. Times are ns in the rank's clock (CLOCK_REALTIME-based). */
+struct argus_kernel_event {
+    uint64_t name_hash;  /* argus_name_hash(name) */
+    uint64_t start_ns;
+    uint64_t end_ns;     /* >= start_ns */
+    uint32_t device;
+    uint32_t stream;
+    uint8_t kclass;      /* enum argus_kclass */
+    uint8_t phase;       /* enum argus_phase of the innermost open range at launch */
+    uint16_t pad;
+    uint32_t corr;       /* correlation id, 0 when unknown */
+};
+
+/* Per-(kernel, mode) statistics of one rank in one step (or merged over many). */
+struct argus_kmode_stats {
+    uint64_t name_hash;
+    uint8_t mode;        /* 0 = shortest mode of this kernel in this step, ascending */
+    uint8_t kclass;      /* enum argus_kclass */
+    uint8_t phase;       /* phase most of its time fell in */
+    uint8_t pad;
+    uint32_t count;
+    uint64_t sum_ns;
+    uint64_t min_ns;
+    uint64_t max_ns;
+    struct argus_qsketch sketch; /* durations, relative error ARGUS_QSKETCH_ALPHA */
+};
+
+/* Layout coordinates of a rank (Megatron order: tp fastest, then dp, then pp).
+ * Sizes of 0 mean "unknown". */
+struct argus_coords {
+    uint16_t tp_size, pp_size, dp_size, ep_size;
+    uint16_t tp, pp, dp, ep;
+};
+
+/* Bounded number of (kernel, mode) records per summary; the summariser folds the
+ * smallest contributors into "other" records when a step has more (flag PARTIAL). */
+#define ARGUS_MAX_KMODES 256
+
+enum argus_summary_flags {
+    ARGUS_SF_PARTIAL = 1u << 0,       /* kernel records folded or events dropped */
+    ARGUS_SF_STEP_INFERRED = 1u << 1, /* step boundaries not marked by the program */
+};
+
+/* Contract 3: the per-rank, per-step summary. Bounded size (no pointers).
+ * All durations in ns. Times (start/end) in the rank's clock; clock_offset_ns is the
+ * rank's estimated offset to rank 0 (add it to convert to rank 0's clock). */
+struct argus_step_summary {
+    uint64_t step;         /* the job's step id (ProfilerStep#N or the tracer's counter) */
+    uint32_t rank;         /* global rank */
+    uint32_t flags;        /* enum argus_summary_flags */
+    uint64_t start_ns;
+    uint64_t end_ns;
+    int64_t clock_offset_ns;
+    struct argus_coords coords;
+    uint64_t phase_wall_ns[ARGUS_PH_COUNT];    /* wall time inside ranges of that phase;
+                                                  [COMM] = collective+p2p kernel time,
+                                                  [HOST] = GPU idle time (host gap) */
+    uint64_t phase_compute_ns[ARGUS_PH_COUNT]; /* compute kernel time launched in phase */
+    uint64_t compute_ns;   /* total compute-class kernel time */
+    uint64_t collective_ns;/* total collective kernel time (includes waiting) */
+    uint64_t p2p_ns;       /* total p2p kernel time (includes waiting) */
+    uint64_t memcpy_ns;    /* memcpy + memset kernel time */
+    uint64_t busy_ns;      /* union of all kernel intervals (GPU busy) */
+    uint64_t host_gap_ns;  /* (end-start) - busy_ns */
+    uint64_t kernel_count; /* kernels seen in this step */
+    uint64_t dropped;      /* events dropped (buffer full) in this step */
+    uint32_t n_kmodes;     /* valid entries in kmodes */
+    uint32_t pad;
+    struct argus_kmode_stats kmodes[ARGUS_MAX_KMODES];
+};
+
+#endif /* ARGUS_COMMON_TYPES_H */

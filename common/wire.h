@@ -1,0 +1,78 @@
+/* wire.h — versioned, checksummed binary encoding of step summaries (contract 3) and of
+ * kernel-name dictionary entries. Used on the MPI wire and inside spool files.
+ *
+ * Record layout (little-endian):
+ *   u32 magic  ARGUS_WIRE_MAGIC ("ARGS")
+ *   u16 version ARGUS_WIRE_VERSION
+ *   u16 type    (ARGUS_REC_SUMMARY | ARGUS_REC_NAME | ARGUS_REC_JOBINFO)
+ *   u32 payload length in bytes
+ *   ... payload ...
+ *   u32 CRC32C over magic..payload
+ * Only used kmodes are encoded, and of each sketch only its used bucket span.
+ *
+ * Decoders never trust input: every length is bounds-checked, a bad magic, unknown version
+ * or type, short buffer or checksum mismatch returns a negative code and fills errbuf
+ * with one line naming the offset. No allocation.
+ */
+#ifndef ARGUS_COMMON_WIRE_H
+#define ARGUS_COMMON_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/types.h"
+
+#define ARGUS_WIRE_MAGIC 0x53475241u /* "ARGS" read little-endian */
+#define ARGUS_WIRE_VERSION 1
+#define ARGUS_WIRE_HDR 12  /* magic + version + type + length */
+#define ARGUS_WIRE_TRAILER 4
+
+enum argus_rec_type {
+    ARGUS_REC_SUMMARY = 1, /* struct argus_step_summary */
+    ARGUS_REC_NAME = 2,    /* u64 hash, u16 len, bytes: one kernel name */
+    ARGUS_REC_JOBINFO = 3, /* struct argus_rank_info */
+};
+
+#define ARGUS_NAME_MAX 512  /* longest kernel name kept (longer names are truncated) */
+#define ARGUS_HOST_MAX 64
+
+/* What a rank says about itself once per job. */
+struct argus_rank_info {
+    uint32_t rank;
+    uint32_t world_size;
+    int32_t device;            /* -1 unknown */
+    uint32_t pid;
+    struct argus_coords coords;
+    uint64_t started_ns;       /* CLOCK_REALTIME when the tracer started */
+    char host[ARGUS_HOST_MAX]; /* NUL-terminated */
+};
+
+/* CRC32C (Castagnoli), reflected, init/final xor 0xffffffff. crc32c("123456789") ==
+ * 0xe3069283. */
+uint32_t argus_crc32c(const void *data, size_t len);
+
+/* Upper bound of the encoded size of a summary with n kmodes. */
+size_t argus_summary_encoded_max(uint32_t n_kmodes);
+
+/* Encode into buf[cap]. Returns bytes written (> 0) or -ENOSPC / -EINVAL. */
+long argus_summary_encode(const struct argus_step_summary *s, uint8_t *buf, size_t cap);
+long argus_name_encode(uint64_t hash, const char *name, uint8_t *buf, size_t cap);
+long argus_rankinfo_encode(const struct argus_rank_info *ri, uint8_t *buf, size_t cap);
+
+/* Look at the record at buf[0..len): on success returns its total size (header + payload
+ * + trailer) and sets *type; the checksum is verified. Negative errno-style on error with
+ * errbuf filled ("bad magic at offset N", "checksum mismatch at offset N", ...);
+ * base_offset is added to offsets in messages (the record's offset in its file/stream). */
+long argus_record_peek(const uint8_t *buf, size_t len, uint64_t base_offset, int *type,
+                       char *errbuf, size_t errlen);
+
+/* Decode a record already validated by argus_record_peek. Return 0 or negative. */
+int argus_summary_decode(const uint8_t *rec, size_t len, struct argus_step_summary *out,
+                         char *errbuf, size_t errlen);
+/* name must hold ARGUS_NAME_MAX + 1 bytes. */
+int argus_name_decode(const uint8_t *rec, size_t len, uint64_t *hash, char *name,
+                      char *errbuf, size_t errlen);
+int argus_rankinfo_decode(const uint8_t *rec, size_t len, struct argus_rank_info *out,
+                          char *errbuf, size_t errlen);
+
+#endif /* ARGUS_COMMON_WIRE_H */

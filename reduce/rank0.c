@@ -1,0 +1,126 @@
+/* rank0.c — rank 0's side of the reduction: store, spool, analyse, report (rank0.h). */
+#include "reduce/rank0.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/outdir.h"
+
+int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uint32_t nranks,
+                     const char *jobid, const char *stepid, char *errbuf, size_t errlen)
+{
+    int rc;
+
+    memset(r0, 0, sizeof *r0);
+    argus_anomaly_log_init(&r0->alog);
+    argus_analysis_opts_default(&r0->opts);
+    r0->opts.ratio = cfg->ratio;
+    rc = argus_outdir_create(cfg->outdir, jobid, r0->dir, sizeof r0->dir, errbuf, errlen);
+    if (rc)
+        return rc;
+    rc = argus_jobstore_create(nranks, &r0->js);
+    if (rc) {
+        snprintf(errbuf, errlen, "cannot allocate the job store for %u ranks", nranks);
+        return rc;
+    }
+    struct argus_job_meta *m = argus_jobstore_meta(r0->js);
+    snprintf(m->id, sizeof m->id, "%s", jobid);
+    snprintf(m->step, sizeof m->step, "%s", stepid);
+    m->source = ARGUS_SRC_REPLAY;
+    m->started_ns = argus_clock_realtime_ns();
+    m->complete = 0;
+    r0->report_ok = 1;
+    if (cfg->spool) {
+        char path[4200];
+        char err[512];
+        snprintf(path, sizeof path, "%s/summaries.argus", r0->dir);
+        if (argus_spool_open_write(path, &r0->spool, err, sizeof err) != 0) {
+            argus_log_once(ARGUS_LOG_WARN, "spool-open", "%s; summaries will not be spooled",
+                           err);
+            r0->spool = NULL;
+        }
+    }
+    return 0;
+}
+
+/* Append every record of buf to the spool, stopping quietly at the first damaged one
+ * (the job store reports damage). */
+static void spool_records(struct argus_rank0 *r0, const uint8_t *buf, size_t len)
+{
+    size_t off = 0;
+    char err[256];
+
+    while (r0->spool && off < len) {
+        int type;
+        long n = argus_record_peek(buf + off, len - off, off, &type, err, sizeof err);
+        if (n <= 0)
+            break;
+        if (argus_spool_append(r0->spool, buf + off, (size_t)n) != 0) {
+            argus_log_once(ARGUS_LOG_WARN, "spool-write",
+                           "cannot write %s/summaries.argus; spooling turned off", r0->dir);
+            argus_spool_close(r0->spool);
+            r0->spool = NULL;
+            break;
+        }
+        off += (size_t)n;
+    }
+    if (r0->spool)
+        argus_spool_flush(r0->spool);
+}
+
+void argus_rank0_ingest(struct argus_rank0 *r0, const uint8_t *buf, size_t len)
+{
+    char err[512];
+
+    r0->bytes_in += len;
+    r0->windows++;
+    spool_records(r0, buf, len);
+    if (argus_jobstore_ingest_buffer(r0->js, buf, len, 0, err, sizeof err) != 0)
+        argus_log_once(ARGUS_LOG_WARN, "ingest", "window %llu from the tree: %s",
+                       (unsigned long long)r0->windows, err);
+}
+
+void argus_rank0_report(struct argus_rank0 *r0, int final)
+{
+    struct argus_result res;
+    char err[512];
+    struct argus_job_meta *m = argus_jobstore_meta(r0->js);
+
+    m->ended_ns = argus_clock_realtime_ns();
+    if (final) {
+        int all = 1;
+        for (uint32_t r = 0; r < argus_jobstore_nranks(r0->js); r++)
+            if (argus_jobstore_missing_since(r0->js, r) != UINT64_MAX)
+                all = 0;
+        m->complete = all;
+    }
+    memset(&res, 0, sizeof res);
+    if (argus_analyze(r0->js, &r0->opts, &res) != 0) {
+        if (final)
+            argus_log(ARGUS_LOG_WARN, "no step summaries reached rank 0; no report written");
+        argus_result_free(&res);
+        return;
+    }
+    if (argus_anomaly_log_append(&r0->alog, r0->dir, r0->js, &res, err, sizeof err) != 0)
+        argus_log_once(ARGUS_LOG_WARN, "alog", "%s", err);
+    if (r0->report_ok && argus_report_write(r0->dir, r0->js, &res, err, sizeof err) != 0) {
+        argus_log(ARGUS_LOG_WARN, "%s; the report is not written", err);
+        r0->report_ok = 0;
+    }
+    if (final)
+        argus_report_print_summary(stderr, r0->dir, r0->js, &res);
+    argus_result_free(&res);
+}
+
+void argus_rank0_close(struct argus_rank0 *r0)
+{
+    if (r0->spool && argus_spool_close(r0->spool) != 0)
+        argus_log(ARGUS_LOG_WARN, "closing %s/summaries.argus failed", r0->dir);
+    r0->spool = NULL;
+    argus_anomaly_log_free(&r0->alog);
+    argus_jobstore_free(r0->js);
+    r0->js = NULL;
+}

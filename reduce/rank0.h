@@ -1,0 +1,39 @@
+/* rank0.h — what rank 0 does with the windows it receives: keep them in a job store,
+ * spool them to summaries.argus (zstd) for argus-analyze, run the analysis after every
+ * window, append new anomalies to anomalies.jsonl at once, and (re)write the report —
+ * provisional (job.complete false) after each window, final at the end. So a job killed
+ * mid-run still leaves a report of everything up to its last window.
+ * Only rank 0 touches this; single-threaded.
+ */
+#ifndef ARGUS_REDUCE_RANK0_H
+#define ARGUS_REDUCE_RANK0_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/report.h"
+#include "common/config.h"
+#include "common/jobstore.h"
+#include "common/spool.h"
+
+struct argus_rank0 {
+    struct argus_jobstore *js;
+    struct argus_spool_writer *spool;
+    struct argus_anomaly_log alog;
+    struct argus_analysis_opts opts;
+    char dir[4096];
+    uint64_t bytes_in;      /* window bytes received, for the report */
+    uint64_t windows;
+    int report_ok;          /* 0 after a write failure was reported once */
+};
+
+/* Create the output directory and the spool. 0 or negative errno (errbuf). */
+int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uint32_t nranks,
+                     const char *jobid, const char *stepid, char *errbuf, size_t errlen);
+/* Take one window's concatenated records. Damaged records are reported once and skipped. */
+void argus_rank0_ingest(struct argus_rank0 *r0, const uint8_t *buf, size_t len);
+/* Analyse what is held and write the outputs; final=1 at the end of the job. */
+void argus_rank0_report(struct argus_rank0 *r0, int final);
+void argus_rank0_close(struct argus_rank0 *r0);
+
+#endif /* ARGUS_REDUCE_RANK0_H */

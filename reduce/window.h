@@ -1,0 +1,40 @@
+/* window.h — one rank's outgoing records for the current window, and the exchange of a
+ * window up the tree (first version: blocking point-to-point on Argus's private
+ * communicator, called at window boundaries; issue 7 makes it non-blocking on an Argus
+ * thread with deadlines).
+ *
+ * The buffer grows only at window boundaries or when a new kernel name arrives, never
+ * per kernel event: its capacity is reserved at create for window × the largest summary.
+ */
+#ifndef ARGUS_REDUCE_WINDOW_H
+#define ARGUS_REDUCE_WINDOW_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/types.h"
+#include "common/wire.h"
+
+struct argus_window {
+    uint8_t *buf;
+    size_t len, cap;
+    uint32_t n_summaries;  /* summaries in buf */
+    uint64_t bytes_summaries; /* encoded summary bytes sent so far (for the report) */
+    uint64_t n_summaries_total;
+};
+
+int argus_window_init(struct argus_window *w, size_t reserve);
+void argus_window_free(struct argus_window *w);
+int argus_window_add_summary(struct argus_window *w, const struct argus_step_summary *s);
+int argus_window_add_name(struct argus_window *w, uint64_t hash, const char *name);
+int argus_window_add_rankinfo(struct argus_window *w, const struct argus_rank_info *ri);
+void argus_window_reset(struct argus_window *w);
+
+/* Gather every rank's window up the k-ary tree. On rank 0, *out/*outlen receive the
+ * concatenated records of all ranks (malloc'd, caller frees); elsewhere they are NULL/0.
+ * Collective over comm: every rank must call it once per window. 0 or negative errno. */
+int argus_window_exchange(struct argus_window *w, MPI_Comm comm, int fanin, uint8_t **out,
+                          size_t *outlen);
+
+#endif /* ARGUS_REDUCE_WINDOW_H */

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# test.sh — install dependencies, build with -Werror, run every test (cmocka units and
+# integration tests with real mpirun). This is the command CI runs.
+set -euo pipefail
+cd "$(dirname "$0")"
+./scripts/install-deps.sh
+mkdir -p m4
+autoreconf -fi >/dev/null
+mkdir -p _build
+cd _build
+../configure --enable-werror -q
+make -j2 >/dev/null
+rc=0
+make -j2 check || rc=$?
+# Summarise from the automake logs: one line a CI reader can trust.
+pass=$(grep -h '^:test-result: PASS' $(find . -name '*.trs') | wc -l)
+fail=$(grep -h -E '^:test-result: (FAIL|ERROR|XPASS)' $(find . -name '*.trs') | wc -l)
+skip=$(grep -h '^:test-result: SKIP' $(find . -name '*.trs') | wc -l)
+if [ "$rc" != 0 ]; then
+    for f in $(grep -l -E '^:test-result: (FAIL|ERROR)' $(find . -name '*.trs')); do
+        echo "===== ${f%.trs}.log"; tail -n 60 "${f%.trs}.log"
+    done
+fi
+echo "$pass passed, $fail failed, $skip skipped"
+exit $rc

@@ -1,0 +1,32 @@
+# lib.sh — shared helpers for the integration tests (sourced). Real mpirun, oversubscribed,
+# loopback only; as root the Open MPI allow-root variables are set.
+set -eu
+: "${top_builddir:?run through make check}"
+: "${top_srcdir:?run through make check}"
+MPIRUN=${MPIRUN:-mpirun}
+export OMPI_MCA_btl=self,vader
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_mpi_yield_when_idle=1
+export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+if [ "$(id -u)" = 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+SIM="$top_builddir/argus-simtrain"
+ARGUS_RUN="$top_builddir/tests/argus-run-build"
+SCORE="python3 $top_srcdir/tests/integration/score.py"
+
+# A fresh scratch directory per test, removed on success.
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/argus-it.XXXXXX")
+cleanup() { rc=$?; if [ $rc = 0 ]; then rm -rf "$WORK"; else echo "kept $WORK" >&2; fi; }
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# run_sim JOBID ARGS... : 16-rank tp2 pp2 dp4 simulated job under argus-run; sets REPORT_DIR.
+run_sim() {
+    local jobid=$1; shift
+    REPORT_DIR="$WORK/out/argus-$jobid"
+    ARGUS_JOBID=$jobid timeout 300 "$ARGUS_RUN" --outdir "$WORK/out" -- \
+        "$MPIRUN" -np 16 "$SIM" --tp 2 --pp 2 --dp 4 --microbatches 4 --steps 60 \
+        --truth "$WORK/truth.json" "$@" >"$WORK/stdout" 2>"$WORK/stderr"
+}

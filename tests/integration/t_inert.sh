@@ -1,0 +1,14 @@
+#!/bin/sh
+# Without argus-run (ARGUS_MODE unset) libargus is inert: the job runs and nothing is
+# written; with ARGUS_MODE=off under argus-run likewise.
+. "$(dirname "$0")/lib.sh"
+cd "$WORK"
+unset ARGUS_MODE ARGUS_OUTDIR || true
+timeout 120 "$MPIRUN" -np 4 "$SIM" --tp 1 --pp 2 --dp 2 --steps 12 >"$WORK/stdout" 2>"$WORK/stderr" \
+    || { cat "$WORK/stderr" >&2; fail "plain job failed"; }
+ls "$WORK" | grep -q '^argus-' && fail "inert libargus wrote output"
+[ -s "$WORK/stderr" ] && { cat "$WORK/stderr" >&2; fail "inert libargus printed something"; }
+timeout 120 "$ARGUS_RUN" --mode off --outdir "$WORK/o" -- "$MPIRUN" -np 4 "$SIM" --tp 1 --pp 2 \
+    --dp 2 --steps 12 >/dev/null 2>"$WORK/stderr" || fail "mode off job failed"
+[ -e "$WORK/o" ] && fail "mode off wrote output"
+exit 0

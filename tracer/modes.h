@@ -1,0 +1,53 @@
+/* modes.h — internal to tracer/: the sorting and per-kernel mode splitting used by the
+ * step summariser. Pure functions over caller-owned arrays; nothing allocates, nothing
+ * keeps state, any thread.
+ */
+#ifndef ARGUS_TRACER_MODES_H
+#define ARGUS_TRACER_MODES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Most modes one kernel gets in one step. */
+#define ARGUS_MODES_MAX 4
+
+/* Split where next >= ARGUS_MODES_RATIO_NUM / ARGUS_MODES_RATIO_DEN x previous (1.5x). */
+#define ARGUS_MODES_RATIO_NUM 3
+#define ARGUS_MODES_RATIO_DEN 2
+
+/* Duration keys pack a duration and a phase: key = duration << ARGUS_DKEY_SHIFT | phase,
+ * so sorting keys sorts by duration. Durations above 2^61 ns are clamped. */
+#define ARGUS_DKEY_SHIFT 3
+#define ARGUS_DKEY_MAX_NS ((UINT64_C(1) << (64 - ARGUS_DKEY_SHIFT)) - 1)
+
+static inline uint64_t argus_dkey(uint64_t dur_ns, unsigned phase)
+{
+    if (dur_ns > ARGUS_DKEY_MAX_NS)
+        dur_ns = ARGUS_DKEY_MAX_NS;
+    return dur_ns << ARGUS_DKEY_SHIFT | (phase & ((1u << ARGUS_DKEY_SHIFT) - 1));
+}
+static inline uint64_t argus_dkey_dur(uint64_t key) { return key >> ARGUS_DKEY_SHIFT; }
+static inline unsigned argus_dkey_phase(uint64_t key)
+{
+    return (unsigned)(key & ((1u << ARGUS_DKEY_SHIFT) - 1));
+}
+
+struct argus_sort_pair {
+    uint64_t key;
+    uint64_t val;
+};
+
+/* Sort a[0..n) by key, ascending and stable (LSD radix over the key bits that differ;
+ * insertion sort for small n). tmp must hold n pairs; the result is in a. */
+void argus_sort_pairs(struct argus_sort_pair *a, struct argus_sort_pair *tmp, size_t n);
+
+/* Split v[0..n) (sorted by key, durations via argus_dkey_dur) into modes: a split falls
+ * between i and i+1 when dur[i+1] >= 1.5 x dur[i]; when there are more than
+ * ARGUS_MODES_MAX - 1 such gaps only the largest ratios are kept (the smallest merged
+ * first; on equal ratios the earlier gap wins). Writes bounds[0] = 0 < bounds[1] < ... <
+ * bounds[m] = n and returns m (1..ARGUS_MODES_MAX; 0 when n == 0). Mode 0 is the fastest.
+ */
+unsigned argus_modes_split(const struct argus_sort_pair *v, size_t n,
+                           size_t bounds[ARGUS_MODES_MAX + 1]);
+
+#endif /* ARGUS_TRACER_MODES_H */

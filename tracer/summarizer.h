@@ -1,0 +1,56 @@
+/* summarizer.h — the per-rank step summariser behind argus.h: collects one step's events
+ * in preallocated buffers, and at step end builds a struct argus_step_summary:
+ * phase durations, GPU busy/idle (host gap), per-class kernel time and per-(kernel, mode)
+ * statistics with quantile sketches. Kernel names are interned once (name table).
+ *
+ * Memory is fixed at create time (max_events events per step, max_names names); nothing is
+ * allocated per event or per step. Events beyond max_events and kernels outside a step are
+ * counted in `dropped` and the summary gets ARGUS_SF_PARTIAL.
+ * Modes (first version): within one step, the sorted durations of one kernel are split at
+ * gaps where the next duration is >= 1.5x the previous; at most 4 modes (the smallest
+ * gaps merged first); mode 0 is the fastest.
+ * One thread at a time per summariser.
+ */
+#ifndef ARGUS_TRACER_SUMMARIZER_H
+#define ARGUS_TRACER_SUMMARIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/types.h"
+
+struct argus_summarizer;
+
+/* Called with each finished summary (valid only during the call). */
+typedef void (*argus_summary_sink_fn)(void *ctx, const struct argus_step_summary *s);
+/* Called once per newly interned kernel name. */
+typedef void (*argus_name_sink_fn)(void *ctx, uint64_t hash, const char *name);
+
+struct argus_summarizer_opts {
+    uint32_t rank;
+    size_t max_events;     /* per step */
+    size_t max_names;      /* distinct kernel names per rank */
+    argus_summary_sink_fn on_summary;
+    argus_name_sink_fn on_name;
+    void *ctx;
+};
+
+int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_summarizer **out);
+void argus_summarizer_free(struct argus_summarizer *sm);
+
+void argus_summarizer_set_coords(struct argus_summarizer *sm, const struct argus_coords *c);
+void argus_summarizer_set_clock_offset(struct argus_summarizer *sm, int64_t offset_ns);
+
+void argus_summarizer_step_begin(struct argus_summarizer *sm, uint64_t step, uint64_t t_ns);
+/* Builds the summary and calls on_summary. */
+void argus_summarizer_step_end(struct argus_summarizer *sm, uint64_t step, uint64_t t_ns);
+void argus_summarizer_phase_push(struct argus_summarizer *sm, const char *name, uint64_t t_ns);
+void argus_summarizer_phase_pop(struct argus_summarizer *sm, uint64_t t_ns);
+void argus_summarizer_kernel(struct argus_summarizer *sm, const char *name, uint64_t start_ns,
+                             uint64_t end_ns, uint32_t device, uint32_t stream, int kclass);
+
+/* Total events dropped so far; total kernels seen. */
+uint64_t argus_summarizer_dropped(const struct argus_summarizer *sm);
+uint64_t argus_summarizer_kernels(const struct argus_summarizer *sm);
+
+#endif /* ARGUS_TRACER_SUMMARIZER_H */
