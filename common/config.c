@@ -39,7 +39,8 @@ static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-static const char *env_getenv(const char *name) { return getenv(name); }
+/* "..." after a value cut at 64 bytes in a message. */
+static const char *ell(const char *s) { return s && strlen(s) > 64 ? "..." : ""; }
 
 /* Every parser_<TYPE>: (row, value, destination, its size, errbuf). The destination is
  * written only on success. */
@@ -58,8 +59,8 @@ static int parse_INT(const struct argus_config_var *v, const char *s, void *dst,
         ok = errno == 0 && end && *end == '\0' && x >= lo && x <= hi;
     }
     if (!ok || dstsz != sizeof(long)) {
-        seterr(errbuf, errlen, "%s=%.64s: not an integer in [%ld, %ld]", v->name,
-               s ? s : "", lo, hi);
+        seterr(errbuf, errlen, "%s=%.64s%s: not an integer in [%ld, %ld]", v->name,
+               s ? s : "", ell(s), lo, hi);
         return -EINVAL;
     }
     *(long *)dst = x;
@@ -79,8 +80,8 @@ static int parse_DOUBLE(const struct argus_config_var *v, const char *s, void *d
         ok = errno == 0 && end && *end == '\0' && isfinite(x) && x >= v->min && x <= v->max;
     }
     if (!ok || dstsz != sizeof(double)) {
-        seterr(errbuf, errlen, "%s=%.64s: not a number in [%g, %g]", v->name, s ? s : "",
-               v->min, v->max);
+        seterr(errbuf, errlen, "%s=%.64s%s: not a number in [%g, %g]", v->name,
+               s ? s : "", ell(s), v->min, v->max);
         return -EINVAL;
     }
     *(double *)dst = x;
@@ -103,8 +104,8 @@ static int parse_BOOL(const struct argus_config_var *v, const char *s, void *dst
     int i = word_index(s, words, 8);
 
     if (i < 0 || dstsz != sizeof(int)) {
-        seterr(errbuf, errlen, "%s=%.64s: not a boolean in [0, 1] (0/1, off/on, no/yes, "
-               "false/true)", v->name, s ? s : "");
+        seterr(errbuf, errlen, "%s=%.64s%s: not a boolean in [0, 1] (0/1, off/on, no/yes, "
+               "false/true)", v->name, s ? s : "", ell(s));
         return -EINVAL;
     }
     *(int *)dst = i >= 4;
@@ -119,7 +120,8 @@ static int parse_MODE(const struct argus_config_var *v, const char *s, void *dst
     int i = word_index(s, mode_words, 3);
 
     if (i < 0 || dstsz != sizeof(int)) {
-        seterr(errbuf, errlen, "%s=%.64s: not one of off, on, full", v->name, s ? s : "");
+        seterr(errbuf, errlen, "%s=%.64s%s: not one of off, on, full", v->name,
+               s ? s : "", ell(s));
         return -EINVAL;
     }
     *(int *)dst = i;
@@ -134,8 +136,8 @@ static int parse_LEVEL(const struct argus_config_var *v, const char *s, void *ds
     enum argus_log_level lvl;
 
     if (argus_log_parse_level(s, &lvl) < 0 || dstsz != sizeof(int)) {
-        seterr(errbuf, errlen, "%s=%.64s: not one of error, warn, info, debug", v->name,
-               s ? s : "");
+        seterr(errbuf, errlen, "%s=%.64s%s: not one of error, warn, info, debug", v->name,
+               s ? s : "", ell(s));
         return -EINVAL;
     }
     *(int *)dst = (int)lvl;
@@ -148,8 +150,8 @@ static int parse_STR(const struct argus_config_var *v, const char *s, void *dst,
     size_t n = s ? strlen(s) : 0;
 
     if (!s || n >= dstsz) {
-        seterr(errbuf, errlen, "%s=%.64s...: %zu bytes, at most %zu", v->name, s ? s : "", n,
-               dstsz - 1);
+        seterr(errbuf, errlen, "%s=%.64s%s: %zu bytes, at most %zu", v->name,
+               s ? s : "", ell(s), n, dstsz - 1);
         return -EINVAL;
     }
     memcpy(dst, s, n + 1);
@@ -193,7 +195,7 @@ int argus_config_load(struct argus_config *c, argus_env_lookup_fn lookup, char *
         return -EINVAL;
     argus_config_defaults(c);
     if (!lookup)
-        lookup = env_getenv;
+        lookup = getenv;
     if (errbuf && errlen)
         errbuf[0] = '\0';
     for (size_t i = 0; i < argus_config_nvars; i++) {
@@ -268,7 +270,7 @@ void argus_config_jobid(const struct argus_config *c, argus_env_lookup_fn lookup
     if (!buf || len == 0)
         return;
     if (!lookup)
-        lookup = env_getenv;
+        lookup = getenv;
     if (c && c->jobid[0]) {
         jobid_copy(c->jobid, buf, len);
         return;

@@ -14,7 +14,7 @@
 #define ONCE_MAX 64
 #define ONCE_KEY 48
 
-static enum argus_log_level log_level = ARGUS_LOG_WARN;
+static int log_level = ARGUS_LOG_WARN; /* read from any thread: atomic accesses only */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char once_keys[ONCE_MAX][ONCE_KEY];
 static int once_n;
@@ -24,10 +24,13 @@ static const char *const level_names[] = {"error", "warn", "info", "debug"};
 void argus_log_set_level(enum argus_log_level lvl)
 {
     if (lvl >= ARGUS_LOG_ERROR && lvl <= ARGUS_LOG_DEBUG)
-        log_level = lvl;
+        __atomic_store_n(&log_level, (int)lvl, __ATOMIC_RELAXED);
 }
 
-enum argus_log_level argus_log_get_level(void) { return log_level; }
+enum argus_log_level argus_log_get_level(void)
+{
+    return (enum argus_log_level)__atomic_load_n(&log_level, __ATOMIC_RELAXED);
+}
 
 int argus_log_parse_level(const char *s, enum argus_log_level *out)
 {
@@ -53,10 +56,14 @@ void argus_log_init(void)
 
     if (!s || !*s)
         return;
-    if (argus_log_parse_level(s, &lvl) == 0)
+    if (argus_log_parse_level(s, &lvl) == 0) {
         argus_log_set_level(lvl);
-    else
-        argus_log(ARGUS_LOG_WARN, "ARGUS_LOG=%s: not one of error, warn, info, debug; using warn", s);
+    } else {
+        /* Garbage means warn (log.h), whatever the level was before. */
+        argus_log_set_level(ARGUS_LOG_WARN);
+        argus_log(ARGUS_LOG_WARN,
+                  "ARGUS_LOG=%.64s: not one of error, warn, info, debug; using warn", s);
+    }
 }
 
 /* Format "argus: <msg>\n" into one buffer and write it with one write(2), so lines from
@@ -83,7 +90,7 @@ void argus_log(enum argus_log_level lvl, const char *fmt, ...)
 {
     va_list ap;
 
-    if (lvl > log_level)
+    if (lvl > argus_log_get_level())
         return;
     va_start(ap, fmt);
     log_emit(lvl, fmt, ap);
@@ -95,7 +102,7 @@ void argus_log_once(enum argus_log_level lvl, const char *key, const char *fmt, 
     va_list ap;
     int seen = 0;
 
-    if (lvl > log_level)
+    if (lvl > argus_log_get_level())
         return;
     pthread_mutex_lock(&log_lock);
     for (int i = 0; i < once_n; i++) {

@@ -40,7 +40,18 @@ static int qs_slot(struct argus_qsketch *s, int32_t idx)
             s->nbuckets = (uint16_t)(s->nbuckets + shift);
             return 0;
         }
-        /* Too low to keep: it counts in the lowest kept bucket. */
+        /* Too low to keep: widen the span down to its full width (base = top - cap + 1,
+         * exactly where an add in the other order would have put it) and count the value
+         * in that lowest bucket. Keeping base where it was would make the result depend
+         * on insertion and merge order. */
+        int32_t nbase = top - cap + 1;
+        int32_t shift = s->base - nbase;
+        if (shift > 0) {
+            memmove(&s->counts[shift], &s->counts[0], (size_t)s->nbuckets * sizeof s->counts[0]);
+            memset(&s->counts[0], 0, (size_t)shift * sizeof s->counts[0]);
+            s->base = nbase;
+            s->nbuckets = (uint16_t)cap;
+        }
         s->flags |= ARGUS_QS_COLLAPSED;
         return 0;
     }

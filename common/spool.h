@@ -24,7 +24,7 @@
 struct argus_spool_writer;
 struct argus_spool_reader;
 
-/* Create (O_EXCL unless truncate) path; writes the header. */
+/* Create path (O_EXCL: an existing file is -EEXIST, never overwritten); writes the header. */
 int argus_spool_open_write(const char *path, struct argus_spool_writer **out, char *errbuf,
                            size_t errlen);
 /* Append one already-encoded wire record. */

@@ -31,7 +31,7 @@ int argus_window_add_name(struct argus_window *w, uint64_t hash, const char *nam
 int argus_window_add_rankinfo(struct argus_window *w, const struct argus_rank_info *ri);
 void argus_window_reset(struct argus_window *w);
 
-/* Gather every rank's window up the k-ary tree. On rank 0, *out/*outlen receive the
+/* Gather every rank's window up the k-ary tree. On rank 0, *out and *outlen receive the
  * concatenated records of all ranks (malloc'd, caller frees); elsewhere they are NULL/0.
  * Collective over comm: every rank must call it once per window. 0 or negative errno. */
 int argus_window_exchange(struct argus_window *w, MPI_Comm comm, int fanin, uint8_t **out,

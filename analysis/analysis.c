@@ -1,0 +1,265 @@
+/* analysis.c — the diagnosis driver (analysis.h): builds the context, runs the L2/L3
+ * rank and group detectors and the L1 step-time detectors, drops verdicts explained by
+ * another (waiting that a compute or host source explains; step-time changes covered by
+ * a rank-level anomaly), explains the rest and fills struct argus_result. Pure
+ * computation over the job store: no I/O, no globals, deterministic.
+ */
+#include "analysis/analysis.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/internal.h"
+#include "common/wire.h"
+
+#define BYTES_SAMPLE 4096
+
+static const char *const kind_names[ARGUS_AK_COUNT] = {
+    "compute_straggler", "comm_degradation", "pipeline_bubble", "host_stall",
+    "step_regression",   "iteration_jitter", "kernel_degradation",
+};
+
+const char *argus_anomaly_kind_name(enum argus_anomaly_kind k)
+{
+    return (unsigned)k < ARGUS_AK_COUNT ? kind_names[k] : "unknown";
+}
+
+const char *argus_group_type_name(enum argus_group_type g)
+{
+    switch (g) {
+    case ARGUS_GT_DP: return "dp";
+    case ARGUS_GT_TP: return "tp";
+    case ARGUS_GT_PP: return "pp";
+    case ARGUS_GT_EP: return "ep";
+    default: return NULL;
+    }
+}
+
+void argus_analysis_opts_default(struct argus_analysis_opts *o)
+{
+    o->ratio = 1.15;
+    o->z = 5.0;
+    o->min_steps = 3;
+}
+
+static int is_source_kind(int kind)
+{
+    return kind == ARGUS_AK_COMPUTE_STRAGGLER || kind == ARGUS_AK_PIPELINE_BUBBLE ||
+           kind == ARGUS_AK_HOST_STALL || kind == ARGUS_AK_KERNEL_DEGRADATION;
+}
+
+/* Group communication that overlaps a compute/host source is waiting, not the network. */
+static void suppress_comm(struct an_ctx *c)
+{
+    for (size_t i = 0; i < c->cand.n; i++) {
+        struct an_cand *k = &c->cand.v[i];
+        if (k->dropped || k->a.kind != ARGUS_AK_COMM_DEGRADATION)
+            continue;
+        for (size_t j = 0; j < c->cand.n && !k->dropped; j++) {
+            const struct an_cand *s = &c->cand.v[j];
+            if (!s->dropped && is_source_kind(s->a.kind) &&
+                2 * an_overlap(k->si_a, k->si_b, s->si_a, s->si_b) >= k->si_b - k->si_a + 1)
+                k->dropped = 1;
+        }
+    }
+}
+
+/* Step-time anomalies whose steps are mostly covered by a rank- or group-level anomaly
+ * with sources are that anomaly's echo. */
+static void suppress_l1(struct an_ctx *c, size_t first_l1)
+{
+    for (size_t i = first_l1; i < c->cand.n; i++) {
+        struct an_cand *k = &c->cand.v[i];
+        size_t tot = 0, cov = 0;
+        for (size_t si = k->si_a; si <= k->si_b; si++) {
+            if (!(c->X[si] > 0))
+                continue;
+            tot++;
+            for (size_t j = 0; j < first_l1; j++) {
+                const struct an_cand *s = &c->cand.v[j];
+                if (!s->dropped && s->a.n_ranks && si + 2 >= s->si_a && si <= s->si_b + 2) {
+                    cov++;
+                    break;
+                }
+            }
+        }
+        if (tot && 2 * cov >= tot)
+            k->dropped = 1;
+    }
+}
+
+static int cmp_anomaly(const void *x, const void *y)
+{
+    const struct argus_anomaly *a = x, *b = y;
+    if (a->detected_at_step != b->detected_at_step)
+        return a->detected_at_step < b->detected_at_step ? -1 : 1;
+    if (a->step_first != b->step_first)
+        return a->step_first < b->step_first ? -1 : 1;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    uint32_t ra = a->n_ranks ? a->ranks[0] : 0, rb = b->n_ranks ? b->ranks[0] : 0;
+    return (ra > rb) - (ra < rb);
+}
+
+static void fill_steps(struct an_ctx *c, struct argus_result *r)
+{
+    size_t m = 0;
+    double sum = 0, sq = 0;
+    for (size_t si = 0; si < c->S; si++) {
+        if (!(c->X[si] > 0))
+            continue;
+        if (m == 0)
+            r->steps.first = c->step_id[si];
+        r->steps.last = c->step_id[si];
+        c->tmp1[m++] = c->X[si] / 1e6;
+        sum += c->X[si] / 1e6;
+    }
+    r->steps.count = m;
+    if (!m)
+        return;
+    const double mean = sum / (double)m;
+    for (size_t i = 0; i < m; i++)
+        sq += (c->tmp1[i] - mean) * (c->tmp1[i] - mean);
+    argus_stats_sort(c->tmp1, m);
+    r->steps.median_ms = argus_stats_quantile_sorted(c->tmp1, m, 0.5);
+    r->steps.p99_ms = argus_stats_quantile_sorted(c->tmp1, m, 0.99);
+    r->steps.cv = mean > 0 && m > 1 ? sqrt(sq / (double)(m - 1)) / mean : 0;
+}
+
+static int fill_ranks(struct an_ctx *c, struct argus_result *r)
+{
+    r->n_ranks = c->n;
+    r->ranks = calloc(c->n, sizeof *r->ranks);
+    if (!r->ranks)
+        return -ENOMEM;
+    for (uint32_t q = 0; q < c->n; q++) {
+        size_t m = 0;
+        for (size_t si = 0; si < c->S; si++) {
+            const struct argus_step_summary *s = an_cell(c, q, si);
+            if (s)
+                c->tmp1[m++] = an_wall(s) / 1e6;
+        }
+        r->ranks[q].rank = q;
+        r->ranks[q].median_step_ms = m ? argus_stats_median(c->tmp1, m) : 0;
+    }
+    for (size_t i = 0; i < r->n_anomalies; i++) {
+        const struct argus_anomaly *a = &r->anomalies[i];
+        for (uint32_t j = 0; j < a->n_ranks; j++)
+            if (a->ranks[j] < c->n)
+                r->ranks[a->ranks[j]].flags |= 1u << a->kind;
+    }
+    return 0;
+}
+
+static int fill_collection(struct an_ctx *c, struct argus_result *r)
+{
+    const size_t cells = (size_t)c->n * c->S;
+    size_t held = 0;
+    for (size_t i = 0; i < cells; i++)
+        if (c->cell[i]) {
+            held++;
+            r->kernels_seen += c->cell[i]->kernel_count;
+            r->dropped_events += c->cell[i]->dropped;
+        }
+    if (!held)
+        return 0;
+    const size_t cap = argus_summary_encoded_max(ARGUS_MAX_KMODES);
+    uint8_t *buf = malloc(cap);
+    if (!buf)
+        return -ENOMEM;
+    const size_t stride = held > BYTES_SAMPLE ? (held + BYTES_SAMPLE - 1) / BYTES_SAMPLE : 1;
+    double bytes = 0;
+    size_t seen = 0, used = 0;
+    for (size_t i = 0; i < cells; i++) {
+        const struct argus_step_summary *s = c->cell[i];
+        if (!s || seen++ % stride)
+            continue;
+        long n = argus_summary_encode(s, buf, cap);
+        bytes += n > 0 ? (double)n : (double)argus_summary_encoded_max(s->n_kmodes);
+        used++;
+    }
+    free(buf);
+    r->summary_bytes_per_rank_step = used ? bytes / (double)used : 0;
+    return 0;
+}
+
+static int fill_anomalies(struct an_ctx *c, struct argus_result *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->cand.n; i++)
+        n += !c->cand.v[i].dropped;
+    r->anomalies = calloc(n ? n : 1, sizeof *r->anomalies);
+    if (!r->anomalies)
+        return -ENOMEM;
+    for (size_t i = 0; i < c->cand.n; i++) {
+        const struct an_cand *k = &c->cand.v[i];
+        if (k->dropped)
+            continue;
+        struct argus_anomaly *a = &r->anomalies[r->n_anomalies++];
+        *a = k->a;
+        if (!isfinite(a->slowdown))
+            a->slowdown = 0;
+        if (!isfinite(a->score))
+            a->score = 0;
+    }
+    qsort(r->anomalies, r->n_anomalies, sizeof *r->anomalies, cmp_anomaly);
+    for (size_t i = 0; i < r->n_anomalies; i++)
+        r->anomalies[i].id = (int)i + 1;
+    return 0;
+}
+
+int argus_analyze(const struct argus_jobstore *js, const struct argus_analysis_opts *o,
+                  struct argus_result *r)
+{
+    struct argus_analysis_opts def;
+    struct an_ctx c;
+    int rc;
+
+    if (!js || !r)
+        return -EINVAL;
+    memset(r, 0, sizeof *r);
+    if (!o) {
+        argus_analysis_opts_default(&def);
+        o = &def;
+    }
+    rc = an_ctx_build(&c, js, o);
+    if (rc)
+        goto out;
+    r->layout = c.lay;
+    if ((rc = an_detect_compute(&c)) || (rc = an_detect_kernels(&c)) ||
+        (rc = an_detect_host(&c)) || (rc = an_detect_comm(&c)))
+        goto out;
+    suppress_comm(&c);
+    size_t first_l1 = c.cand.n;
+    if ((rc = an_detect_l1(&c)))
+        goto out;
+    suppress_l1(&c, first_l1);
+    if ((rc = an_explain(&c)))
+        goto out;
+    fill_steps(&c, r);
+    if ((rc = fill_anomalies(&c, r)) || (rc = fill_ranks(&c, r)) ||
+        (rc = fill_collection(&c, r)))
+        goto out;
+out:
+    if (rc == -ENOENT) {
+        /* An empty store is a valid (empty) result: layout unknown, no steps. */
+        r->layout.tp = r->layout.pp = r->layout.ep = 1;
+        r->layout.dp = (int)argus_jobstore_nranks(js);
+        r->layout.inferred = 1;
+    }
+    if (rc && rc != -ENOENT)
+        argus_result_free(r);
+    an_ctx_free(&c);
+    return rc;
+}
+
+void argus_result_free(struct argus_result *r)
+{
+    if (!r)
+        return;
+    free(r->anomalies);
+    free(r->ranks);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,409 @@
+/* ctx.c — the analysis context: a dense view of a job store (distinct step ids, a rank ×
+ * step table of summaries with missing ranks cut off, resolved layout and peer classes,
+ * the job-wide kernel-name table, the job step-time series) and small shared helpers.
+ * Reads the store only; allocates everything it builds in the context.
+ */
+#include "analysis/internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static size_t step_index(const struct an_ctx *c, uint64_t step)
+{
+    size_t lo = 0, hi = c->S;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->step_id[mid] < step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Distinct step ids held by any rank (missing ranks cut off). */
+static int build_steps(struct an_ctx *c)
+{
+    size_t total = 0;
+    for (uint32_t r = 0; r < c->n; r++)
+        total += argus_jobstore_rank_steps(c->js, r, NULL);
+    c->step_id = malloc((total ? total : 1) * sizeof *c->step_id);
+    if (!c->step_id)
+        return -ENOMEM;
+    size_t k = 0;
+    for (uint32_t r = 0; r < c->n; r++) {
+        const struct argus_step_summary *const *v;
+        size_t m = argus_jobstore_rank_steps(c->js, r, &v);
+        uint64_t miss = argus_jobstore_missing_since(c->js, r);
+        for (size_t i = 0; i < m; i++)
+            if (v[i]->step < miss)
+                c->step_id[k++] = v[i]->step;
+    }
+    qsort(c->step_id, k, sizeof *c->step_id, cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || c->step_id[u - 1] != c->step_id[i])
+            c->step_id[u++] = c->step_id[i];
+    c->S = u;
+    if (u == 0)
+        return -ENOENT;
+    c->cell = calloc((size_t)c->n * u, sizeof *c->cell);
+    if (!c->cell)
+        return -ENOMEM;
+    for (uint32_t r = 0; r < c->n; r++) {
+        const struct argus_step_summary *const *v;
+        size_t m = argus_jobstore_rank_steps(c->js, r, &v);
+        uint64_t miss = argus_jobstore_missing_since(c->js, r);
+        for (size_t i = 0; i < m; i++)
+            if (v[i]->step < miss)
+                c->cell[(size_t)r * u + step_index(c, v[i]->step)] = v[i];
+    }
+    return 0;
+}
+
+static int coords_known(const struct argus_coords *x)
+{
+    return x->tp_size && x->pp_size && x->dp_size;
+}
+
+/* Coordinates of every rank: from its summaries, else its rank info, else from the rank
+ * number in Megatron order once the sizes are known. */
+static int build_layout(struct an_ctx *c)
+{
+    struct argus_coords sizes = { 0 };
+    unsigned char *have = calloc(c->n, 1);
+
+    c->co = calloc(c->n, sizeof *c->co);
+    if (!c->co || !have) {
+        free(have);
+        return -ENOMEM;
+    }
+    for (uint32_t r = 0; r < c->n; r++) {
+        for (size_t si = 0; si < c->S && !have[r]; si++) {
+            const struct argus_step_summary *s = an_cell(c, r, si);
+            if (s && coords_known(&s->coords)) {
+                c->co[r] = s->coords;
+                have[r] = 1;
+            }
+        }
+        const struct argus_rank_info *ri = argus_jobstore_rankinfo(c->js, r);
+        if (!have[r] && ri && coords_known(&ri->coords)) {
+            c->co[r] = ri->coords;
+            have[r] = 1;
+        }
+        if (have[r] && !coords_known(&sizes))
+            sizes = c->co[r];
+    }
+    c->layout_known = coords_known(&sizes);
+    if (c->layout_known) {
+        c->lay.tp = sizes.tp_size;
+        c->lay.pp = sizes.pp_size;
+        c->lay.dp = sizes.dp_size;
+        c->lay.ep = sizes.ep_size ? sizes.ep_size : 1;
+        c->lay.inferred = 0;
+        for (uint32_t r = 0; r < c->n; r++) {
+            if (have[r] && c->co[r].tp_size == sizes.tp_size &&
+                c->co[r].pp_size == sizes.pp_size && c->co[r].dp_size == sizes.dp_size)
+                continue;
+            struct argus_coords *x = &c->co[r];
+            *x = sizes;
+            x->tp = (uint16_t)(r % sizes.tp_size);
+            x->dp = (uint16_t)((r / sizes.tp_size) % sizes.dp_size);
+            x->pp = (uint16_t)(r / ((uint32_t)sizes.tp_size * sizes.dp_size));
+            x->ep = 0;
+        }
+    } else {
+        c->lay.tp = 1;
+        c->lay.pp = 1;
+        c->lay.dp = (int)c->n;
+        c->lay.ep = 1;
+        c->lay.inferred = 1;
+    }
+    free(have);
+
+    /* Peer classes: ranks of the same PP stage. */
+    c->n_cls = c->layout_known ? (uint32_t)c->lay.pp : 1;
+    c->cls = calloc(c->n, sizeof *c->cls);
+    c->cls_off = calloc(c->n_cls + 1, sizeof *c->cls_off);
+    c->cls_mem = calloc(c->n, sizeof *c->cls_mem);
+    if (!c->cls || !c->cls_off || !c->cls_mem)
+        return -ENOMEM;
+    for (uint32_t r = 0; r < c->n; r++) {
+        uint32_t k = c->layout_known ? c->co[r].pp : 0;
+        c->cls[r] = k < c->n_cls ? k : c->n_cls - 1;
+        c->cls_off[c->cls[r] + 1]++;
+    }
+    for (uint32_t k = 0; k < c->n_cls; k++)
+        c->cls_off[k + 1] += c->cls_off[k];
+    uint32_t *fill = calloc(c->n_cls, sizeof *fill);
+    if (!fill)
+        return -ENOMEM;
+    for (uint32_t r = 0; r < c->n; r++)
+        c->cls_mem[c->cls_off[c->cls[r]] + fill[c->cls[r]]++] = r;
+    free(fill);
+    return 0;
+}
+
+long an_name_find(const struct an_names *nm, uint64_t hash)
+{
+    if (nm->cap == 0)
+        return -1;
+    size_t mask = nm->cap - 1;
+    for (size_t i = (size_t)(hash ^ (hash >> 29)) & mask;; i = (i + 1) & mask) {
+        uint32_t e = nm->slot[i];
+        if (!e)
+            return -1;
+        if (nm->hash[e - 1] == hash)
+            return (long)e - 1;
+    }
+}
+
+static int names_add(struct an_names *nm, uint64_t hash, uint8_t kclass, double ns)
+{
+    long at = an_name_find(nm, hash);
+    if (at >= 0) {
+        nm->total_ns[at] += ns;
+        return 0;
+    }
+    if (2 * (nm->n + 1) > nm->cap) {
+        size_t cap = nm->cap ? nm->cap * 2 : 64;
+        uint32_t *slot = calloc(cap, sizeof *slot);
+        uint64_t *h = realloc(nm->hash, cap * sizeof *h);
+        if (h)
+            nm->hash = h;
+        uint8_t *k = realloc(nm->kclass, cap);
+        if (k)
+            nm->kclass = k;
+        double *t = realloc(nm->total_ns, cap * sizeof *t);
+        if (t)
+            nm->total_ns = t;
+        if (!slot || !h || !k || !t) {
+            free(slot);
+            return -ENOMEM;
+        }
+        free(nm->slot);
+        nm->slot = slot;
+        nm->cap = cap;
+        for (size_t e = 0; e < nm->n; e++) {
+            size_t i = (size_t)(nm->hash[e] ^ (nm->hash[e] >> 29)) & (cap - 1);
+            while (slot[i])
+                i = (i + 1) & (cap - 1);
+            slot[i] = (uint32_t)e + 1;
+        }
+    }
+    size_t i = (size_t)(hash ^ (hash >> 29)) & (nm->cap - 1);
+    while (nm->slot[i])
+        i = (i + 1) & (nm->cap - 1);
+    nm->hash[nm->n] = hash;
+    nm->kclass[nm->n] = kclass;
+    nm->total_ns[nm->n] = ns;
+    nm->slot[i] = (uint32_t)++nm->n;
+    return 0;
+}
+
+static int build_names(struct an_ctx *c)
+{
+    c->kmodes_sorted = 1;
+    for (size_t i = 0; i < (size_t)c->n * c->S; i++) {
+        const struct argus_step_summary *s = c->cell[i];
+        if (!s)
+            continue;
+        for (uint32_t k = 0; k < s->n_kmodes && k < ARGUS_MAX_KMODES; k++) {
+            const struct argus_kmode_stats *m = &s->kmodes[k];
+            if (k && m->name_hash < s->kmodes[k - 1].name_hash)
+                c->kmodes_sorted = 0;
+            int rc = names_add(&c->names, m->name_hash, m->kclass, (double)m->sum_ns);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+double an_name_sum(const struct an_ctx *c, const struct argus_step_summary *s, uint64_t hash)
+{
+    uint32_t n = s->n_kmodes < ARGUS_MAX_KMODES ? s->n_kmodes : ARGUS_MAX_KMODES;
+    double sum = 0;
+    uint32_t i = 0;
+
+    if (c->kmodes_sorted) {
+        uint32_t lo = 0, hi = n;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (s->kmodes[mid].name_hash < hash)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (i = lo; i < n && s->kmodes[i].name_hash == hash; i++)
+            sum += (double)s->kmodes[i].sum_ns;
+        return sum;
+    }
+    for (i = 0; i < n; i++)
+        if (s->kmodes[i].name_hash == hash)
+            sum += (double)s->kmodes[i].sum_ns;
+    return sum;
+}
+
+static int build_series(struct an_ctx *c)
+{
+    c->X = malloc(c->S * sizeof *c->X);
+    if (!c->X)
+        return -ENOMEM;
+    size_t m = 0;
+    for (size_t si = 0; si < c->S; si++) {
+        double mx = NAN;
+        for (uint32_t r = 0; r < c->n; r++) {
+            const struct argus_step_summary *s = an_cell(c, r, si);
+            if (s && (isnan(mx) || an_wall(s) > mx))
+                mx = an_wall(s);
+        }
+        c->X[si] = mx;
+        if (!isnan(mx))
+            c->tmp1[m++] = mx;
+    }
+    c->med_step = m ? argus_stats_median(c->tmp1, m) : 0;
+    return 0;
+}
+
+int an_tmp_reserve(struct an_ctx *c, size_t n)
+{
+    if (n <= c->tmp_cap)
+        return 0;
+    double *a = realloc(c->tmp1, n * sizeof *a);
+    if (a)
+        c->tmp1 = a;
+    double *b = realloc(c->tmp2, n * sizeof *b);
+    if (b)
+        c->tmp2 = b;
+    double *d = realloc(c->tmp3, n * sizeof *d);
+    if (d)
+        c->tmp3 = d;
+    if (!a || !b || !d)
+        return -ENOMEM;
+    c->tmp_cap = n;
+    return 0;
+}
+
+int an_ctx_build(struct an_ctx *c, const struct argus_jobstore *js,
+                 const struct argus_analysis_opts *o)
+{
+    int rc;
+
+    memset(c, 0, sizeof *c);
+    c->js = js;
+    c->o = *o;
+    if (c->o.ratio <= 1.0)
+        c->o.ratio = 1.15;
+    if (c->o.z <= 0)
+        c->o.z = 5;
+    if (c->o.min_steps == 0)
+        c->o.min_steps = 1;
+    c->n = argus_jobstore_nranks(js);
+    if (c->n == 0)
+        return -ENOENT;
+    if ((rc = build_steps(c)))
+        return rc;
+    if ((rc = an_tmp_reserve(c, (c->n > c->S ? c->n : c->S) + 16)))
+        return rc;
+    if ((rc = build_layout(c)) || (rc = build_names(c)) || (rc = build_series(c)))
+        return rc;
+    c->cflag = calloc((size_t)c->n * c->S, 1);
+    return c->cflag ? 0 : -ENOMEM;
+}
+
+void an_ctx_free(struct an_ctx *c)
+{
+    free(c->step_id);
+    free(c->cell);
+    free(c->co);
+    free(c->cls);
+    free(c->cls_off);
+    free(c->cls_mem);
+    free(c->X);
+    free(c->names.hash);
+    free(c->names.kclass);
+    free(c->names.total_ns);
+    free(c->names.slot);
+    free(c->cflag);
+    free(c->cand.v);
+    free(c->tmp1);
+    free(c->tmp2);
+    free(c->tmp3);
+    memset(c, 0, sizeof *c);
+}
+
+size_t an_runs(const uint8_t *flag, size_t S, uint32_t min_flags, struct an_span *out,
+               size_t cap)
+{
+    size_t n = 0, i = 0;
+
+    while (i < S && n < cap) {
+        if (!flag[i]) {
+            i++;
+            continue;
+        }
+        struct an_span sp = { i, i, 1 };
+        for (size_t k = i + 1; k < S && k - sp.b - 1 <= AN_MAX_GAP; k++) {
+            if (flag[k]) {
+                sp.b = k;
+                sp.nflag++;
+            }
+        }
+        if (sp.nflag >= min_flags)
+            out[n++] = sp;
+        i = sp.b + 1;
+    }
+    return n;
+}
+
+int an_list_push(struct an_list *l, struct an_cand **out)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        struct an_cand *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    *out = &l->v[l->n++];
+    memset(*out, 0, sizeof **out);
+    (*out)->a.phase = -1;
+    return 0;
+}
+
+void an_cand_add_rank(struct an_cand *k, uint32_t rank)
+{
+    uint32_t i = 0;
+    while (i < k->a.n_ranks && k->a.ranks[i] < rank)
+        i++;
+    if (i < k->a.n_ranks && k->a.ranks[i] == rank)
+        return;
+    if (k->a.n_ranks == ARGUS_ANOMALY_MAX_RANKS)
+        return;
+    memmove(&k->a.ranks[i + 1], &k->a.ranks[i], (k->a.n_ranks - i) * sizeof k->a.ranks[0]);
+    k->a.ranks[i] = rank;
+    k->a.n_ranks++;
+}
+
+void an_cand_set_ranks(struct an_cand *k, const uint32_t *ranks, size_t n)
+{
+    k->a.n_ranks = 0;
+    for (size_t i = 0; i < n; i++)
+        an_cand_add_rank(k, ranks[i]);
+}
+
+size_t an_overlap(size_t a0, size_t b0, size_t a1, size_t b1)
+{
+    size_t a = a0 > a1 ? a0 : a1, b = b0 < b1 ? b0 : b1;
+    return b >= a ? b - a + 1 : 0;
+}

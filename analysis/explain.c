@@ -1,0 +1,423 @@
+/* explain.c — turns detector candidates into verdicts a person can act on: victims
+ * (ranks whose collectives/p2p grew while they waited), the phase that grew, the kernels
+ * that carry the excess, and one evidence sentence with numbers. Reads the context;
+ * writes only into the candidates.
+ */
+#include "analysis/internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double v_comm(const struct argus_step_summary *s)
+{
+    return (double)(s->collective_ns + s->p2p_ns);
+}
+
+static double v_host(const struct argus_step_summary *s)
+{
+    return (double)(s->host_gap_ns ? s->host_gap_ns : s->phase_wall_ns[ARGUS_PH_HOST]);
+}
+
+/* Median of fn over rank r in [a,b] (inside=1) or outside [a-2,b+2] (inside=0); NAN
+ * when fewer than `need` values. */
+static double rank_median(struct an_ctx *c, uint32_t r, size_t a, size_t b, int inside,
+                          size_t need, double (*fn)(const struct argus_step_summary *, int),
+                          int arg)
+{
+    size_t m = 0;
+    for (size_t si = 0; si < c->S; si++) {
+        const struct argus_step_summary *s = an_cell(c, r, si);
+        if (!s)
+            continue;
+        int in = si >= a && si <= b;
+        int out = si + 2 < a || si > b + 2;
+        if (inside ? in : out)
+            c->tmp3[m++] = fn(s, arg);
+    }
+    return m >= need ? argus_stats_median(c->tmp3, m) : NAN;
+}
+
+static double f_comm(const struct argus_step_summary *s, int arg)
+{
+    (void)arg;
+    return v_comm(s);
+}
+
+static double f_phase_wall(const struct argus_step_summary *s, int p)
+{
+    return (double)s->phase_wall_ns[p];
+}
+
+static double f_phase_compute(const struct argus_step_summary *s, int p)
+{
+    return (double)s->phase_compute_ns[p];
+}
+
+struct vict {
+    uint32_t rank;
+    double grow, frac;
+};
+
+static int cmp_vict(const void *x, const void *y)
+{
+    const struct vict *a = x, *b = y;
+    if (a->grow != b->grow)
+        return a->grow > b->grow ? -1 : 1;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+static int cmp_u32(const void *x, const void *y)
+{
+    const uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return (a > b) - (a < b);
+}
+
+static int is_source(const struct an_cand *k, uint32_t r)
+{
+    for (uint32_t i = 0; i < k->a.n_ranks; i++)
+        if (k->a.ranks[i] == r)
+            return 1;
+    return 0;
+}
+
+double an_victims(struct an_ctx *c, struct an_cand *k, uint64_t *names, size_t *n_names)
+{
+    struct vict *v = malloc(c->n * sizeof *v);
+    double *fr = malloc((c->n + 1) * sizeof *fr);
+    size_t nv = 0;
+    double med = 0;
+
+    *n_names = 0;
+    k->a.n_victims = 0;
+    if (!v || !fr)
+        goto out;
+    const double thresh = 0.25 * (k->excess_ns > 0 ? k->excess_ns : 0);
+    for (uint32_t r = 0; r < c->n; r++) {
+        if (is_source(k, r))
+            continue;
+        double win = rank_median(c, r, k->si_a, k->si_b, 1, 1, f_comm, 0);
+        double base = rank_median(c, r, k->si_a, k->si_b, 0, 3, f_comm, 0);
+        if (isnan(win) || isnan(base))
+            continue;
+        double g = win - base;
+        if (g > 0 && g >= thresh && g >= 0.05 * base) {
+            v[nv].rank = r;
+            v[nv].grow = g;
+            v[nv].frac = base > 0 ? g / base : 0;
+            fr[nv] = v[nv].frac;
+            nv++;
+        }
+    }
+    if (nv == 0)
+        goto out;
+    med = argus_stats_median(fr, nv);
+    qsort(v, nv, sizeof *v, cmp_vict);
+    for (size_t i = 0; i < nv && i < ARGUS_ANOMALY_MAX_RANKS; i++)
+        k->a.victims[k->a.n_victims++] = v[i].rank;
+    qsort(k->a.victims, k->a.n_victims, sizeof k->a.victims[0], cmp_u32);
+    /* Which communication kernels the victims' time went into. */
+    uint64_t h[2][2];
+    double e[2][2], tot;
+    size_t n0 = an_kernel_excess(c, k->a.victims, k->a.n_victims, k->si_a, k->si_b,
+                                 ARGUS_KC_COLLECTIVE, 0, h[0], e[0], 2, &tot);
+    size_t n1 = an_kernel_excess(c, k->a.victims, k->a.n_victims, k->si_a, k->si_b,
+                                 ARGUS_KC_P2P, 0, h[1], e[1], 2, &tot);
+    size_t i0 = 0, i1 = 0;
+    while (*n_names < 2 && (i0 < n0 || i1 < n1)) {
+        if (i1 >= n1 || (i0 < n0 && e[0][i0] >= e[1][i1]))
+            names[(*n_names)++] = h[0][i0++];
+        else
+            names[(*n_names)++] = h[1][i1++];
+    }
+out:
+    free(v);
+    free(fr);
+    return med;
+}
+
+int an_phase_growth(struct an_ctx *c, const uint32_t *ranks, size_t nr, size_t a, size_t b,
+                    int compute)
+{
+    static const int wall_ph[] = { ARGUS_PH_FORWARD, ARGUS_PH_BACKWARD, ARGUS_PH_OPTIMIZER,
+                                   ARGUS_PH_COMM, ARGUS_PH_HOST };
+    const size_t np = compute ? 3 : 5;
+    double best = 0;
+    int bp = -1;
+    for (size_t q = 0; q < np; q++) {
+        const int p = wall_ph[q];
+        double sum = 0;
+        for (size_t i = 0; i < (nr ? nr : c->n); i++) {
+            uint32_t r = nr ? ranks[i] : (uint32_t)i;
+            double (*fn)(const struct argus_step_summary *, int) =
+                compute ? f_phase_compute : f_phase_wall;
+            double win = rank_median(c, r, a, b, 1, 1, fn, p);
+            double base = rank_median(c, r, a, b, 0, 3, fn, p);
+            if (!isnan(win) && !isnan(base))
+                sum += win - base;
+        }
+        if (sum > best) {
+            best = sum;
+            bp = p;
+        }
+    }
+    return bp;
+}
+
+int an_phase_vs_peers(struct an_ctx *c, const uint32_t *ranks, size_t nr, size_t a, size_t b)
+{
+    double best = 0;
+    int bp = -1;
+    for (int p = ARGUS_PH_FORWARD; p <= ARGUS_PH_OPTIMIZER; p++) {
+        double sum = 0;
+        for (size_t i = 0; i < nr; i++) {
+            const uint32_t r = ranks[i], k = c->cls[r];
+            for (size_t si = a; si <= b; si++) {
+                const struct argus_step_summary *s = an_cell(c, r, si);
+                if (!s)
+                    continue;
+                size_t m = 0;
+                for (uint32_t j = c->cls_off[k]; j < c->cls_off[k + 1]; j++) {
+                    const struct argus_step_summary *t = an_cell(c, c->cls_mem[j], si);
+                    if (t)
+                        c->tmp1[m++] = (double)t->phase_compute_ns[p];
+                }
+                struct argus_robust rb;
+                argus_stats_robust_low(c->tmp1, m, AN_PEER_FLOOR, c->tmp2, &rb);
+                if (m)
+                    sum += (double)s->phase_compute_ns[p] - rb.ref;
+            }
+        }
+        if (sum > best) {
+            best = sum;
+            bp = p;
+        }
+    }
+    return bp;
+}
+
+void an_short_name(const struct argus_jobstore *js, uint64_t hash, char *buf, size_t len)
+{
+    static const char *const ops[] = { "ReduceScatter", "AllReduce", "AllGather", "AllToAll",
+                                       "AlltoAll", "Broadcast", "SendRecv", "Send", "Recv",
+                                       "Reduce" };
+    const char *name = argus_jobstore_name(js, hash);
+    if (!len)
+        return;
+    if (!name) {
+        snprintf(buf, len, "kernel %016llx", (unsigned long long)hash);
+        return;
+    }
+    if (strstr(name, "nccl") || strstr(name, "NCCL"))
+        for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+            if (strstr(name, ops[i])) {
+                snprintf(buf, len, "%s", ops[i]);
+                return;
+            }
+    size_t n = strcspn(name, "<(");
+    if (n == 0)
+        n = strlen(name);
+    if (n > 60)
+        snprintf(buf, len, "%.57s...", name);
+    else
+        snprintf(buf, len, "%.*s", (int)n, name);
+}
+
+void an_format_ranks(const uint32_t *r, size_t n, char *buf, size_t len)
+{
+    size_t at = 0;
+    if (!len)
+        return;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && at + 1 < len;) {
+        size_t j = i;
+        while (j + 1 < n && r[j + 1] == r[j] + 1)
+            j++;
+        int w;
+        if (j >= i + 2)
+            w = snprintf(buf + at, len - at, "%s%u-%u", i ? "," : "", r[i], r[j]);
+        else if (j == i + 1)
+            w = snprintf(buf + at, len - at, "%s%u,%u", i ? "," : "", r[i], r[j]);
+        else
+            w = snprintf(buf + at, len - at, "%s%u", i ? "," : "", r[i]);
+        if (w < 0 || (size_t)w >= len - at) {
+            buf[at] = '\0';
+            break;
+        }
+        at += (size_t)w;
+        i = j + 1;
+    }
+}
+
+/* "; peers wait in AllReduce/ReduceScatter (+38%)" or "" */
+static void victims_clause(struct an_ctx *c, struct an_cand *k, const char *who, char *buf,
+                           size_t len)
+{
+    uint64_t names[2];
+    size_t nn = 0;
+    double med = an_victims(c, k, names, &nn);
+    buf[0] = '\0';
+    if (k->a.n_victims == 0)
+        return;
+    char n0[72] = "", n1[72] = "";
+    if (nn > 0)
+        an_short_name(c->js, names[0], n0, sizeof n0);
+    if (nn > 1)
+        an_short_name(c->js, names[1], n1, sizeof n1);
+    snprintf(buf, len, "; %u %s wait%s in %s%s%s (+%.0f%% communication time)",
+             k->a.n_victims, who, k->a.n_victims == 1 ? "s" : "", nn ? n0 : "collectives",
+             nn > 1 ? "/" : "", n1, 100.0 * med);
+}
+
+static void kernels_clause(struct an_ctx *c, const struct an_cand *k, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < k->a.n_kernels && i < 2; i++) {
+        char nm[72];
+        an_short_name(c->js, k->a.kernels[i], nm, sizeof nm);
+        int w = snprintf(buf + at, len - at, "%s%s", i ? ", " : "; top kernels: ", nm);
+        if (w < 0 || (size_t)w >= len - at)
+            break;
+        at += (size_t)w;
+    }
+}
+
+static void explain_one(struct an_ctx *c, struct an_cand *k)
+{
+    struct argus_anomaly *a = &k->a;
+    char rk[160], vc[200], kc[200], st[48];
+    const unsigned long long f = (unsigned long long)a->step_first;
+    const unsigned long long l = (unsigned long long)a->step_last;
+    const size_t nsteps = k->si_b - k->si_a + 1;
+    const uint32_t stage = a->n_ranks ? c->cls[a->ranks[0]] : 0;
+
+    an_format_ranks(a->ranks, a->n_ranks, rk, sizeof rk);
+    if (c->layout_known)
+        snprintf(st, sizeof st, "stage-%u ", stage);
+    else
+        st[0] = '\0';
+    switch (a->kind) {
+    case ARGUS_AK_COMPUTE_STRAGGLER:
+        a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
+        victims_clause(c, k, "other ranks", vc, sizeof vc);
+        kernels_clause(c, k, kc, sizeof kc);
+        snprintf(a->evidence, sizeof a->evidence,
+                 "rank%s %s compute %.2fx %s %u %speers for %zu steps (%llu-%llu), most in %s"
+                 "%s%s",
+                 a->n_ranks > 1 ? "s" : "", rk, a->slowdown, a->n_ranks > 1 ? "their" : "its",
+                 k->n_peers, st, nsteps, f, l,
+                 a->phase >= 0 ? argus_phase_name((enum argus_phase)a->phase) : "compute",
+                 kc, vc);
+        break;
+    case ARGUS_AK_KERNEL_DEGRADATION: {
+        char nm[72] = "?";
+        if (a->n_kernels)
+            an_short_name(c->js, a->kernels[0], nm, sizeof nm);
+        a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
+        victims_clause(c, k, "other ranks", vc, sizeof vc);
+        snprintf(a->evidence, sizeof a->evidence,
+                 "rank%s %s kernel %s %.2fx %s %u %speers for %zu steps (%llu-%llu) while "
+                 "the other kernels match%s",
+                 a->n_ranks > 1 ? "s" : "", rk, nm, a->slowdown,
+                 a->n_ranks > 1 ? "their" : "its", k->n_peers, st, nsteps, f, l, vc);
+        break;
+    }
+    case ARGUS_AK_PIPELINE_BUBBLE: {
+        uint64_t kern[ARGUS_ANOMALY_MAX_KERNELS];
+        double exc[ARGUS_ANOMALY_MAX_KERNELS], tot = 0;
+        size_t nk = an_kernel_excess(c, a->ranks, a->n_ranks, k->si_a, k->si_b,
+                                     ARGUS_KC_COMPUTE, 0, kern, exc,
+                                     ARGUS_ANOMALY_MAX_KERNELS, &tot);
+        a->n_kernels = 0;
+        for (size_t i = 0; i < nk; i++)
+            if (exc[i] > 0.05 * tot)
+                a->kernels[a->n_kernels++] = kern[i];
+        a->phase = an_phase_growth(c, a->ranks, a->n_ranks, k->si_a, k->si_b, 1);
+        if (a->phase < 0)
+            a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
+        victims_clause(c, k, "ranks of other stages", vc, sizeof vc);
+        snprintf(a->evidence, sizeof a->evidence,
+                 "stage %u (ranks %s) compute %.2fx its usual share against the other stages "
+                 "for %zu steps (%llu-%llu)%s%s%s",
+                 stage, rk, a->slowdown, nsteps, f, l, a->phase >= 0 ? ", most in " : "",
+                 a->phase >= 0 ? argus_phase_name((enum argus_phase)a->phase) : "", vc);
+        break;
+    }
+    case ARGUS_AK_HOST_STALL: {
+        size_t m = 0;
+        const uint32_t csz = c->cls_off[stage + 1] - c->cls_off[stage];
+        double *in = malloc((csz + a->n_ranks + 1) * sizeof *in), own = 0, peer = 0;
+        for (size_t si = k->si_a; in && si <= k->si_b; si++) {
+            size_t q = 0, p = 0;
+            for (uint32_t i = 0; i < a->n_ranks; i++) {
+                const struct argus_step_summary *s = an_cell(c, a->ranks[i], si);
+                if (s)
+                    in[q++] = v_host(s);
+            }
+            if (!q)
+                continue;
+            c->tmp1[m] = argus_stats_median(in, q);
+            for (uint32_t j = c->cls_off[stage]; j < c->cls_off[stage + 1]; j++) {
+                const struct argus_step_summary *s = an_cell(c, c->cls_mem[j], si);
+                if (s && !is_source(k, c->cls_mem[j]))
+                    in[p++] = v_host(s);
+            }
+            c->tmp2[m++] = p ? argus_stats_median(in, p) : 0;
+        }
+        free(in);
+        if (m) {
+            own = argus_stats_median(c->tmp1, m);
+            peer = argus_stats_median(c->tmp2, m);
+        }
+        a->phase = ARGUS_PH_HOST;
+        victims_clause(c, k, "other ranks", vc, sizeof vc);
+        snprintf(a->evidence, sizeof a->evidence,
+                 "rank%s %s GPU idle (host gap) %.1f ms per step vs %.1f ms on %s %u %speers "
+                 "for %zu steps (%llu-%llu) while compute matches; the host is not launching "
+                 "work%s",
+                 a->n_ranks > 1 ? "s" : "", rk, own / 1e6, peer / 1e6,
+                 a->n_ranks > 1 ? "their" : "its", k->n_peers, st, nsteps, f, l, vc);
+        break;
+    }
+    case ARGUS_AK_COMM_DEGRADATION: {
+        char n0[72] = "collectives", n1[72] = "";
+        const char *gt = argus_group_type_name((enum argus_group_type)a->group_type);
+        const struct argus_coords *x = &c->co[a->ranks[0]];
+        if (a->n_kernels)
+            an_short_name(c->js, a->kernels[0], n0, sizeof n0);
+        if (a->n_kernels > 1)
+            an_short_name(c->js, a->kernels[1], n1, sizeof n1);
+        victims_clause(c, k, "ranks outside the group", vc, sizeof vc);
+        snprintf(a->evidence, sizeof a->evidence,
+                 "%s group %s (pp %u, %s %u): %s%s%s %.2fx the other %s groups even for the "
+                 "member that arrived last, for %zu steps (%llu-%llu); members' compute "
+                 "matches their peers%s",
+                 gt ? gt : "?", rk, x->pp, a->group_type == ARGUS_GT_DP ? "tp" : "dp",
+                 a->group_type == ARGUS_GT_DP ? x->tp : x->dp, n0, n1[0] ? "/" : "", n1,
+                 a->slowdown, gt ? gt : "?", nsteps, f, l, vc);
+        break;
+    }
+    case ARGUS_AK_STEP_REGRESSION:
+    case ARGUS_AK_ITERATION_JITTER: {
+        a->phase = an_phase_growth(c, NULL, 0, k->si_a, k->si_b, 0);
+        size_t used = strlen(a->evidence);
+        if (a->phase >= 0 && used + 1 < sizeof a->evidence)
+            snprintf(a->evidence + used, sizeof a->evidence - used, "; grew most: %s",
+                     argus_phase_name((enum argus_phase)a->phase));
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+int an_explain(struct an_ctx *c)
+{
+    for (size_t i = 0; i < c->cand.n; i++)
+        if (!c->cand.v[i].dropped)
+            explain_one(c, &c->cand.v[i]);
+    return 0;
+}

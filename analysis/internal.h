@@ -1,0 +1,166 @@
+/* internal.h — what the files of analysis/ share and nobody else sees: the analysis
+ * context (a dense view of the job store: step index, rank × step cells, resolved layout
+ * and peer classes, kernel-name table, job step-time series), anomaly candidates, and the
+ * detector entry points (l1.c, l2.c, l3.c) and explanation helpers (explain.c).
+ * Everything hangs off one struct an_ctx owned by argus_analyze(); no globals.
+ */
+#ifndef ARGUS_ANALYSIS_INTERNAL_H
+#define ARGUS_ANALYSIS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/analysis.h"
+#include "analysis/stats.h"
+#include "common/jobstore.h"
+
+/* Fixed thresholds that are not options (see the detector files for their use). */
+#define AN_MAX_GAP 2             /* unflagged steps bridged inside one run */
+#define AN_REGRESSION_EFFECT 0.05 /* change point: |medL - medR| / max >= 5% */
+#define AN_REGRESSION_MIN_SEG 5  /* change point: both segments at least this long */
+#define AN_JITTER_HALF_WINDOW 32 /* jitter baseline: +-32 steps inside one segment */
+#define AN_JITTER_FLOOR 0.005    /* jitter: scale floor, fraction of the baseline */
+#define AN_PEER_FLOOR 0.02       /* peer z: scale floor, fraction of the reference */
+#define AN_KERNEL_SHARE 0.7      /* kernel_degradation: share of the excess in one name */
+#define AN_KERNEL_MATERIAL 0.03  /* kernel flag: excess >= 3% of the class's compute */
+#define AN_HOST_MATERIAL 0.01    /* host flag: excess >= 1% of the class's step wall */
+#define AN_COMM_MATERIAL 0.01    /* comm flag: excess >= 1% of the job's median step */
+#define AN_STAGE_COVER 0.75      /* flagged share of a stage that makes it a bubble */
+
+/* Job-wide kernel names seen in the summaries. */
+struct an_names {
+    size_t n, cap;     /* entries; cap = slots of the hash index (power of two) */
+    uint64_t *hash;    /* [n] */
+    uint8_t *kclass;   /* [n] enum argus_kclass of the first record seen */
+    double *total_ns;  /* [n] */
+    uint32_t *slot;    /* [cap] entry index + 1, 0 = empty */
+};
+
+/* One anomaly under construction. */
+struct an_cand {
+    struct argus_anomaly a;
+    size_t si_a, si_b;  /* step-index window, inclusive */
+    double excess_ns;   /* typical per-step excess of the sources (victim threshold) */
+    uint32_t n_peers;   /* peers compared with (evidence) */
+    int dropped;
+};
+
+struct an_list {
+    struct an_cand *v;
+    size_t n, cap;
+};
+
+struct an_ctx {
+    const struct argus_jobstore *js;
+    struct argus_analysis_opts o;
+    uint32_t n;                         /* ranks */
+    size_t S;                           /* distinct steps held */
+    uint64_t *step_id;                  /* [S] ascending */
+    const struct argus_step_summary **cell; /* [r * S + si], NULL when not held/missing */
+    struct argus_coords *co;            /* [n] resolved coordinates */
+    struct argus_layout lay;
+    int layout_known;
+    uint32_t *cls;                      /* [n] peer class (PP stage) */
+    uint32_t n_cls;
+    uint32_t *cls_off, *cls_mem;        /* CSR: members of class c */
+    double *X;                          /* [S] job step time ns (max over ranks), NAN */
+    double med_step;                    /* median of X, ns */
+    int kmodes_sorted;                  /* every summary's kmodes sorted by hash */
+    struct an_names names;
+    uint8_t *cflag;                     /* [n * S] rank-step compute flagged (l2) */
+    struct an_list cand;
+    double *tmp1, *tmp2, *tmp3;         /* scratch, tmp_cap each */
+    size_t tmp_cap;
+};
+
+struct an_span {
+    size_t a, b;     /* inclusive step indices */
+    uint32_t nflag;  /* flagged steps inside */
+};
+
+/* A per-rank run of flagged steps (l2.c, l3.c). */
+struct an_rrun {
+    uint32_t rank;
+    size_t a, b, det;          /* window and the step index where evidence sufficed */
+    double ratio, z, excess;   /* medians over the flagged steps */
+    int kind;
+    uint32_t nk;
+    uint64_t kern[ARGUS_ANOMALY_MAX_KERNELS];
+    int grp;
+};
+
+/* ctx.c */
+int an_ctx_build(struct an_ctx *c, const struct argus_jobstore *js,
+                 const struct argus_analysis_opts *o);
+void an_ctx_free(struct an_ctx *c);
+static inline const struct argus_step_summary *an_cell(const struct an_ctx *c, uint32_t r,
+                                                       size_t si)
+{
+    return c->cell[(size_t)r * c->S + si];
+}
+static inline double an_wall(const struct argus_step_summary *s)
+{
+    return s->end_ns > s->start_ns ? (double)(s->end_ns - s->start_ns) : 0.0;
+}
+/* Sum of sum_ns over the modes of kernel `hash` in s. */
+double an_name_sum(const struct an_ctx *c, const struct argus_step_summary *s, uint64_t hash);
+/* Index of a name in c->names, or -1. */
+long an_name_find(const struct an_names *nm, uint64_t hash);
+/* Runs of flagged steps (gaps <= AN_MAX_GAP bridged) with >= min_flags flagged steps.
+ * Returns the count written to out (at most cap). */
+size_t an_runs(const uint8_t *flag, size_t S, uint32_t min_flags, struct an_span *out,
+               size_t cap);
+int an_list_push(struct an_list *l, struct an_cand **out);
+void an_cand_set_ranks(struct an_cand *k, const uint32_t *ranks, size_t n);
+void an_cand_add_rank(struct an_cand *k, uint32_t rank);
+/* Overlap, in steps, of [a0,b0] and [a1,b1] (0 when disjoint). */
+size_t an_overlap(size_t a0, size_t b0, size_t a1, size_t b1);
+/* Make sure tmp1..3 hold at least n doubles. */
+int an_tmp_reserve(struct an_ctx *c, size_t n);
+
+/* l2.c: rank-level (compute, host gap) and stage-level detectors. */
+/* Medians of per-step ratio, z and excess over the flagged steps of [a,b]; buf holds
+ * S doubles. */
+void an_run_stats(const double *ratio, const double *z, const double *exc,
+                  const uint8_t *flag, size_t a, size_t b, double *buf, struct an_rrun *out,
+                  uint32_t min_steps);
+int an_push_cand(struct an_ctx *c, int kind, int level, size_t a, size_t b, size_t det,
+                 double ratio, double z, double excess, struct an_cand **out);
+/* Merge per-rank runs of the same kind (and main kernel for kernel_degradation) whose
+ * windows overlap by half of the shorter one; one candidate per merged set. */
+int an_merge_runs(struct an_ctx *c, struct an_rrun *v, size_t n, int level);
+int an_detect_compute(struct an_ctx *c);
+int an_detect_host(struct an_ctx *c);
+/* l3.c: kernel-level and group communication detectors. */
+int an_detect_kernels(struct an_ctx *c);
+int an_detect_comm(struct an_ctx *c);
+/* Per-name excess of ranks over [a,b] against their peers' per-step reference (peer=1)
+ * or against their own median outside the window (peer=0), for kernels of kclass;
+ * writes up to max names sorted by excess into out/exc; returns the count and the total
+ * positive excess in *total. */
+size_t an_kernel_excess(struct an_ctx *c, const uint32_t *ranks, size_t nr, size_t a,
+                        size_t b, int kclass, int peer, uint64_t *out, double *exc,
+                        size_t max, double *total);
+/* l1.c: step regression and iteration jitter on the job step time. */
+int an_detect_l1(struct an_ctx *c);
+
+/* explain.c */
+/* Victims of a source anomaly; fills k->a.victims, returns the median growth of their
+ * communication time (fraction) and names the collective/p2p kernels that grew most. */
+double an_victims(struct an_ctx *c, struct an_cand *k, uint64_t *names, size_t *n_names);
+/* Phase whose time grew most over [a,b] for the given ranks (all ranks when nr == 0),
+ * against each rank's own median outside the window; use compute time (compute=1) or
+ * phase wall time. -1 when none grew. */
+int an_phase_growth(struct an_ctx *c, const uint32_t *ranks, size_t nr, size_t a, size_t b,
+                    int compute);
+/* Phase whose compute grew most against the peers' per-step reference. */
+int an_phase_vs_peers(struct an_ctx *c, const uint32_t *ranks, size_t nr, size_t a, size_t b);
+/* Short label of a kernel for sentences: "AllReduce", "ReduceScatter", ... or the name
+ * cut to fit. */
+void an_short_name(const struct argus_jobstore *js, uint64_t hash, char *buf, size_t len);
+/* "5", "1,3,5,7", "8-15" into buf. */
+void an_format_ranks(const uint32_t *r, size_t n, char *buf, size_t len);
+/* Fill evidence, phase, kernels, victims of every candidate. */
+int an_explain(struct an_ctx *c);
+
+#endif /* ARGUS_ANALYSIS_INTERNAL_H */

@@ -1,0 +1,467 @@
+/* l2.c — rank-level and stage-level detectors (L2): compute time against the peers of
+ * the same PP stage (compute_straggler, kernel_degradation when one kernel holds the
+ * excess), the relative load of whole stages over time (pipeline_bubble) and GPU idle
+ * time against peers and the rank's own baseline (host_stall). Every flag needs the ratio
+ * gate, the robust-z gate and persistence (opts.min_steps). It only adds candidates to
+ * the context; explanations (victims, evidence) come later in explain.c.
+ */
+#include "analysis/internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Reference of one value over the members of a peer class present at one step. */
+struct pref {
+    double ref, scale, wall;
+    uint32_t n;
+};
+
+static double v_compute(const struct argus_step_summary *s)
+{
+    return (double)s->compute_ns;
+}
+
+static double v_host(const struct argus_step_summary *s)
+{
+    return (double)(s->host_gap_ns ? s->host_gap_ns : s->phase_wall_ns[ARGUS_PH_HOST]);
+}
+
+static void class_refs(struct an_ctx *c, double (*fn)(const struct argus_step_summary *),
+                       struct pref *out)
+{
+    for (uint32_t k = 0; k < c->n_cls; k++) {
+        for (size_t si = 0; si < c->S; si++) {
+            size_t m = 0;
+            for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
+                const struct argus_step_summary *s = an_cell(c, c->cls_mem[i], si);
+                if (!s)
+                    continue;
+                c->tmp1[m] = fn(s);
+                c->tmp3[m++] = an_wall(s);
+            }
+            struct argus_robust r;
+            argus_stats_robust_low(c->tmp1, m, AN_PEER_FLOOR, c->tmp2, &r);
+            struct pref *p = &out[(size_t)k * c->S + si];
+            p->ref = r.ref;
+            p->scale = r.scale;
+            p->n = (uint32_t)m;
+            p->wall = m ? argus_stats_median(c->tmp3, m) : 0;
+        }
+    }
+}
+
+static uint64_t sid(const struct an_ctx *c, size_t si)
+{
+    return c->step_id[si];
+}
+
+/* Medians of per-step ratio, z and excess over the flagged steps of [a,b]. */
+void an_run_stats(const double *ratio, const double *z, const double *exc,
+                      const uint8_t *flag, size_t a, size_t b, double *buf, struct an_rrun *out,
+                      uint32_t min_steps)
+{
+    size_t m = 0;
+    out->det = b;
+    for (size_t si = a; si <= b; si++)
+        if (flag[si] && ++m == min_steps)
+            out->det = si;
+    const double *src[3] = { ratio, z, exc };
+    double *dst[3] = { &out->ratio, &out->z, &out->excess };
+    for (int q = 0; q < 3; q++) {
+        m = 0;
+        for (size_t si = a; si <= b; si++)
+            if (flag[si])
+                buf[m++] = src[q][si];
+        *dst[q] = argus_stats_median(buf, m);
+    }
+}
+
+int an_push_cand(struct an_ctx *c, int kind, int level, size_t a, size_t b, size_t det,
+                     double ratio, double z, double excess, struct an_cand **out)
+{
+    struct an_cand *k;
+    int rc = an_list_push(&c->cand, &k);
+    if (rc)
+        return rc;
+    k->a.kind = kind;
+    k->a.level = level;
+    k->si_a = a;
+    k->si_b = b;
+    k->a.step_first = sid(c, a);
+    k->a.step_last = sid(c, b);
+    k->a.detected_at_step = sid(c, det);
+    k->a.slowdown = ratio;
+    k->a.score = z;
+    k->excess_ns = excess;
+    *out = k;
+    return 0;
+}
+
+/* Merge per-rank runs of the same kind (and same main kernel for kernel_degradation)
+ * whose windows overlap by at least half of the shorter one; emit one candidate each. */
+int an_merge_runs(struct an_ctx *c, struct an_rrun *v, size_t n, int level)
+{
+    int rc = an_tmp_reserve(c, n);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        v[i].grp = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].grp >= 0 || v[i].kind < 0)
+            continue;
+        v[i].grp = (int)i;
+        size_t a = v[i].a, b = v[i].b;
+        for (int grew = 1; grew;) {
+            grew = 0;
+            for (size_t j = 0; j < n; j++) {
+                if (v[j].grp >= 0 || v[j].kind != v[i].kind)
+                    continue;
+                if (v[i].kind == ARGUS_AK_KERNEL_DEGRADATION &&
+                    (!v[j].nk || !v[i].nk || v[j].kern[0] != v[i].kern[0]))
+                    continue;
+                size_t la = v[j].b - v[j].a + 1, lb = b - a + 1;
+                size_t shorter = la < lb ? la : lb;
+                if (2 * an_overlap(a, b, v[j].a, v[j].b) < shorter)
+                    continue;
+                v[j].grp = (int)i;
+                a = a < v[j].a ? a : v[j].a;
+                b = b > v[j].b ? b : v[j].b;
+                grew = 1;
+            }
+        }
+        double *rs = c->tmp1, *zs = c->tmp2, *es = c->tmp3;
+        size_t m = 0, det = b;
+        for (size_t j = 0; j < n; j++) {
+            if (v[j].grp != (int)i)
+                continue;
+            rs[m] = v[j].ratio;
+            zs[m] = v[j].z;
+            es[m++] = v[j].excess;
+            det = v[j].det < det ? v[j].det : det;
+        }
+        struct an_cand *k;
+        double ratio = argus_stats_median(rs, m), z = argus_stats_median(zs, m);
+        double exc = argus_stats_median(es, m);
+        if ((rc = an_push_cand(c, v[i].kind, level, a, b, det, ratio, z, exc, &k)))
+            return rc;
+        for (size_t j = 0; j < n; j++)
+            if (v[j].grp == (int)i)
+                an_cand_add_rank(k, v[j].rank);
+        k->n_peers = c->cls_off[c->cls[v[i].rank] + 1] - c->cls_off[c->cls[v[i].rank]] - 1;
+        for (uint32_t q = 0; q < v[i].nk; q++)
+            k->a.kernels[q] = v[i].kern[q];
+        k->a.n_kernels = v[i].nk;
+    }
+    return rc;
+}
+
+/* Stage-level load: the median compute of a stage relative to the other stages, against
+ * its own lower-half baseline over time. Adds pipeline_bubble candidates. */
+static int detect_stages(struct an_ctx *c)
+{
+    const uint32_t P = c->n_cls;
+    const size_t S = c->S;
+    int rc = 0;
+
+    if (!c->layout_known || P < 2)
+        return 0;
+    double *sp = malloc((size_t)P * S * sizeof *sp);
+    double *rel = malloc(S * sizeof *rel), *zz = malloc(S * sizeof *zz);
+    double *rr = malloc(S * sizeof *rr), *ex = malloc(S * sizeof *ex);
+    double *buf = malloc((S + P) * sizeof *buf), *buf2 = malloc((S + P) * sizeof *buf2);
+    uint8_t *flag = malloc(S);
+    struct an_span *spans = malloc(S * sizeof *spans);
+    if (!sp || !rel || !zz || !rr || !ex || !buf || !buf2 || !flag || !spans) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (uint32_t k = 0; k < P; k++)
+        for (size_t si = 0; si < S; si++) {
+            size_t m = 0;
+            for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
+                const struct argus_step_summary *s = an_cell(c, c->cls_mem[i], si);
+                if (s)
+                    buf[m++] = v_compute(s);
+            }
+            sp[(size_t)k * S + si] = m ? argus_stats_median(buf, m) : NAN;
+        }
+    for (uint32_t k = 0; k < P; k++) {
+        size_t m = 0, ms = 0;
+        for (size_t si = 0; si < S; si++) {
+            size_t q = 0;
+            for (uint32_t o = 0; o < P; o++)
+                if (o != k && !isnan(sp[(size_t)o * S + si]))
+                    buf[q++] = sp[(size_t)o * S + si];
+            double other = q ? argus_stats_median(buf, q) : NAN;
+            double own = sp[(size_t)k * S + si];
+            rel[si] = (other > 0 && !isnan(own)) ? own / other : NAN;
+        }
+        for (size_t si = 0; si < S; si++) {
+            if (!isnan(rel[si]))
+                buf[m++] = rel[si];
+            if (!isnan(sp[(size_t)k * S + si]))
+                zz[ms++] = sp[(size_t)k * S + si];
+        }
+        struct argus_robust rref, sref;
+        argus_stats_robust_low(buf, m, AN_PEER_FLOOR, buf2, &rref);
+        argus_stats_robust_low(zz, ms, AN_PEER_FLOOR, buf2, &sref);
+        memset(flag, 0, S);
+        for (size_t si = 0; si < S; si++) {
+            double own = sp[(size_t)k * S + si];
+            if (isnan(rel[si]) || !(rref.ref > 0) || !(sref.ref > 0))
+                continue;
+            rr[si] = rel[si] / rref.ref;
+            zz[si] = argus_stats_z(rel[si], &rref);
+            ex[si] = own - sref.ref;
+            flag[si] = rr[si] >= c->o.ratio && zz[si] >= c->o.z && own / sref.ref >= c->o.ratio;
+        }
+        size_t ns = an_runs(flag, S, c->o.min_steps, spans, S);
+        for (size_t j = 0; j < ns; j++) {
+            struct an_rrun st;
+            struct an_cand *cand;
+            an_run_stats(rr, zz, ex, flag, spans[j].a, spans[j].b, buf, &st, c->o.min_steps);
+            if ((rc = an_push_cand(c, ARGUS_AK_PIPELINE_BUBBLE, 2, spans[j].a, spans[j].b, st.det,
+                                st.ratio, st.z, st.excess, &cand)))
+                goto out;
+            for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++)
+                an_cand_add_rank(cand, c->cls_mem[i]);
+            cand->n_peers = P - 1;
+        }
+    }
+out:
+    free(sp);
+    free(rel);
+    free(zz);
+    free(rr);
+    free(ex);
+    free(buf);
+    free(buf2);
+    free(flag);
+    free(spans);
+    return rc;
+}
+
+/* compute_straggler or kernel_degradation for one run, by where its excess lies. */
+static void classify(struct an_ctx *c, struct an_rrun *u, const struct pref *ref)
+{
+    double total = 0, pos = 0, exc[ARGUS_ANOMALY_MAX_KERNELS];
+    uint64_t kern[ARGUS_ANOMALY_MAX_KERNELS];
+    for (size_t si = u->a; si <= u->b; si++) {
+        const struct argus_step_summary *s = an_cell(c, u->rank, si);
+        const struct pref *p = &ref[(size_t)c->cls[u->rank] * c->S + si];
+        if (s && p->ref > 0)
+            total += v_compute(s) - p->ref;
+    }
+    size_t nk = an_kernel_excess(c, &u->rank, 1, u->a, u->b, ARGUS_KC_COMPUTE, 1, kern, exc,
+                                 ARGUS_ANOMALY_MAX_KERNELS, &pos);
+    double denom = total > pos ? total : pos;
+    u->kind = ARGUS_AK_COMPUTE_STRAGGLER;
+    u->nk = 0;
+    if (nk && denom > 0 && exc[0] >= AN_KERNEL_SHARE * denom) {
+        u->kind = ARGUS_AK_KERNEL_DEGRADATION;
+        u->kern[0] = kern[0];
+        u->nk = 1;
+        return;
+    }
+    for (size_t i = 0; i < nk; i++)
+        if (exc[i] > 0.05 * denom)
+            u->kern[u->nk++] = kern[i];
+}
+
+/* Drop straggler runs inside a stage already reported as a pipeline bubble; turn groups
+ * of stragglers covering most of one stage into a bubble. */
+static void reconcile_bubbles(struct an_ctx *c, size_t first)
+{
+    for (size_t i = first; i < c->cand.n; i++) {
+        struct an_cand *k = &c->cand.v[i];
+        if (k->a.kind != ARGUS_AK_COMPUTE_STRAGGLER || !c->layout_known || c->n_cls < 2)
+            continue;
+        for (uint32_t st = 0; st < c->n_cls; st++) {
+            uint32_t size = c->cls_off[st + 1] - c->cls_off[st], in = 0;
+            for (uint32_t j = 0; j < k->a.n_ranks; j++)
+                in += c->cls[k->a.ranks[j]] == st;
+            if (size >= 2 && in >= AN_STAGE_COVER * size) {
+                k->a.kind = ARGUS_AK_PIPELINE_BUBBLE;
+                for (uint32_t m = c->cls_off[st]; m < c->cls_off[st + 1]; m++)
+                    an_cand_add_rank(k, c->cls_mem[m]);
+            }
+        }
+    }
+    for (size_t i = first; i < c->cand.n; i++) {
+        struct an_cand *k = &c->cand.v[i];
+        if (k->a.kind != ARGUS_AK_COMPUTE_STRAGGLER && k->a.kind != ARGUS_AK_KERNEL_DEGRADATION)
+            continue;
+        for (size_t j = first; j < c->cand.n; j++) {
+            const struct an_cand *b = &c->cand.v[j];
+            if (b->a.kind != ARGUS_AK_PIPELINE_BUBBLE || b->dropped ||
+                !an_overlap(k->si_a, k->si_b, b->si_a, b->si_b))
+                continue;
+            uint32_t inside = 0;
+            for (uint32_t q = 0; q < k->a.n_ranks; q++)
+                inside += c->cls[k->a.ranks[q]] == c->cls[b->a.ranks[0]];
+            if (inside == k->a.n_ranks)
+                k->dropped = 1;
+        }
+    }
+}
+
+int an_detect_compute(struct an_ctx *c)
+{
+    const size_t S = c->S, N = (size_t)c->n * S;
+    struct pref *ref = malloc((size_t)c->n_cls * S * sizeof *ref);
+    double *ratio = malloc(S * sizeof *ratio), *z = malloc(S * sizeof *z);
+    double *exc = malloc(S * sizeof *exc), *buf = malloc(S * sizeof *buf);
+    struct an_span *spans = malloc(S * sizeof *spans);
+    struct an_rrun *runs = NULL;
+    size_t nrun = 0, caprun = 0, first = c->cand.n;
+    int rc = 0;
+
+    if (!ref || !ratio || !z || !exc || !buf || !spans) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    class_refs(c, v_compute, ref);
+    memset(c->cflag, 0, N);
+    for (uint32_t r = 0; r < c->n; r++) {
+        uint8_t *flag = c->cflag + (size_t)r * S;
+        for (size_t si = 0; si < S; si++) {
+            const struct argus_step_summary *s = an_cell(c, r, si);
+            const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
+            ratio[si] = z[si] = exc[si] = 0;
+            if (!s || p->n < 2 || !(p->ref > 0))
+                continue;
+            struct argus_robust rb = { p->ref, p->scale, p->n };
+            ratio[si] = argus_stats_ratio(v_compute(s), &rb);
+            z[si] = argus_stats_z(v_compute(s), &rb);
+            exc[si] = v_compute(s) - p->ref;
+            flag[si] = ratio[si] >= c->o.ratio && z[si] >= c->o.z;
+        }
+        size_t ns = an_runs(flag, S, c->o.min_steps, spans, S);
+        for (size_t j = 0; j < ns; j++) {
+            if (nrun == caprun) {
+                caprun = caprun ? 2 * caprun : 16;
+                struct an_rrun *nv = realloc(runs, caprun * sizeof *nv);
+                if (!nv) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                runs = nv;
+            }
+            struct an_rrun *u = &runs[nrun++];
+            memset(u, 0, sizeof *u);
+            u->rank = r;
+            u->a = spans[j].a;
+            u->b = spans[j].b;
+            an_run_stats(ratio, z, exc, flag, u->a, u->b, buf, u, c->o.min_steps);
+        }
+    }
+    if ((rc = detect_stages(c)))
+        goto out;
+    for (size_t i = 0; i < nrun; i++)
+        classify(c, &runs[i], ref);
+    first = c->cand.n;
+    if ((rc = an_merge_runs(c, runs, nrun, 2)))
+        goto out;
+    for (size_t i = first; i < c->cand.n; i++)
+        if (c->cand.v[i].a.kind == ARGUS_AK_KERNEL_DEGRADATION)
+            c->cand.v[i].a.level = 3;
+    reconcile_bubbles(c, 0);
+out:
+    free(ref);
+    free(ratio);
+    free(z);
+    free(exc);
+    free(buf);
+    free(spans);
+    free(runs);
+    return rc;
+}
+
+/* Own baseline of a rank's host gap: median and scale over all its steps. */
+static void own_host_baseline(struct an_ctx *c, uint32_t r, struct argus_robust *out)
+{
+    size_t m = 0;
+    for (size_t si = 0; si < c->S; si++) {
+        const struct argus_step_summary *s = an_cell(c, r, si);
+        if (s)
+            c->tmp1[m++] = v_host(s);
+    }
+    argus_stats_robust(c->tmp1, m, AN_PEER_FLOOR, c->tmp2, out);
+}
+
+int an_detect_host(struct an_ctx *c)
+{
+    const size_t S = c->S;
+    struct pref *ref = malloc((size_t)c->n_cls * S * sizeof *ref);
+    double *ratio = malloc(S * sizeof *ratio), *z = malloc(S * sizeof *z);
+    double *exc = malloc(S * sizeof *exc), *buf = malloc(S * sizeof *buf);
+    uint8_t *flag = malloc(S);
+    struct an_span *spans = malloc(S * sizeof *spans);
+    struct an_rrun *runs = NULL;
+    size_t nrun = 0, caprun = 0;
+    int rc = 0;
+
+    if (!ref || !ratio || !z || !exc || !buf || !flag || !spans) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    class_refs(c, v_host, ref);
+    for (uint32_t r = 0; r < c->n; r++) {
+        struct argus_robust own;
+        own_host_baseline(c, r, &own);
+        memset(flag, 0, S);
+        for (size_t si = 0; si < S; si++) {
+            const struct argus_step_summary *s = an_cell(c, r, si);
+            const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
+            ratio[si] = z[si] = exc[si] = 0;
+            if (!s || p->n < 2 || !(p->wall > 0))
+                continue;
+            const double v = v_host(s), wfloor = 0.002 * p->wall;
+            const double e = v - p->ref, eo = v - own.ref;
+            const double sc = p->scale > wfloor ? p->scale : wfloor;
+            const double so = own.scale > wfloor ? own.scale : wfloor;
+            ratio[si] = p->ref > 0 ? v / p->ref : (v > 0 ? 1e9 : 0);
+            z[si] = e / sc;
+            exc[si] = e;
+            const double ro = own.ref > 0 ? v / own.ref : (v > 0 ? 1e9 : 0);
+            flag[si] = ratio[si] >= c->o.ratio && z[si] >= c->o.z &&
+                       e >= AN_HOST_MATERIAL * p->wall && ro >= c->o.ratio &&
+                       eo / so >= c->o.z && eo >= AN_HOST_MATERIAL * p->wall;
+        }
+        size_t ns = an_runs(flag, S, c->o.min_steps, spans, S);
+        for (size_t j = 0; j < ns; j++) {
+            if (nrun == caprun) {
+                caprun = caprun ? 2 * caprun : 16;
+                struct an_rrun *nv = realloc(runs, caprun * sizeof *nv);
+                if (!nv) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                runs = nv;
+            }
+            struct an_rrun *u = &runs[nrun++];
+            memset(u, 0, sizeof *u);
+            u->rank = r;
+            u->a = spans[j].a;
+            u->b = spans[j].b;
+            u->kind = ARGUS_AK_HOST_STALL;
+            an_run_stats(ratio, z, exc, flag, u->a, u->b, buf, u, c->o.min_steps);
+        }
+    }
+    size_t first = c->cand.n;
+    rc = an_merge_runs(c, runs, nrun, 2);
+    for (size_t i = first; i < c->cand.n; i++)
+        c->cand.v[i].a.phase = ARGUS_PH_HOST;
+out:
+    free(ref);
+    free(ratio);
+    free(z);
+    free(exc);
+    free(buf);
+    free(flag);
+    free(spans);
+    free(runs);
+    return rc;
+}

@@ -1,0 +1,106 @@
+/* summarize_bench.c — cost of the tracer's hot path: ns per argus_kernel() call and per
+ * step-summary build, for STEPS steps of KERNELS kernels (default 50,000) over NAMES
+ * distinct, realistically long kernel names with 1-3 duration modes each, on 2 streams.
+ * Times are thread CPU time. Not a test; prints one line per measurement. Build (from the repo root):
+ *   cc -std=gnu11 -O2 -I. -Itracer -D_GNU_SOURCE bench/summarize_bench.c tracer/api.c \
+ *      tracer/summarizer.c tracer/stepsum.c tracer/modes.c common/types.c common/qsketch.c \
+ *      common/log.c common/clock.c -lpthread -lm -o summarize_bench
+ * Usage: summarize_bench [kernels_per_step [names [steps]]]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/clock.h"
+#include "tracer/argus.h"
+#include "tracer/tracer.h"
+
+/* Thread CPU time, so that other load on the machine (preemption) does not count. */
+static uint64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t build_ns_total;
+static uint64_t end_call_t0;
+static uint32_t kmodes_last;
+
+static void on_summary(void *ctx, const struct argus_step_summary *s)
+{
+    (void)ctx;
+    build_ns_total += cpu_ns() - end_call_t0;
+    kmodes_last = s->n_kmodes;
+}
+
+static uint32_t rnd(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+int main(int argc, char **argv)
+{
+    size_t nk = argc > 1 ? strtoul(argv[1], NULL, 10) : 50000;
+    size_t nn = argc > 2 ? strtoul(argv[2], NULL, 10) : 400;
+    size_t steps = argc > 3 ? strtoul(argv[3], NULL, 10) : 20;
+    struct argus_tracer_opts o = {.rank = 0, .max_events = nk, .on_summary = on_summary};
+    char (*names)[160] = calloc(nn, sizeof *names);
+    uint32_t *seq = calloc(nk, sizeof *seq);
+    uint64_t *dur = calloc(nk, sizeof *dur);
+    uint32_t seed = 12345;
+    uint64_t kern_ns = 0;
+
+    if (!names || !seq || !dur || nn == 0)
+        return 1;
+    for (size_t i = 0; i < nn; i++)
+        snprintf(names[i], sizeof names[i],
+                 "_ZN7cutlass6KernelINS_4gemm6kernel4GemmINS1_11threadblock12MmaPipelined"
+                 "ILi%zuELi128ELi32EEENS_8epilogue11EpilogueTileILi64EEEEEvNT_6ParamsE",
+                 i);
+    /* A fixed per-step sequence, as a training step repeats its kernels. */
+    for (size_t i = 0; i < nk; i++) {
+        seq[i] = rnd(&seed) % (uint32_t)nn;
+        uint64_t base = 5000 + (uint64_t)(seq[i] % 50) * 4000;
+        dur[i] = base * (1 + rnd(&seed) % 3 * 3) + rnd(&seed) % (base / 20 + 1);
+    }
+    if (argus_tracer_start(&o) < 0)
+        return 1;
+    uint64_t t = argus_now_ns();
+    for (size_t s = 0; s < steps; s++) {
+        argus_step_begin(s + 1, t);
+        argus_phase_push("forward", t);
+        uint64_t c0 = cpu_ns();
+        uint64_t ts[2] = {t, t};
+        for (size_t i = 0; i < nk; i++) {
+            if (i == nk / 2) {
+                argus_phase_pop(ts[0]);
+                argus_phase_push("backward", ts[0]);
+            }
+            uint64_t *st = &ts[i % 7 == 0];
+            argus_kernel(names[seq[i]], *st, *st + dur[i], 0, (uint32_t)(i % 7 == 0),
+                         i % 7 == 0 ? ARGUS_KERNEL_COLLECTIVE : ARGUS_KERNEL_COMPUTE);
+            *st += dur[i] + 2000;
+        }
+        kern_ns += cpu_ns() - c0;
+        argus_phase_pop(ts[0]);
+        t = (ts[0] > ts[1] ? ts[0] : ts[1]) + 10000;
+        end_call_t0 = cpu_ns();
+        argus_step_end(s + 1, t);
+        t += 10000;
+    }
+    argus_tracer_stop();
+    printf("kernels/step %zu names %zu steps %zu\n", nk, nn, steps);
+    printf("argus_kernel: %.1f ns/call\n", (double)kern_ns / (double)(nk * steps));
+    printf("step summary build: %.3f ms/step (%.1f ns/kernel), %u kmodes\n",
+           (double)build_ns_total / (double)steps / 1e6,
+           (double)build_ns_total / (double)(nk * steps), kmodes_last);
+    free(names);
+    free(seq);
+    free(dur);
+    return 0;
+}
