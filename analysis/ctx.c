@@ -253,6 +253,36 @@ double an_name_sum(const struct an_ctx *c, const struct argus_step_summary *s, u
     return sum;
 }
 
+double an_name_typical(const struct an_ctx *c, const struct argus_step_summary *s,
+                       uint64_t hash, double *calls)
+{
+    uint32_t n = s->n_kmodes < ARGUS_MAX_KMODES ? s->n_kmodes : ARGUS_MAX_KMODES;
+    const struct argus_kmode_stats *best = NULL;
+    double cnt = 0;
+
+    for (uint32_t i = 0; i < n; i++) {
+        const struct argus_kmode_stats *k = &s->kmodes[i];
+        if (k->name_hash != hash) {
+            if (c->kmodes_sorted && k->name_hash > hash)
+                break;
+            continue;
+        }
+        cnt += k->count;
+        if (k->count && (!best || k->count > best->count))
+            best = k;
+    }
+    *calls = cnt;
+    if (!best)
+        return 0;
+    if (best->count == 1)
+        return (double)best->sum_ns;
+    if (argus_qsketch_count(&best->sketch) == 0)
+        return (double)best->sum_ns / best->count;
+    if (best->sketch.flags & ARGUS_QS_COLLAPSED)
+        return (double)best->min_ns;
+    return argus_qsketch_quantile(&best->sketch, 0.5);
+}
+
 static int build_series(struct an_ctx *c)
 {
     c->X = malloc(c->S * sizeof *c->X);

@@ -104,6 +104,11 @@ static inline double an_wall(const struct argus_step_summary *s)
 }
 /* Sum of sum_ns over the modes of kernel `hash` in s. */
 double an_name_sum(const struct an_ctx *c, const struct argus_step_summary *s, uint64_t hash);
+/* Typical call duration of kernel `hash` in s: the median of its most frequent mode (its
+ * sketch; the mean when the sketch is empty, the shortest call when the sketch had to
+ * collapse). *calls = the kernel's call count over all modes. 0 when absent. */
+double an_name_typical(const struct an_ctx *c, const struct argus_step_summary *s,
+                       uint64_t hash, double *calls);
 /* Index of a name in c->names, or -1. */
 long an_name_find(const struct an_names *nm, uint64_t hash);
 /* Runs of flagged steps (gaps <= AN_MAX_GAP bridged) with >= min_flags flagged steps.

@@ -59,8 +59,8 @@ static uint64_t sid(const struct an_ctx *c, size_t si)
 
 /* Medians of per-step ratio, z and excess over the flagged steps of [a,b]. */
 void an_run_stats(const double *ratio, const double *z, const double *exc,
-                      const uint8_t *flag, size_t a, size_t b, double *buf, struct an_rrun *out,
-                      uint32_t min_steps)
+                  const uint8_t *flag, size_t a, size_t b, double *buf, struct an_rrun *out,
+                  uint32_t min_steps)
 {
     size_t m = 0;
     out->det = b;
@@ -79,7 +79,7 @@ void an_run_stats(const double *ratio, const double *z, const double *exc,
 }
 
 int an_push_cand(struct an_ctx *c, int kind, int level, size_t a, size_t b, size_t det,
-                     double ratio, double z, double excess, struct an_cand **out)
+                 double ratio, double z, double excess, struct an_cand **out)
 {
     struct an_cand *k;
     int rc = an_list_push(&c->cand, &k);
@@ -183,9 +183,9 @@ static int detect_stages(struct an_ctx *c)
             for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
                 const struct argus_step_summary *s = an_cell(c, c->cls_mem[i], si);
                 if (s)
-                    buf[m++] = v_compute(s);
+                    c->tmp1[m++] = v_compute(s);
             }
-            sp[(size_t)k * S + si] = m ? argus_stats_median(buf, m) : NAN;
+            sp[(size_t)k * S + si] = m ? argus_stats_median(c->tmp1, m) : NAN;
         }
     for (uint32_t k = 0; k < P; k++) {
         size_t m = 0, ms = 0;
@@ -222,8 +222,8 @@ static int detect_stages(struct an_ctx *c)
             struct an_rrun st;
             struct an_cand *cand;
             an_run_stats(rr, zz, ex, flag, spans[j].a, spans[j].b, buf, &st, c->o.min_steps);
-            if ((rc = an_push_cand(c, ARGUS_AK_PIPELINE_BUBBLE, 2, spans[j].a, spans[j].b, st.det,
-                                st.ratio, st.z, st.excess, &cand)))
+            if ((rc = an_push_cand(c, ARGUS_AK_PIPELINE_BUBBLE, 2, spans[j].a, spans[j].b,
+                                   st.det, st.ratio, st.z, st.excess, &cand)))
                 goto out;
             for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++)
                 an_cand_add_rank(cand, c->cls_mem[i]);
@@ -329,14 +329,20 @@ int an_detect_compute(struct an_ctx *c)
         for (size_t si = 0; si < S; si++) {
             const struct argus_step_summary *s = an_cell(c, r, si);
             const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
-            ratio[si] = z[si] = exc[si] = 0;
-            if (!s || p->n < 2 || !(p->ref > 0))
-                continue;
-            struct argus_robust rb = { p->ref, p->scale, p->n };
-            ratio[si] = argus_stats_ratio(v_compute(s), &rb);
-            z[si] = argus_stats_z(v_compute(s), &rb);
-            exc[si] = v_compute(s) - p->ref;
-            flag[si] = ratio[si] >= c->o.ratio && z[si] >= c->o.z;
+            ratio[si] = 0;
+            exc[si] = NAN;
+            if (s && p->n >= 2 && p->ref > 0) {
+                ratio[si] = v_compute(s) / p->ref;
+                exc[si] = v_compute(s) - p->ref;
+            }
+        }
+        /* the rank's own step-to-step noise bounds the scale from below */
+        const double tsig = argus_stats_diff_sigma(exc, S, c->tmp1, c->tmp2);
+        for (size_t si = 0; si < S; si++) {
+            const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
+            const double sc = p->scale > tsig ? p->scale : tsig;
+            z[si] = isnan(exc[si]) || !(sc > 0) ? 0 : exc[si] / sc;
+            flag[si] = !isnan(exc[si]) && ratio[si] >= c->o.ratio && z[si] >= c->o.z;
         }
         size_t ns = an_runs(flag, S, c->o.min_steps, spans, S);
         for (size_t j = 0; j < ns; j++) {
@@ -379,7 +385,8 @@ out:
     return rc;
 }
 
-/* Own baseline of a rank's host gap: median and scale over all its steps. */
+/* Own baseline of a rank's host gap over all its steps: the lower half, so that a stall
+ * lasting up to about half of the run does not lift its own baseline. */
 static void own_host_baseline(struct an_ctx *c, uint32_t r, struct argus_robust *out)
 {
     size_t m = 0;
@@ -388,7 +395,7 @@ static void own_host_baseline(struct an_ctx *c, uint32_t r, struct argus_robust 
         if (s)
             c->tmp1[m++] = v_host(s);
     }
-    argus_stats_robust(c->tmp1, m, AN_PEER_FLOOR, c->tmp2, out);
+    argus_stats_robust_low(c->tmp1, m, AN_PEER_FLOOR, c->tmp2, out);
 }
 
 int an_detect_host(struct an_ctx *c)
@@ -415,16 +422,22 @@ int an_detect_host(struct an_ctx *c)
         for (size_t si = 0; si < S; si++) {
             const struct argus_step_summary *s = an_cell(c, r, si);
             const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
-            ratio[si] = z[si] = exc[si] = 0;
-            if (!s || p->n < 2 || !(p->wall > 0))
+            exc[si] = (s && p->n >= 2 && p->wall > 0) ? v_host(s) - p->ref : NAN;
+        }
+        const double tsig = argus_stats_diff_sigma(exc, S, c->tmp1, c->tmp2);
+        for (size_t si = 0; si < S; si++) {
+            const struct argus_step_summary *s = an_cell(c, r, si);
+            const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
+            ratio[si] = z[si] = 0;
+            if (isnan(exc[si]))
                 continue;
             const double v = v_host(s), wfloor = 0.002 * p->wall;
-            const double e = v - p->ref, eo = v - own.ref;
-            const double sc = p->scale > wfloor ? p->scale : wfloor;
+            const double e = exc[si], eo = v - own.ref;
+            double sc = p->scale > wfloor ? p->scale : wfloor;
+            sc = sc > tsig ? sc : tsig;
             const double so = own.scale > wfloor ? own.scale : wfloor;
             ratio[si] = p->ref > 0 ? v / p->ref : (v > 0 ? 1e9 : 0);
             z[si] = e / sc;
-            exc[si] = e;
             const double ro = own.ref > 0 ? v / own.ref : (v > 0 ? 1e9 : 0);
             flag[si] = ratio[si] >= c->o.ratio && z[si] >= c->o.z &&
                        e >= AN_HOST_MATERIAL * p->wall && ro >= c->o.ratio &&

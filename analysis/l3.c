@@ -182,7 +182,7 @@ int an_detect_kernels(struct an_ctx *c)
     double *cref = malloc((size_t)c->n_cls * S * sizeof *cref);
     double *ratio = malloc(MS * sizeof *ratio), *z = malloc(MS * sizeof *z);
     double *exc = malloc(MS * sizeof *exc), *buf = malloc(S * sizeof *buf);
-    double *vals = malloc((maxm + 1) * sizeof *vals);
+    double *vals = malloc((maxm + 1) * sizeof *vals), *yard = malloc(S * sizeof *yard);
     uint8_t *flag = malloc(MS);
     struct an_span *spans = malloc(S * sizeof *spans);
     struct krun *kr = NULL;
@@ -190,7 +190,7 @@ int an_detect_kernels(struct an_ctx *c)
     size_t nkr = 0, capkr = 0, nrun = 0, caprun = 0;
     int rc = 0;
 
-    if (!cref || !ratio || !z || !exc || !buf || !vals || !flag || !spans) {
+    if (!cref || !ratio || !z || !exc || !buf || !vals || !yard || !flag || !spans) {
         rc = -ENOMEM;
         goto out;
     }
@@ -204,6 +204,8 @@ int an_detect_kernels(struct an_ctx *c)
             if (c->names.kclass[nk] != ARGUS_KC_COMPUTE)
                 continue;
             memset(flag, 0, (size_t)m * S);
+            for (size_t q = 0; q < (size_t)m * S; q++)
+                exc[q] = NAN;
             for (size_t si = 0; si < S; si++) {
                 size_t q = 0;
                 for (uint32_t i = 0; i < m; i++) {
@@ -215,15 +217,27 @@ int an_detect_kernels(struct an_ctx *c)
                 argus_stats_robust_low(c->tmp3, q, AN_PEER_FLOOR, c->tmp2, &rb);
                 if (q < 2 || !(rb.ref > 0))
                     continue;
-                const double yard = AN_KERNEL_MATERIAL * cref[(size_t)k * S + si];
+                yard[si] = AN_KERNEL_MATERIAL * cref[(size_t)k * S + si];
                 for (uint32_t i = 0; i < m; i++) {
                     if (!an_cell(c, c->cls_mem[off + i], si))
                         continue;
                     const size_t at = (size_t)i * S + si;
                     ratio[at] = argus_stats_ratio(vals[i], &rb);
-                    z[at] = argus_stats_z(vals[i], &rb);
+                    z[at] = rb.scale; /* the cross-sectional scale, for now */
                     exc[at] = vals[i] - rb.ref;
-                    flag[at] = ratio[at] >= c->o.ratio && z[at] >= c->o.z && exc[at] >= yard;
+                }
+            }
+            /* z against the larger of the peers' spread and the rank's own noise */
+            for (uint32_t i = 0; i < m; i++) {
+                const size_t base = (size_t)i * S;
+                const double tsig = argus_stats_diff_sigma(exc + base, S, c->tmp1, c->tmp2);
+                for (size_t si = 0; si < S; si++) {
+                    const size_t at = base + si;
+                    if (isnan(exc[at]))
+                        continue;
+                    const double sc = z[at] > tsig ? z[at] : tsig;
+                    z[at] = sc > 0 ? exc[at] / sc : 0;
+                    flag[at] = ratio[at] >= c->o.ratio && z[at] >= c->o.z && exc[at] >= yard[si];
                 }
             }
             for (uint32_t i = 0; i < m; i++) {
@@ -258,7 +272,8 @@ int an_detect_kernels(struct an_ctx *c)
         }
     }
     /* One run per rank and overlapping window, its kernels ordered by excess. */
-    qsort(kr, nkr, sizeof *kr, cmp_krun);
+    if (nkr)
+        qsort(kr, nkr, sizeof *kr, cmp_krun);
     for (size_t i = 0; i < nkr; i++) {
         if (kr[i].run.kind < 0)
             continue;
@@ -288,6 +303,7 @@ out:
     free(exc);
     free(buf);
     free(vals);
+    free(yard);
     free(flag);
     free(spans);
     free(kr);
@@ -336,7 +352,11 @@ static int groups_build(const struct an_ctx *c, int type, struct groups *g)
     return rc;
 }
 
-/* Per (group, step): the strongest flagged collective. */
+/* Per (group, step): the strongest flagged collective. A group's value for a collective
+ * is the smallest typical call duration (median of the most frequent mode) among its
+ * members: the last arriver barely waits, so only a slower transfer raises it for the
+ * whole group, and waiting that hits a few calls (the first all-reduce after a late
+ * member) lands in another mode and leaves the typical call alone. */
 struct gbest {
     double ratio, z, exc;
     long name;
@@ -349,13 +369,18 @@ static int comm_type(struct an_ctx *c, int type)
     int rc = groups_build(c, type, &g);
     const uint32_t size = type == ARGUS_GT_DP ? (uint32_t)c->lay.dp : (uint32_t)c->lay.tp;
     struct gbest *best = calloc((size_t)g.G * S, sizeof *best);
-    double *gv = malloc((g.G + 1) * sizeof *gv), *buf = malloc((S + g.G) * sizeof *buf);
+    const size_t GS = (size_t)g.G * S + 1;
+    double *E = malloc(GS * sizeof *E), *R = malloc(GS * sizeof *R);
+    double *SC = malloc(GS * sizeof *SC), *CL = malloc(GS * sizeof *CL);
+    double *gv = malloc((g.G + 1) * sizeof *gv), *gc = malloc((g.G + 1) * sizeof *gc);
+    double *buf = malloc((S + g.G) * sizeof *buf);
     double *ratio = malloc(S * sizeof *ratio), *z = malloc(S * sizeof *z);
     double *exc = malloc(S * sizeof *exc), *tmp = malloc((g.G + 1) * sizeof *tmp);
     uint8_t *flag = malloc(S);
     struct an_span *spans = malloc(S * sizeof *spans);
 
-    if (!rc && (!best || !gv || !buf || !ratio || !z || !exc || !tmp || !flag || !spans))
+    if (!rc && (!best || !E || !R || !SC || !CL || !gv || !gc || !buf || !ratio || !z || !exc ||
+                !tmp || !flag || !spans))
         rc = -ENOMEM;
     if (rc || size < 2 || g.G < 2)
         goto out;
@@ -363,19 +388,25 @@ static int comm_type(struct an_ctx *c, int type)
         if (c->names.kclass[nk] != ARGUS_KC_COLLECTIVE)
             continue;
         const uint64_t h = c->names.hash[nk];
+        for (size_t q = 0; q < (size_t)g.G * S; q++)
+            E[q] = NAN;
         for (size_t si = 0; si < S; si++) {
             for (uint32_t q = 0; q < g.G; q++) {
-                double mn = 0;
+                double mn = 0, mc = 0;
                 int any = 0;
                 for (uint32_t i = g.off[q]; i < g.off[q + 1]; i++) {
                     const struct argus_step_summary *s = an_cell(c, g.mem[i], si);
                     if (!s)
                         continue;
-                    double v = an_name_sum(c, s, h);
-                    mn = any ? (v < mn ? v : mn) : v;
+                    double calls, v = an_name_typical(c, s, h, &calls);
+                    if (!any || v < mn) {
+                        mn = v;
+                        mc = calls;
+                    }
                     any = 1;
                 }
                 gv[q] = any ? mn : 0;
+                gc[q] = mc;
             }
             for (uint32_t q = 0; q < g.G; q++) {
                 if (!(gv[q] > 0))
@@ -389,12 +420,27 @@ static int comm_type(struct an_ctx *c, int type)
                     continue;
                 struct argus_robust rb;
                 argus_stats_robust(buf, m, AN_PEER_FLOOR, tmp, &rb);
-                const double rt = argus_stats_ratio(gv[q], &rb), zz = argus_stats_z(gv[q], &rb);
-                const double e = gv[q] - rb.ref;
-                struct gbest *bq = &best[(size_t)q * S + si];
-                if (rt >= c->o.ratio && zz >= c->o.z && e >= AN_COMM_MATERIAL * c->med_step &&
+                const size_t at = (size_t)q * S + si;
+                E[at] = gv[q] - rb.ref;
+                R[at] = argus_stats_ratio(gv[q], &rb);
+                SC[at] = rb.scale;
+                CL[at] = gc[q];
+            }
+        }
+        /* z against the larger of the other groups' spread and the group's own noise */
+        for (uint32_t q = 0; q < g.G; q++) {
+            const size_t base = (size_t)q * S;
+            const double tsig = argus_stats_diff_sigma(E + base, S, c->tmp1, c->tmp2);
+            for (size_t si = 0; si < S; si++) {
+                const size_t at = base + si;
+                if (isnan(E[at]))
+                    continue;
+                const double sc = SC[at] > tsig ? SC[at] : tsig;
+                const double zz = sc > 0 ? E[at] / sc : 0, e = E[at] * CL[at];
+                struct gbest *bq = &best[at];
+                if (R[at] >= c->o.ratio && zz >= c->o.z && e >= AN_COMM_MATERIAL * c->med_step &&
                     e > bq->exc) {
-                    bq->ratio = rt;
+                    bq->ratio = R[at];
                     bq->z = zz;
                     bq->exc = e;
                     bq->name = (long)nk + 1;
@@ -464,7 +510,12 @@ static int comm_type(struct an_ctx *c, int type)
 out:
     groups_free(&g);
     free(best);
+    free(E);
+    free(R);
+    free(SC);
+    free(CL);
     free(gv);
+    free(gc);
     free(buf);
     free(ratio);
     free(z);

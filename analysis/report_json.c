@@ -55,7 +55,7 @@ int an_gen_str(yajl_gen g, const char *s)
     if (!s)
         s = "";
     size_t n = strlen(s);
-    char stackbuf[1024], *buf = n < sizeof stackbuf ? stackbuf : malloc(n + 1);
+    char stackbuf[1024] = "", *buf = n < sizeof stackbuf ? stackbuf : malloc(n + 1);
     if (!buf)
         return -ENOMEM;
     size_t o = 0;

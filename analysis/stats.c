@@ -94,6 +94,23 @@ void argus_stats_robust_low(double *v, size_t n, double floor_frac, double *tmp,
     out->scale = s > fl ? s : fl;
 }
 
+double argus_stats_diff_sigma(const double *v, size_t n, double *tmp, double *tmp2)
+{
+    size_t m = 0;
+    double prev = NAN;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(v[i]))
+            continue;
+        if (!isnan(prev))
+            tmp[m++] = v[i] - prev;
+        prev = v[i];
+    }
+    if (m < 3)
+        return 0;
+    double med = argus_stats_median(tmp, m);
+    return ARGUS_MAD_SIGMA * argus_stats_mad(tmp, m, med, tmp2) / sqrt(2.0);
+}
+
 double argus_stats_z(double x, const struct argus_robust *r)
 {
     if (!(r->scale > 0))

@@ -40,6 +40,11 @@ void argus_stats_robust(double *v, size_t n, double floor_frac, double *tmp,
  * 4, or 4 ranks of a stage of 8). v is sorted in place; tmp holds n doubles. */
 void argus_stats_robust_low(double *v, size_t n, double floor_frac, double *tmp,
                             struct argus_robust *out);
+/* Noise of a series that may shift level: 1.4826 * MAD(v[i+1] - v[i]) / sqrt(2) over the
+ * finite neighbours (NaN entries are skipped); 0 with fewer than 3 differences. tmp
+ * holds n doubles. A level shift moves only one difference, so a window of anomalous
+ * steps barely raises it. */
+double argus_stats_diff_sigma(const double *v, size_t n, double *tmp, double *tmp2);
 /* (x - ref) / scale; 0 when scale <= 0. */
 double argus_stats_z(double x, const struct argus_robust *r);
 /* x / ref; 0 when ref <= 0. */

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/clock.h"
 #include "tracer/argus.h"
 #include "tracer/tracer.h"
 

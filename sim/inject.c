@@ -37,8 +37,8 @@ static const char *const key_names[NKEYS] = {
 
 static const unsigned kind_allowed[] = {
     [SIM_INJ_COMPUTE_STRAGGLER] = B(KEY_RANKS) | B(KEY_STEPS) | B(KEY_FACTOR),
-    [SIM_INJ_COMM_DEGRADATION] = B(KEY_GROUP) | B(KEY_INDEX) | B(KEY_RANK) | B(KEY_STEPS) |
-                                 B(KEY_FACTOR),
+    [SIM_INJ_COMM_DEGRADATION] = B(KEY_GROUP) | B(KEY_INDEX) | B(KEY_RANK) | B(KEY_RANKS) |
+                                 B(KEY_STEPS) | B(KEY_FACTOR),
     [SIM_INJ_PIPELINE_BUBBLE] = B(KEY_STAGE) | B(KEY_STEPS) | B(KEY_FACTOR),
     [SIM_INJ_HOST_STALL] = B(KEY_RANKS) | B(KEY_STEPS) | B(KEY_MS),
     [SIM_INJ_STEP_REGRESSION] = B(KEY_STEPS) | B(KEY_FACTOR),
@@ -265,26 +265,38 @@ static int apply_key(struct parse *p, const struct sim_opts *o, enum key key, ch
     return fail(p, "internal: bad key");
 }
 
-/* comm_degradation: resolve index= / rank= to the group and its member ranks. */
+static int group_of(const struct sim_opts *o, int is_dp, int rank)
+{
+    return is_dp ? rank % o->tp + o->tp * (rank / (o->tp * o->dp)) : rank / o->tp;
+}
+
+/* comm_degradation: resolve index= / rank= / ranks= to the group and its member ranks. */
 static int resolve_group(struct parse *p, const struct sim_opts *o, unsigned seen,
                          struct sim_inject *out)
 {
     const int is_dp = out->group == SIM_GROUP_DP;
+    const char *gname = is_dp ? "DP" : "TP";
     const int ngroups = is_dp ? o->tp * o->pp : o->dp * o->pp;
     const int size = is_dp ? o->dp : o->tp;
-    if (!!(seen & B(KEY_INDEX)) == !!(seen & B(KEY_RANK)))
-        return fail(p, "give exactly one of index=K or rank=R to select the group");
+    const unsigned sel = seen & (B(KEY_INDEX) | B(KEY_RANK) | B(KEY_RANKS));
+    if (sel == 0 || (sel & (sel - 1)))
+        return fail(p, "give exactly one of index=K, rank=R or ranks=R,... to select the "
+                    "group");
     if (size < 2)
         return fail(p, "group=%s needs --%s > 1 (no %s collectives otherwise)",
-                    is_dp ? "dp" : "tp", is_dp ? "dp" : "tp", is_dp ? "DP" : "TP");
-    if (seen & B(KEY_RANK)) {
-        const int r = out->ranks[0];
-        out->group_index = is_dp ? r % o->tp + o->tp * (r / (o->tp * o->dp)) : r / o->tp;
+                    is_dp ? "dp" : "tp", is_dp ? "dp" : "tp", gname);
+    if (sel != B(KEY_INDEX)) {
+        const int g = group_of(o, is_dp, out->ranks[0]);
+        for (int i = 1; i < out->nranks; i++)
+            if (group_of(o, is_dp, out->ranks[i]) != g)
+                return fail(p, "ranks %d and %d are not in one %s group", out->ranks[0],
+                            out->ranks[i], gname);
+        out->group_index = g;
         free(out->ranks);
         out->ranks = NULL;
     } else if (out->group_index >= ngroups) {
         return fail(p, "index: group %d does not exist (%s groups are 0..%d)",
-                    out->group_index, is_dp ? "DP" : "TP", ngroups - 1);
+                    out->group_index, gname, ngroups - 1);
     }
     out->ranks = malloc((size_t)size * sizeof *out->ranks);
     if (!out->ranks)

@@ -38,14 +38,16 @@ static const char usage_text[] =
     "  -h, --help          this text\n"
     "\n"
     "SPEC is KIND:key=val,key=val,...; steps=A-B is inclusive, A- runs to the end, A is\n"
-    "one step; ranks=1,4-6 lists global ranks. Factors multiply durations.\n"
+    "one step; ranks=1,4-6 lists global ranks. Factors multiply durations. Ranges past\n"
+    "the last step are clipped; one starting after it is an error.\n"
     "  compute_straggler:ranks=R,steps=A-B,factor=F    compute kernels of ranks R slower\n"
     "  comm_degradation:group=dp|tp,index=K,steps=A-B,factor=F\n"
-    "  comm_degradation:group=dp|tp,rank=R,steps=A-B,factor=F\n"
+    "  comm_degradation:group=dp|tp,ranks=R[,R..],steps=A-B,factor=F\n"
     "                      transfer time of one group's collectives x F (group=dp is the\n"
     "                      default). DP group K = tp_i + tp*pp_i holds ranks\n"
     "                      tp_i + tp*(d + dp*pp_i), d = 0..dp-1; TP group K = dp_i + dp*pp_i\n"
-    "                      holds ranks K*tp .. K*tp+tp-1; rank=R picks the group of rank R\n"
+    "                      holds ranks K*tp .. K*tp+tp-1; ranks= (or rank=) picks the one\n"
+    "                      group holding those ranks; the truth lists all its members\n"
     "  pipeline_bubble:stage=S,steps=A-B,factor=F      compute of every rank of stage S\n"
     "  host_stall:ranks=R,steps=A-B,ms=T               GPU idles T ms before the step's\n"
     "                                                  first kernel\n"
@@ -55,7 +57,8 @@ static const char usage_text[] =
     "  iteration_jitter:steps=A[-B],factor=F           compute of every rank\n"
     "  crash:rank=R,step=S                             rank R SIGKILLs itself at step S\n"
     "\n"
-    "Exit status: 0 ok, 2 bad usage.\n";
+    "Open MPI: OMPI_MCA_mpi_yield_when_idle defaults to 1 here (many ranks per core).\n"
+    "Exit status: 0 ok, 1 --truth not written, 2 bad usage.\n";
 
 /* Only one rank should print a usage error; before MPI_Init the launcher's environment
  * tells which (no variable at all: a lone process, which prints). */
@@ -224,6 +227,9 @@ int main(int argc, char **argv)
 
     parse_options(argc, argv, &o);
     setvbuf(stdout, NULL, _IOLBF, 0);
+    /* The simulator mostly waits on its peers and runs many ranks per core: let Open MPI
+     * yield instead of busy-polling (unless the user chose otherwise). Read at MPI_Init. */
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -18,7 +18,7 @@
 #define MAX_NAMES_LIMIT (UINT32_C(1) << 24)
 #define MAX_EVENTS_LIMIT (UINT32_C(1) << 30)
 #define ARENA_PER_NAME 96 /* average bytes of name text kept per table entry */
-#define CACHE_BITS 14
+#define CACHE_BITS 13
 #define CACHE_SIZE (1u << CACHE_BITS)
 
 #define OTHER_NAME "[other]"

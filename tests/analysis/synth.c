@@ -53,12 +53,15 @@ static const struct kdef kdefs[K_N] = {
 };
 
 #define MAX_MB 64
+#define MAX_CALLS 512
+#define MAX_MODES 4
+#define MODE_GAP 1.5
 
+/* Calls of one kernel in one step; split into modes (log-gaps) when summarised. */
 struct acc {
     uint32_t count;
-    uint64_t sum, min, max;
     int phase;
-    struct argus_qsketch sk;
+    uint64_t d[MAX_CALLS];
 };
 
 struct rk {
@@ -208,16 +211,10 @@ static void emit(struct rk *r, int kid, uint64_t start, uint64_t end)
 {
     struct acc *a = &r->acc[kid];
     uint64_t d = end - start;
-    if (a->count == 0) {
-        a->min = a->max = d;
+    if (a->count == 0)
         a->phase = r->phase;
-        argus_qsketch_init(&a->sk);
-    }
-    a->count++;
-    a->sum += d;
-    a->min = d < a->min ? d : a->min;
-    a->max = d > a->max ? d : a->max;
-    argus_qsketch_add(&a->sk, d);
+    if (a->count < MAX_CALLS)
+        a->d[a->count++] = d;
     r->busy += d;
     r->nk++;
     if (kdefs[kid].kclass == ARGUS_KC_COMPUTE) {
@@ -360,6 +357,52 @@ static void backward(struct job *j, struct rk **g, int n, int mb, uint64_t *ar)
     }
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Split a kernel's calls into at most MAX_MODES modes at the widest log-gaps above
+ * MODE_GAP (as the summariser's KDE modes would); write them ascending into out. */
+static int split_modes(struct acc *a, int kid, struct argus_kmode_stats *out)
+{
+    uint32_t cut[MAX_CALLS], nc = 0;
+    qsort(a->d, a->count, sizeof a->d[0], cmp_u64);
+    for (uint32_t i = 0; i + 1 < a->count; i++)
+        if ((double)a->d[i + 1] > MODE_GAP * (double)a->d[i])
+            cut[nc++] = i + 1;
+    while (nc > MAX_MODES - 1) { /* drop the narrowest gap */
+        uint32_t w = 0;
+        for (uint32_t k = 1; k < nc; k++)
+            if ((double)a->d[cut[k]] / a->d[cut[k] - 1] < (double)a->d[cut[w]] / a->d[cut[w] - 1])
+                w = k;
+        memmove(&cut[w], &cut[w + 1], (nc - w - 1) * sizeof cut[0]);
+        nc--;
+    }
+    int m = 0;
+    for (uint32_t lo = 0, k = 0; lo < a->count; k++) {
+        uint32_t hi = k < nc ? cut[k] : a->count;
+        struct argus_kmode_stats *o = &out[m];
+        memset(o, 0, sizeof *o);
+        o->name_hash = argus_name_hash(kdefs[kid].name);
+        o->mode = (uint8_t)m;
+        o->kclass = (uint8_t)kdefs[kid].kclass;
+        o->phase = (uint8_t)a->phase;
+        o->count = hi - lo;
+        o->min_ns = a->d[lo];
+        o->max_ns = a->d[hi - 1];
+        argus_qsketch_init(&o->sketch);
+        for (uint32_t i = lo; i < hi; i++) {
+            o->sum_ns += a->d[i];
+            argus_qsketch_add(&o->sketch, a->d[i]);
+        }
+        m++;
+        lo = hi;
+    }
+    return m;
+}
+
 static int emit_summary(struct job *j, struct rk *r, struct argus_step_summary *s,
                         struct argus_jobstore *js)
 {
@@ -402,20 +445,10 @@ static int emit_summary(struct job *j, struct rk *r, struct argus_step_summary *
             order[b] = order[b - 1];
             order[b - 1] = t;
         }
-    for (int i = 0; i < n; i++) {
-        const struct acc *a = &r->acc[order[i]];
-        struct argus_kmode_stats *m = &s->kmodes[i];
-        memset(m, 0, sizeof *m);
-        m->name_hash = argus_name_hash(kdefs[order[i]].name);
-        m->kclass = (uint8_t)kdefs[order[i]].kclass;
-        m->phase = (uint8_t)a->phase;
-        m->count = a->count;
-        m->sum_ns = a->sum;
-        m->min_ns = a->min;
-        m->max_ns = a->max;
-        m->sketch = a->sk;
-    }
-    s->n_kmodes = (uint32_t)n;
+    int nm = 0;
+    for (int i = 0; i < n; i++)
+        nm += split_modes(&r->acc[order[i]], order[i], &s->kmodes[nm]);
+    s->n_kmodes = (uint32_t)nm;
     return argus_jobstore_add_summary(js, s);
 }
 

@@ -50,7 +50,7 @@ static void test_depth(void **state)
     assert_int_equal(argus_tree_depth(22, 4), 3);
     assert_int_equal(argus_tree_depth(16384, 32), 3);
     /* a leaf's path to the root is exactly depth hops */
-    int r = 21, hops = 0;
+    int r = 20, hops = 0; /* ranks 5..20 sit on level 2 of a 4-ary tree */
     while (r > 0) {
         r = argus_tree_parent(r, 4);
         hops++;

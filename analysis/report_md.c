@@ -1,0 +1,201 @@
+/* report_md.c — report.md: the diagnosis for a person. A headline per anomaly (what,
+ * which ranks, since which step, how sure, what to look at next), the step-time table,
+ * each anomaly's details and the flagged ranks. Same result as report.json; written to
+ * report.md.partial and renamed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/report.h"
+#include "analysis/internal.h"
+#include "analysis/report_int.h"
+#include "common/clock.h"
+#include "common/outdir.h"
+
+int an_write_md(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
+                char *errbuf, size_t errlen);
+
+static const char *next_step(int kind)
+{
+    switch (kind) {
+    case ARGUS_AK_COMPUTE_STRAGGLER:
+        return "check the GPU of the source ranks: clocks and thermal or power throttling "
+               "(`nvidia-smi -q -d PERFORMANCE,CLOCK`), ECC/XID errors in the kernel log, "
+               "other processes on the GPU; the victims need no action";
+    case ARGUS_AK_COMM_DEGRADATION:
+        return "check the links and NICs of the group's nodes (`ibstat`, port error counters, "
+               "`NCCL_DEBUG=INFO` topology) and compare with the paths of the healthy groups";
+    case ARGUS_AK_PIPELINE_BUBBLE:
+        return "the named stage carries more work than the others or runs on slower GPUs: "
+               "check its nodes, then rebalance layers (or embedding/loss) across stages";
+    case ARGUS_AK_HOST_STALL:
+        return "look at the host side of the source ranks: data loading, garbage collection, "
+               "JIT compilation, CPU contention (`py-spy dump --pid` while it happens)";
+    case ARGUS_AK_STEP_REGRESSION:
+        return "every rank slowed alike: look for a shared cause starting at that step "
+               "(data shard, sequence length, software or configuration change, whole-job "
+               "thermal state)";
+    case ARGUS_AK_ITERATION_JITTER:
+        return "look for host work that recurs at those steps (checkpointing, logging, "
+               "evaluation, garbage collection) or for interference from other jobs";
+    case ARGUS_AK_KERNEL_DEGRADATION:
+        return "profile the named kernel on the source ranks (`ncu`), and compare input shapes "
+               "and library versions with a healthy rank of the same stage";
+    default:
+        return "compare the source ranks with their peers";
+    }
+}
+
+static void md_kernel(FILE *f, const struct argus_jobstore *js, uint64_t h)
+{
+    char kb[40];
+    const char *n = an_kernel_name(js, h, kb, sizeof kb);
+    fputc('`', f);
+    for (const char *p = n; *p; p++)
+        fputc(*p == '`' ? '\'' : *p, f);
+    fputc('`', f);
+}
+
+static void md_ranks(FILE *f, const uint32_t *v, uint32_t n)
+{
+    char buf[512];
+    an_format_ranks(v, n, buf, sizeof buf);
+    fputs(n ? buf : "none", f);
+}
+
+static void headline(FILE *f, const struct argus_anomaly *a)
+{
+    char src[300];
+    an_describe_sources(a, src, sizeof src);
+    fprintf(f, "- **%s** on %s, steps %llu–%llu",
+            argus_anomaly_kind_name((enum argus_anomaly_kind)a->kind), src,
+            (unsigned long long)a->step_first, (unsigned long long)a->step_last);
+    if (a->phase >= 0)
+        fprintf(f, ", %s", argus_phase_name((enum argus_phase)a->phase));
+    fprintf(f, ", %.2fx (score %.1f, seen from step %llu). Next: %s.\n", a->slowdown,
+            a->score, (unsigned long long)a->detected_at_step, next_step(a->kind));
+}
+
+static void details(FILE *f, const struct argus_jobstore *js, const struct argus_anomaly *a)
+{
+    const char *gt = argus_group_type_name((enum argus_group_type)a->group_type);
+    fprintf(f, "\n### %d. %s (L%d)\n\n", a->id,
+            argus_anomaly_kind_name((enum argus_anomaly_kind)a->kind), a->level);
+    fprintf(f, "- Evidence: %s\n", a->evidence);
+    fputs("- Sources: ", f);
+    md_ranks(f, a->ranks, a->n_ranks);
+    fputs("\n- Victims: ", f);
+    md_ranks(f, a->victims, a->n_victims);
+    fputc('\n', f);
+    if (gt && a->n_group) {
+        fprintf(f, "- Group: %s ", gt);
+        md_ranks(f, a->group, a->n_group);
+        fputc('\n', f);
+    }
+    fprintf(f, "- Steps: %llu–%llu (evidence sufficed at step %llu)\n",
+            (unsigned long long)a->step_first, (unsigned long long)a->step_last,
+            (unsigned long long)a->detected_at_step);
+    if (a->phase >= 0)
+        fprintf(f, "- Phase: %s\n", argus_phase_name((enum argus_phase)a->phase));
+    if (a->n_kernels) {
+        fputs("- Kernels:", f);
+        for (uint32_t i = 0; i < a->n_kernels; i++) {
+            fputc(' ', f);
+            md_kernel(f, js, a->kernels[i]);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "- Slowdown %.2fx, score %.1f\n", a->slowdown, a->score);
+    if (a->trace[0])
+        fprintf(f, "- Trace: [%s](%s) (open in https://ui.perfetto.dev)\n", a->trace, a->trace);
+    fprintf(f, "- What to look at next: %s.\n", next_step(a->kind));
+}
+
+static void rank_table(FILE *f, const struct argus_jobstore *js, const struct argus_result *r)
+{
+    int any = 0;
+    for (uint32_t i = 0; i < r->n_ranks; i++) {
+        const struct argus_rank_row *row = &r->ranks[i];
+        if (!row->flags)
+            continue;
+        if (!any)
+            fputs("\n## Flagged ranks\n\n| rank | host | device | median step ms | flags |\n"
+                  "| ---: | --- | ---: | ---: | --- |\n", f);
+        any = 1;
+        const struct argus_rank_info *ri = argus_jobstore_rankinfo(js, row->rank);
+        fprintf(f, "| %u | %s | %d | %.3f | ", row->rank, ri && ri->host[0] ? ri->host : "?",
+                ri ? ri->device : -1, row->median_step_ms);
+        int first = 1;
+        for (int k = 0; k < ARGUS_AK_COUNT; k++)
+            if (row->flags & (1u << k)) {
+                fprintf(f, "%s%s", first ? "" : ", ",
+                        argus_anomaly_kind_name((enum argus_anomaly_kind)k));
+                first = 0;
+            }
+        fputs(" |\n", f);
+    }
+}
+
+int an_write_md(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
+                char *errbuf, size_t errlen)
+{
+    const struct argus_job_meta *m = argus_jobstore_meta_c(js);
+    char *data = NULL, path[4096], t0[40], t1[40];
+    size_t len = 0;
+    uint64_t start, end;
+    FILE *f = open_memstream(&data, &len);
+
+    if (!f) {
+        snprintf(errbuf, errlen, "report.md: out of memory");
+        return -ENOMEM;
+    }
+    an_job_span(js, &start, &end);
+    argus_clock_rfc3339(start, t0, sizeof t0);
+    argus_clock_rfc3339(end, t1, sizeof t1);
+    fprintf(f, "# Argus report — job %s (step %s)\n\n", m->id[0] ? m->id : "unknown",
+            m->step[0] ? m->step : "0");
+    fprintf(f, "%u ranks on %u node%s, layout TP %d × PP %d × DP %d%s; %llu steps (%llu–%llu) "
+            "from %s to %s; %s.\n",
+            argus_jobstore_nranks(js), an_job_nodes(js), an_job_nodes(js) == 1 ? "" : "s",
+            r->layout.tp, r->layout.pp, r->layout.dp, r->layout.inferred ? " (unknown)" : "",
+            (unsigned long long)r->steps.count, (unsigned long long)r->steps.first,
+            (unsigned long long)r->steps.last, t0, t1,
+            m->complete ? "complete data" : "**partial data** (a rank stopped reporting or "
+                                            "the job was cut short)");
+    fputs("\n## Summary\n\n", f);
+    if (r->n_anomalies == 0)
+        fprintf(f, "No anomalies: no rank, group or stage stood out from its peers by "
+                   "%s, and the job step time had no lasting change or spike.\n",
+                "the reporting thresholds");
+    for (size_t i = 0; i < r->n_anomalies; i++)
+        headline(f, &r->anomalies[i]);
+    fputs("\n## Step time\n\n| steps | median ms | p99 ms | cv |\n| ---: | ---: | ---: | ---: |\n",
+          f);
+    fprintf(f, "| %llu | %.3f | %.3f | %.4f |\n", (unsigned long long)r->steps.count,
+            r->steps.median_ms, r->steps.p99_ms, r->steps.cv);
+    fprintf(f, "\nCollection: %llu kernels seen, %.0f bytes per rank-step summarised, "
+               "%llu events dropped.\n",
+            (unsigned long long)r->kernels_seen, r->summary_bytes_per_rank_step,
+            (unsigned long long)r->dropped_events);
+    if (r->n_anomalies)
+        fputs("\n## Anomalies\n", f);
+    for (size_t i = 0; i < r->n_anomalies; i++)
+        details(f, js, &r->anomalies[i]);
+    rank_table(f, js, r);
+    if (fclose(f) != 0 || !data) {
+        free(data);
+        snprintf(errbuf, errlen, "report.md: out of memory");
+        return -ENOMEM;
+    }
+    int rc;
+    if ((size_t)snprintf(path, sizeof path, "%s/report.md", dir) >= sizeof path) {
+        snprintf(errbuf, errlen, "%s: output directory name too long", dir);
+        rc = -ENAMETOOLONG;
+    } else {
+        rc = argus_file_write_atomic(path, data, len, errbuf, errlen);
+    }
+    free(data);
+    return rc;
+}

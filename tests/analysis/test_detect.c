@@ -1,0 +1,383 @@
+/* test_detect.c — the detectors on a synthetic 16-rank job (tp 2, pp 2, dp 4, 60 steps):
+ * a clean run gives no anomaly whatever the seed, each injected fault gives exactly one
+ * anomaly of the right kind naming exactly its source ranks over overlapping steps, with
+ * victims never among the sources. Also the robust-statistics helpers on hand values.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "analysis/analysis.h"
+#include "analysis/report.h"
+#include "analysis/stats.h"
+#include "tests/analysis/synth.h"
+
+static void dump(const struct argus_jobstore *js, const struct argus_result *r)
+{
+    fprintf(stderr, "  %zu anomalies\n", r->n_anomalies);
+    for (size_t i = 0; i < r->n_anomalies; i++) {
+        char line[8192];
+        if (argus_report_anomaly_json(js, &r->anomalies[i], line, sizeof line) > 0)
+            fprintf(stderr, "  %s\n", line);
+    }
+}
+
+static struct argus_jobstore *run(const struct synth_opts *o, struct argus_result *r)
+{
+    struct argus_jobstore *js = NULL;
+    struct argus_analysis_opts ao;
+    assert_int_equal(synth_job(o, &js), 0);
+    argus_analysis_opts_default(&ao);
+    assert_int_equal(argus_analyze(js, &ao, r), 0);
+    if (getenv("ARGUS_TEST_VERBOSE"))
+        dump(js, r);
+    return js;
+}
+
+/* Exactly one anomaly, of kind k0 (or k1), naming exactly ranks[], overlapping [lo,hi]. */
+static const struct argus_anomaly *expect_one(const struct argus_jobstore *js,
+                                              const struct argus_result *r, int k0, int k1,
+                                              const uint32_t *ranks, uint32_t n, uint64_t lo,
+                                              uint64_t hi)
+{
+    if (r->n_anomalies != 1)
+        dump(js, r);
+    assert_int_equal(r->n_anomalies, 1);
+    const struct argus_anomaly *a = &r->anomalies[0];
+    if (a->kind != k0 && a->kind != k1)
+        dump(js, r);
+    assert_true(a->kind == k0 || a->kind == k1);
+    if (a->n_ranks != n)
+        dump(js, r);
+    assert_int_equal(a->n_ranks, n);
+    for (uint32_t i = 0; i < n; i++)
+        assert_int_equal(a->ranks[i], ranks[i]);
+    assert_true(a->step_first <= hi && a->step_last >= lo);
+    for (uint32_t i = 0; i < a->n_victims; i++)
+        for (uint32_t j = 0; j < a->n_ranks; j++)
+            assert_int_not_equal(a->victims[i], a->ranks[j]);
+    assert_true(a->detected_at_step >= a->step_first && a->detected_at_step <= a->step_last);
+    assert_true(a->evidence[0] != '\0');
+    assert_true(a->slowdown > 1.0);
+    assert_true(a->score > 0);
+    assert_int_equal(a->id, 1);
+    return a;
+}
+
+static void test_clean(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        struct synth_opts o;
+        struct argus_result r;
+        synth_default(&o, seed);
+        struct argus_jobstore *js = run(&o, &r);
+        if (r.n_anomalies)
+            dump(js, &r);
+        assert_int_equal(r.n_anomalies, 0);
+        assert_int_equal(r.steps.count, 60);
+        assert_int_equal(r.steps.first, 0);
+        assert_int_equal(r.steps.last, 59);
+        assert_true(r.steps.median_ms > 0 && r.steps.p99_ms >= r.steps.median_ms);
+        assert_true(r.steps.cv >= 0 && r.steps.cv < 0.05);
+        assert_int_equal(r.layout.tp, 2);
+        assert_int_equal(r.layout.pp, 2);
+        assert_int_equal(r.layout.dp, 4);
+        assert_int_equal(r.layout.inferred, 0);
+        assert_int_equal(r.n_ranks, 16);
+        assert_true(r.kernels_seen > 0);
+        assert_true(r.summary_bytes_per_rank_step > 100);
+        argus_result_free(&r);
+        argus_jobstore_free(js);
+    }
+}
+
+static void test_clean_variants(void **state)
+{
+    (void)state;
+    /* other layouts, more noise, unknown layout */
+    const int lay[][3] = { { 2, 4, 2 }, { 1, 1, 8 }, { 4, 2, 2 }, { 2, 2, 4 } };
+    for (size_t i = 0; i < sizeof lay / sizeof lay[0]; i++) {
+        struct synth_opts o;
+        struct argus_result r;
+        synth_default(&o, 100 + i);
+        o.tp = lay[i][0];
+        o.pp = lay[i][1];
+        o.dp = lay[i][2];
+        if (i == 3) {
+            o.no_coords = 1;
+            o.pp = 1;
+        }
+        o.noise = i == 2 ? 0.06 : 0.03;
+        struct argus_jobstore *js = run(&o, &r);
+        if (r.n_anomalies)
+            dump(js, &r);
+        assert_int_equal(r.n_anomalies, 0);
+        assert_int_equal(r.layout.inferred, i == 3);
+        argus_result_free(&r);
+        argus_jobstore_free(js);
+    }
+}
+
+static void test_straggler(void **state)
+{
+    (void)state;
+    struct synth_opts o;
+    struct argus_result r;
+    synth_default(&o, 7);
+    struct synth_fault *f = synth_add(&o, SY_STRAGGLER, 20, 40, 1.5);
+    f->ranks[f->nranks++] = 5;
+    struct argus_jobstore *js = run(&o, &r);
+    const uint32_t want[] = { 5 };
+    const struct argus_anomaly *a =
+        expect_one(js, &r, ARGUS_AK_COMPUTE_STRAGGLER, -1, want, 1, 20, 40);
+    assert_int_equal(a->level, 2);
+    assert_true(a->phase == ARGUS_PH_BACKWARD || a->phase == ARGUS_PH_FORWARD);
+    assert_true(a->n_kernels >= 1);
+    assert_true(a->n_victims >= 8);
+    assert_true(a->slowdown > 1.35 && a->slowdown < 1.65);
+    assert_int_equal(a->detected_at_step, 22);
+    assert_true(r.ranks[5].flags & (1u << ARGUS_AK_COMPUTE_STRAGGLER));
+    assert_int_equal(r.ranks[4].flags, 0);
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+}
+
+static void test_straggler_replica(void **state)
+{
+    (void)state;
+    /* both TP ranks of two DP replicas of stage 0: half of the stage */
+    struct synth_opts o;
+    struct argus_result r;
+    synth_default(&o, 8);
+    struct synth_fault *f = synth_add(&o, SY_STRAGGLER, 0, 59, 2.0);
+    const int rs[] = { 2, 3, 4, 5 };
+    for (int i = 0; i < 4; i++)
+        f->ranks[f->nranks++] = rs[i];
+    struct argus_jobstore *js = run(&o, &r);
+    const uint32_t want[] = { 2, 3, 4, 5 };
+    expect_one(js, &r, ARGUS_AK_COMPUTE_STRAGGLER, -1, want, 4, 0, 59);
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+}
+
+static void comm_case(int tp_group, int index, const uint32_t *want, uint32_t n)
+{
+    struct synth_opts o;
+    struct argus_result r;
+    synth_default(&o, 9);
+    struct synth_fault *f = synth_add(&o, SY_COMM, 20, 40, 3.0);
+    f->group_tp = tp_group;
+    f->group_index = index;
+    struct argus_jobstore *js = run(&o, &r);
+    const struct argus_anomaly *a =
+        expect_one(js, &r, ARGUS_AK_COMM_DEGRADATION, -1, want, n, 20, 40);
+    assert_int_equal(a->group_type, tp_group ? ARGUS_GT_TP : ARGUS_GT_DP);
+    assert_int_equal(a->n_group, n);
+    assert_int_equal(a->phase, ARGUS_PH_COMM);
+    assert_true(a->n_kernels >= 1);
+    assert_int_equal(a->level, 3);
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+}
+
+static void test_comm_dp(void **state)
+{
+    (void)state;
+    const uint32_t want[] = { 1, 3, 5, 7 }; /* DP group index 1: pp 0, tp 1 */
+    comm_case(0, 1, want, 4);
+}
+
+static void test_comm_tp(void **state)
+{
+    (void)state;
+    const uint32_t want[] = { 12, 13 }; /* TP group index 6: pp 1, dp 2 */
+    comm_case(1, 6, want, 2);
+}
+
+static void test_bubble(void **state)
+{
+    (void)state;
+    struct synth_opts o;
+    struct argus_result r;
+    synth_default(&o, 10);
+    synth_add(&o, SY_BUBBLE, 20, 40, 1.5)->stage = 1;
+    struct argus_jobstore *js = run(&o, &r);
+    const uint32_t want[] = { 8, 9, 10, 11, 12, 13, 14, 15 };
+    const struct argus_anomaly *a =
+        expect_one(js, &r, ARGUS_AK_PIPELINE_BUBBLE, -1, want, 8, 20, 40);
+    assert_true(a->n_victims >= 1);
+    for (uint32_t i = 0; i < a->n_victims; i++)
+        assert_true(a->victims[i] < 8);
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+}
+
+static void test_host_stall(void **state)
+{
+    (void)state;
+    struct synth_opts o;
+    struct argus_result r;
+    synth_default(&o, 11);
+    struct synth_fault *f = synth_add(&o, SY_HOST, 20, 40, 1.0);
+    f->ranks[f->nranks++] = 3;
+    f->ms = 30;
+    struct argus_jobstore *js = run(&o, &r);
+    const uint32_t want[] = { 3 };
+    const struct argus_anomaly *a = expect_one(js, &r, ARGUS_AK_HOST_STALL, -1, want, 1, 20, 40);
+    assert_int_equal(a->phase, ARGUS_PH_HOST);
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+}
+
+static void test_regression(void **state)
+{
+    (void)state;
+    struct synth_opts o;
+    struct argus_result r;
+    synth_default(&o, 12);
+    synth_add(&o, SY_REGRESSION, 30, 59, 1.15);
+    struct argus_jobstore *js = run(&o, &r);
+    const struct argus_anomaly *a =
+        expect_one(js, &r, ARGUS_AK_STEP_REGRESSION, -1, NULL, 0, 30, 59);
+    assert_true(a->step_first >= 29 && a->step_first <= 31);
+    assert_int_equal(a->step_last, 59);
+    assert_int_equal(a->level, 1);
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+}
+
+static void test_kernel(void **state)
+{
+    (void)state;
+    struct synth_opts o;
+    struct argus_result r;
+    synth_default(&o, 13);
+    struct synth_fault *f = synth_add(&o, SY_KERNEL, 20, 40, 2.0);
+    f->ranks[f->nranks++] = 6;
+    f->kernel = "flash_bwd";
+    struct argus_jobstore *js = run(&o, &r);
+    const uint32_t want[] = { 6 };
+    const struct argus_anomaly *a =
+        expect_one(js, &r, ARGUS_AK_KERNEL_DEGRADATION, -1, want, 1, 20, 40);
+    assert_true(a->n_kernels >= 1);
+    assert_true(a->kernels[0] == argus_name_hash(synth_kernel_name("flash_bwd")));
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+}
+
+static void test_kernel_big(void **state)
+{
+    (void)state;
+    /* a kernel slow enough to push the whole compute over the ratio: still one kernel */
+    struct synth_opts o;
+    struct argus_result r;
+    synth_default(&o, 14);
+    struct synth_fault *f = synth_add(&o, SY_KERNEL, 10, 59, 4.0);
+    f->ranks[f->nranks++] = 9;
+    f->kernel = "flash_bwd";
+    struct argus_jobstore *js = run(&o, &r);
+    const uint32_t want[] = { 9 };
+    const struct argus_anomaly *a =
+        expect_one(js, &r, ARGUS_AK_KERNEL_DEGRADATION, -1, want, 1, 10, 59);
+    assert_true(a->kernels[0] == argus_name_hash(synth_kernel_name("flash_bwd")));
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+}
+
+static void test_jitter(void **state)
+{
+    (void)state;
+    struct synth_opts o;
+    struct argus_result r;
+    synth_default(&o, 15);
+    synth_add(&o, SY_JITTER, 25, 25, 1.6);
+    struct argus_jobstore *js = run(&o, &r);
+    const struct argus_anomaly *a =
+        expect_one(js, &r, ARGUS_AK_ITERATION_JITTER, -1, NULL, 0, 25, 25);
+    assert_int_equal(a->step_first, 25);
+    assert_int_equal(a->detected_at_step, 25);
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+}
+
+static void test_crash(void **state)
+{
+    (void)state;
+    struct synth_opts o;
+    struct argus_result r;
+    synth_default(&o, 16);
+    struct synth_fault *f = synth_add(&o, SY_CRASH, 30, 59, 1.0);
+    f->ranks[f->nranks++] = 9;
+    struct argus_jobstore *js = run(&o, &r);
+    if (r.n_anomalies)
+        dump(js, &r);
+    assert_int_equal(r.n_anomalies, 0);
+    assert_int_equal(argus_jobstore_meta_c(js)->complete, 0);
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+}
+
+static void test_stats(void **state)
+{
+    (void)state;
+    double tmp[16];
+    double a[] = { 3, 1, 2 };
+    assert_float_equal(argus_stats_median(a, 3), 2.0, 1e-12);
+    double b[] = { 4, 1, 3, 2 };
+    assert_float_equal(argus_stats_median(b, 4), 2.5, 1e-12);
+    assert_true(isnan(argus_stats_median(b, 0)));
+    /* MAD of {1,2,3,4,100} around 3: |.|={2,1,0,1,97} -> 1 */
+    double c[] = { 1, 2, 3, 4, 100 };
+    assert_float_equal(argus_stats_mad(c, 5, 3, tmp), 1.0, 1e-12);
+    double s[] = { 10, 20, 30, 40 };
+    assert_float_equal(argus_stats_quantile_sorted(s, 4, 0.5), 25.0, 1e-12);
+    assert_float_equal(argus_stats_quantile_sorted(s, 4, 1.0), 40.0, 1e-12);
+    assert_float_equal(argus_stats_quantile_sorted(s, 4, 1.0 / 3), 20.0, 1e-12);
+
+    struct argus_robust r;
+    double d[] = { 100, 102, 98, 101, 99, 150, 100, 100 };
+    argus_stats_robust(d, 8, 0.02, tmp, &r);
+    assert_float_equal(r.ref, 100.0, 1e-12);
+    /* deviations {0,2,2,1,1,50,0,0} -> MAD 1 -> 1.4826, floored at 2 */
+    assert_float_equal(r.scale, 2.0, 1e-12);
+    assert_float_equal(argus_stats_z(150, &r), 25.0, 1e-12);
+    assert_float_equal(argus_stats_ratio(150, &r), 1.5, 1e-12);
+
+    /* lower half survives half of the sample inflated */
+    double e[] = { 100, 150, 101, 152, 99, 149, 100, 151 };
+    argus_stats_robust_low(e, 8, 0.02, tmp, &r);
+    assert_float_equal(r.ref, 100.0, 1e-12); /* lower half {99,100,100,101} */
+    assert_float_equal(r.scale, 2.5 * 0.5 > 2.0 ? 1.25 : 2.0, 1e-12);
+    assert_true(argus_stats_z(150, &r) >= 5);
+    double g[] = { 10, 10, 10, 10, 10 };
+    argus_stats_robust(g, 5, 0.02, tmp, &r);
+    assert_float_equal(r.scale, 0.2, 1e-12);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_clean),
+        cmocka_unit_test(test_clean_variants),
+        cmocka_unit_test(test_straggler),
+        cmocka_unit_test(test_straggler_replica),
+        cmocka_unit_test(test_comm_dp),
+        cmocka_unit_test(test_comm_tp),
+        cmocka_unit_test(test_bubble),
+        cmocka_unit_test(test_host_stall),
+        cmocka_unit_test(test_regression),
+        cmocka_unit_test(test_kernel),
+        cmocka_unit_test(test_kernel_big),
+        cmocka_unit_test(test_jitter),
+        cmocka_unit_test(test_crash),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
