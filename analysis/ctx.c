@@ -74,8 +74,63 @@ static int coords_known(const struct argus_coords *x)
     return x->tp_size && x->pp_size && x->dp_size;
 }
 
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Without coordinates: ranks that launch the same set of compute kernels (those seen in
+ * at least half of their steps) do the same work, as the ranks of one PP stage do (the
+ * first stage has the embedding, the last the loss). Classes are numbered by their lowest
+ * rank. Returns the number of classes (cls[r] filled), 0 on allocation failure. */
+static uint32_t infer_classes(struct an_ctx *c, uint32_t *cls)
+{
+    const size_t K = c->names.n;
+    uint32_t *cnt = calloc(K + 1, sizeof *cnt), *stamp = calloc(K + 1, sizeof *stamp);
+    uint64_t *sig = calloc(c->n, sizeof *sig);
+    uint32_t ncls = 0;
+
+    if (!cnt || !stamp || !sig)
+        goto out;
+    for (uint32_t r = 0; r < c->n; r++) {
+        uint32_t held = 0;
+        memset(cnt, 0, (K + 1) * sizeof *cnt);
+        memset(stamp, 0, (K + 1) * sizeof *stamp);
+        for (size_t si = 0; si < c->S; si++) {
+            const struct argus_step_summary *s = an_cell(c, r, si);
+            if (!s)
+                continue;
+            held++;
+            for (uint32_t k = 0; k < s->n_kmodes && k < ARGUS_MAX_KMODES; k++) {
+                long at = an_name_find(&c->names, s->kmodes[k].name_hash);
+                if (at >= 0 && s->kmodes[k].kclass == ARGUS_KC_COMPUTE &&
+                    stamp[at] != held) {
+                    stamp[at] = held;
+                    cnt[at]++;
+                }
+            }
+        }
+        for (size_t k = 0; k < K; k++)
+            if (cnt[k] && 2 * cnt[k] >= held)
+                sig[r] += mix64(c->names.hash[k]);
+        uint32_t q = 0;
+        while (q < r && sig[q] != sig[r])
+            q++;
+        cls[r] = q < r ? cls[q] : ncls++;
+    }
+out:
+    free(cnt);
+    free(stamp);
+    free(sig);
+    return ncls;
+}
+
 /* Coordinates of every rank: from its summaries, else its rank info, else from the rank
- * number in Megatron order once the sizes are known. */
+ * number in Megatron order once the sizes are known. Peer classes are the PP stages, or
+ * inferred from the kernels each rank runs when no rank said where it sits. */
 static int build_layout(struct an_ctx *c)
 {
     struct argus_coords sizes = { 0 };
@@ -120,27 +175,42 @@ static int build_layout(struct an_ctx *c)
             x->pp = (uint16_t)(r / ((uint32_t)sizes.tp_size * sizes.dp_size));
             x->ep = 0;
         }
-    } else {
-        c->lay.tp = 1;
-        c->lay.pp = 1;
-        c->lay.dp = (int)c->n;
-        c->lay.ep = 1;
-        c->lay.inferred = 1;
     }
     free(have);
 
-    /* Peer classes: ranks of the same PP stage. */
-    c->n_cls = c->layout_known ? (uint32_t)c->lay.pp : 1;
     c->cls = calloc(c->n, sizeof *c->cls);
+    if (!c->cls)
+        return -ENOMEM;
+    if (c->layout_known) {
+        c->n_cls = (uint32_t)c->lay.pp;
+        for (uint32_t r = 0; r < c->n; r++)
+            c->cls[r] = c->co[r].pp < c->n_cls ? c->co[r].pp : c->n_cls - 1;
+    } else {
+        c->n_cls = infer_classes(c, c->cls);
+        if (c->n_cls == 0)
+            return -ENOMEM;
+        /* report the classes as stages when they split the ranks evenly */
+        uint32_t *size = calloc(c->n_cls, sizeof *size);
+        if (!size)
+            return -ENOMEM;
+        for (uint32_t r = 0; r < c->n; r++)
+            size[c->cls[r]]++;
+        int even = c->n % c->n_cls == 0;
+        for (uint32_t k = 0; k < c->n_cls; k++)
+            even &= size[k] == c->n / c->n_cls;
+        free(size);
+        c->lay.tp = 1;
+        c->lay.pp = even ? (int)c->n_cls : 1;
+        c->lay.dp = (int)c->n / c->lay.pp;
+        c->lay.ep = 1;
+        c->lay.inferred = 1;
+    }
     c->cls_off = calloc(c->n_cls + 1, sizeof *c->cls_off);
     c->cls_mem = calloc(c->n, sizeof *c->cls_mem);
-    if (!c->cls || !c->cls_off || !c->cls_mem)
+    if (!c->cls_off || !c->cls_mem)
         return -ENOMEM;
-    for (uint32_t r = 0; r < c->n; r++) {
-        uint32_t k = c->layout_known ? c->co[r].pp : 0;
-        c->cls[r] = k < c->n_cls ? k : c->n_cls - 1;
+    for (uint32_t r = 0; r < c->n; r++)
         c->cls_off[c->cls[r] + 1]++;
-    }
     for (uint32_t k = 0; k < c->n_cls; k++)
         c->cls_off[k + 1] += c->cls_off[k];
     uint32_t *fill = calloc(c->n_cls, sizeof *fill);
@@ -344,7 +414,7 @@ int an_ctx_build(struct an_ctx *c, const struct argus_jobstore *js,
         return rc;
     if ((rc = an_tmp_reserve(c, (c->n > c->S ? c->n : c->S) + 16)))
         return rc;
-    if ((rc = build_layout(c)) || (rc = build_names(c)) || (rc = build_series(c)))
+    if ((rc = build_names(c)) || (rc = build_layout(c)) || (rc = build_series(c)))
         return rc;
     c->cflag = calloc((size_t)c->n * c->S, 1);
     return c->cflag ? 0 : -ENOMEM;

@@ -7,9 +7,20 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* snprintf that may cut the sentence short (evidence is bounded on purpose). */
+__attribute__((format(printf, 3, 4))) static void say(char *buf, size_t len, const char *fmt,
+                                                      ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
 
 static double v_comm(const struct argus_step_summary *s)
 {
@@ -266,7 +277,7 @@ static void victims_clause(struct an_ctx *c, struct an_cand *k, const char *who,
         an_short_name(c->js, names[0], n0, sizeof n0);
     if (nn > 1)
         an_short_name(c->js, names[1], n1, sizeof n1);
-    snprintf(buf, len, "; %u %s wait%s in %s%s%s (+%.0f%% communication time)",
+    say(buf, len, "; %u %s wait%s in %s%s%s (+%.0f%% communication time)",
              k->a.n_victims, who, k->a.n_victims == 1 ? "s" : "", nn ? n0 : "collectives",
              nn > 1 ? "/" : "", n1, 100.0 * med);
 }
@@ -295,7 +306,7 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
     const uint32_t stage = a->n_ranks ? c->cls[a->ranks[0]] : 0;
 
     an_format_ranks(a->ranks, a->n_ranks, rk, sizeof rk);
-    if (c->layout_known)
+    if (c->n_cls > 1)
         snprintf(st, sizeof st, "stage-%u ", stage);
     else
         st[0] = '\0';
@@ -304,7 +315,7 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
         a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
         victims_clause(c, k, "other ranks", vc, sizeof vc);
         kernels_clause(c, k, kc, sizeof kc);
-        snprintf(a->evidence, sizeof a->evidence,
+        say(a->evidence, sizeof a->evidence,
                  "rank%s %s compute %.2fx %s %u %speers for %zu steps (%llu-%llu), most in %s"
                  "%s%s",
                  a->n_ranks > 1 ? "s" : "", rk, a->slowdown, a->n_ranks > 1 ? "their" : "its",
@@ -318,7 +329,7 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
             an_short_name(c->js, a->kernels[0], nm, sizeof nm);
         a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
         victims_clause(c, k, "other ranks", vc, sizeof vc);
-        snprintf(a->evidence, sizeof a->evidence,
+        say(a->evidence, sizeof a->evidence,
                  "rank%s %s kernel %s %.2fx %s %u %speers for %zu steps (%llu-%llu) while "
                  "the other kernels match%s",
                  a->n_ranks > 1 ? "s" : "", rk, nm, a->slowdown,
@@ -339,7 +350,7 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
         if (a->phase < 0)
             a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
         victims_clause(c, k, "ranks of other stages", vc, sizeof vc);
-        snprintf(a->evidence, sizeof a->evidence,
+        say(a->evidence, sizeof a->evidence,
                  "stage %u (ranks %s) compute %.2fx its usual share against the other stages "
                  "for %zu steps (%llu-%llu)%s%s%s",
                  stage, rk, a->slowdown, nsteps, f, l, a->phase >= 0 ? ", most in " : "",
@@ -374,7 +385,7 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
         }
         a->phase = ARGUS_PH_HOST;
         victims_clause(c, k, "other ranks", vc, sizeof vc);
-        snprintf(a->evidence, sizeof a->evidence,
+        say(a->evidence, sizeof a->evidence,
                  "rank%s %s GPU idle (host gap) %.1f ms per step vs %.1f ms on %s %u %speers "
                  "for %zu steps (%llu-%llu) while compute matches; the host is not launching "
                  "work%s",
@@ -391,7 +402,7 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
         if (a->n_kernels > 1)
             an_short_name(c->js, a->kernels[1], n1, sizeof n1);
         victims_clause(c, k, "ranks outside the group", vc, sizeof vc);
-        snprintf(a->evidence, sizeof a->evidence,
+        say(a->evidence, sizeof a->evidence,
                  "%s group %s (pp %u, %s %u): %s%s%s %.2fx the other %s groups even for the "
                  "member that arrived last, for %zu steps (%llu-%llu); members' compute "
                  "matches their peers%s",

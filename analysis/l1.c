@@ -127,6 +127,7 @@ static int jitter(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp,
         rc = -ENOMEM;
         goto out;
     }
+    /* The first step held is never judged: it is often partial or a warm-up. */
     for (size_t i = 1, seg = 0; i < m; i++) {
         while (seg < ncp && cps[seg] <= i)
             seg++;

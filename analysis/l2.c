@@ -165,7 +165,7 @@ static int detect_stages(struct an_ctx *c)
     const size_t S = c->S;
     int rc = 0;
 
-    if (!c->layout_known || P < 2)
+    if (P < 2)
         return 0;
     double *sp = malloc((size_t)P * S * sizeof *sp);
     double *rel = malloc(S * sizeof *rel), *zz = malloc(S * sizeof *zz);
@@ -276,7 +276,7 @@ static void reconcile_bubbles(struct an_ctx *c, size_t first)
 {
     for (size_t i = first; i < c->cand.n; i++) {
         struct an_cand *k = &c->cand.v[i];
-        if (k->a.kind != ARGUS_AK_COMPUTE_STRAGGLER || !c->layout_known || c->n_cls < 2)
+        if (k->a.kind != ARGUS_AK_COMPUTE_STRAGGLER || c->n_cls < 2)
             continue;
         for (uint32_t st = 0; st < c->n_cls; st++) {
             uint32_t size = c->cls_off[st + 1] - c->cls_off[st], in = 0;
@@ -289,20 +289,65 @@ static void reconcile_bubbles(struct an_ctx *c, size_t first)
             }
         }
     }
-    for (size_t i = first; i < c->cand.n; i++) {
-        struct an_cand *k = &c->cand.v[i];
-        if (k->a.kind != ARGUS_AK_COMPUTE_STRAGGLER && k->a.kind != ARGUS_AK_KERNEL_DEGRADATION)
+    /* A stage flagged as a whole while some of its ranks stand out from the others: if
+     * those ranks are most of the stage, it is the bubble; else they are the stragglers
+     * (a stage median moves when half of it is slow, e.g. two stages pooled into one
+     * class when the layout had to be inferred). */
+    for (size_t j = first; j < c->cand.n; j++) {
+        struct an_cand *b = &c->cand.v[j];
+        if (b->a.kind != ARGUS_AK_PIPELINE_BUBBLE || b->dropped || !b->a.n_ranks)
             continue;
-        for (size_t j = first; j < c->cand.n; j++) {
-            const struct an_cand *b = &c->cand.v[j];
-            if (b->a.kind != ARGUS_AK_PIPELINE_BUBBLE || b->dropped ||
-                !an_overlap(k->si_a, k->si_b, b->si_a, b->si_b))
+        const uint32_t st = c->cls[b->a.ranks[0]];
+        const uint32_t size = c->cls_off[st + 1] - c->cls_off[st];
+        uint8_t *in = calloc(c->n, 1);
+        uint32_t nin = 0;
+        if (!in)
+            continue;
+        for (size_t i = first; i < c->cand.n; i++) {
+            const struct an_cand *k = &c->cand.v[i];
+            if ((k->a.kind != ARGUS_AK_COMPUTE_STRAGGLER &&
+                 k->a.kind != ARGUS_AK_KERNEL_DEGRADATION) ||
+                k->dropped || !an_overlap(k->si_a, k->si_b, b->si_a, b->si_b))
+                continue;
+            for (uint32_t q = 0; q < k->a.n_ranks; q++)
+                if (c->cls[k->a.ranks[q]] == st && !in[k->a.ranks[q]]) {
+                    in[k->a.ranks[q]] = 1;
+                    nin++;
+                }
+        }
+        const int bubble_wins = nin == 0 || nin >= AN_STAGE_COVER * size;
+        for (size_t i = first; i < c->cand.n; i++) {
+            struct an_cand *k = &c->cand.v[i];
+            if ((k->a.kind != ARGUS_AK_COMPUTE_STRAGGLER &&
+                 k->a.kind != ARGUS_AK_KERNEL_DEGRADATION) ||
+                k->dropped || !an_overlap(k->si_a, k->si_b, b->si_a, b->si_b))
                 continue;
             uint32_t inside = 0;
             for (uint32_t q = 0; q < k->a.n_ranks; q++)
-                inside += c->cls[k->a.ranks[q]] == c->cls[b->a.ranks[0]];
-            if (inside == k->a.n_ranks)
+                inside += c->cls[k->a.ranks[q]] == st;
+            if (bubble_wins && inside == k->a.n_ranks)
                 k->dropped = 1;
+        }
+        if (!bubble_wins)
+            b->dropped = 1;
+        free(in);
+    }
+    /* one bubble per stage and window */
+    for (size_t j = first; j < c->cand.n; j++) {
+        struct an_cand *b = &c->cand.v[j];
+        if (b->a.kind != ARGUS_AK_PIPELINE_BUBBLE || b->dropped || !b->a.n_ranks)
+            continue;
+        for (size_t i = j + 1; i < c->cand.n; i++) {
+            struct an_cand *d = &c->cand.v[i];
+            if (d->a.kind == ARGUS_AK_PIPELINE_BUBBLE && !d->dropped && d->a.n_ranks &&
+                c->cls[d->a.ranks[0]] == c->cls[b->a.ranks[0]] &&
+                an_overlap(b->si_a, b->si_b, d->si_a, d->si_b)) {
+                d->dropped = 1;
+                b->si_a = d->si_a < b->si_a ? d->si_a : b->si_a;
+                b->si_b = d->si_b > b->si_b ? d->si_b : b->si_b;
+                b->a.step_first = c->step_id[b->si_a];
+                b->a.step_last = c->step_id[b->si_b];
+            }
         }
     }
 }

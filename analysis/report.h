@@ -27,7 +27,9 @@ void argus_report_print_summary(FILE *out, const char *dir, const struct argus_j
                                 const struct argus_result *r);
 
 /* Tracks anomalies already appended to anomalies.jsonl so that repeated online analyses
- * append each (kind, first source rank or group, first step) once. */
+ * append each anomaly once: an anomaly with the same kind and the same sources (ranks, or
+ * group members) as a logged one whose steps overlap or touch the logged steps is the
+ * same anomaly (its logged span grows; nothing is appended). */
 struct argus_anomaly_log {
     size_t n, cap;
     char (*keys)[96];

@@ -4,7 +4,8 @@
 set -euo pipefail
 PKGS=(build-essential autoconf automake libtool pkg-config
       openmpi-bin libopenmpi-dev libhwloc-dev libzstd-dev libyajl-dev libcmocka-dev
-      python3)
+      python3
+      slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev)
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

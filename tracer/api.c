@@ -7,24 +7,38 @@
  * summariser; argus.h calls (the step-loop thread) enter through a busy counter so that
  * stop can wait for a call in flight before freeing (a Dekker-style pair of seq_cst
  * accesses: a caller either sees active == 0 or stop sees its busy mark).
- * Summaries are delivered through opts.on_summary synchronously from argus_step_end, on
- * the application thread; a later issue moves the step-end work to an Argus thread.
+ * Summaries (and new names) go through a small fixed queue: built on the application
+ * thread (argus.h replay) or on the GPU collector's drain thread, they reach
+ * opts.on_summary / on_name on the application thread (argus_tracer_deliver, called at the
+ * end of argus_step_end, from the NVTX step callbacks and from stop), so reduce/ never
+ * sees another thread.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/wire.h"
 #include "tracer/argus.h"
 #include "tracer/tracer.h"
 
 #define TRACER_MAX_NAMES 65536
 #define TRACER_DEFAULT_EVENTS 131072
 #define STOP_WAIT_NS 1000000000ull /* longest stop waits for a call in flight */
+#define SUMQ 4      /* summaries waiting for delivery */
+#define NAMEQ 2048  /* names waiting for delivery */
+
+struct qname {
+    uint64_t hash;
+    char name[ARGUS_NAME_MAX + 1];
+};
 
 static struct {
     atomic_int active;
@@ -33,7 +47,88 @@ static struct {
     pthread_mutex_t lock;        /* start/stop, coords */
     struct argus_coords coords;
     _Atomic uint64_t final_dropped, final_kernels; /* totals of the last stopped run */
-} g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+    /* Delivery queue (qlock); sinks of the running tracer. */
+    pthread_mutex_t qlock, dlock; /* dlock: one deliverer at a time */
+    struct argus_step_summary *sq; /* [SUMQ] */
+    struct qname *nq;              /* [NAMEQ] */
+    size_t sq_head, sq_n, nq_n;
+    uint64_t lost_summaries, lost_names;
+    argus_summary_sink_fn user_summary;
+    argus_name_sink_fn user_name;
+    void *user_ctx;
+
+    /* GPU collection hooks (set once by InitializeInjection). */
+    _Atomic(argus_gpu_mark_fn) gpu_mark;
+    _Atomic(argus_gpu_drain_fn) gpu_drain;
+    struct argus_ring *ring;
+    uint64_t clk[3];
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .qlock = PTHREAD_MUTEX_INITIALIZER,
+       .dlock = PTHREAD_MUTEX_INITIALIZER};
+
+static void q_summary(void *ctx, const struct argus_step_summary *s)
+{
+    (void)ctx;
+    pthread_mutex_lock(&g.qlock);
+    if (g.sq_n == SUMQ) { /* drop the oldest */
+        g.sq_head = (g.sq_head + 1) % SUMQ;
+        g.sq_n--;
+        g.lost_summaries++;
+    }
+    struct argus_step_summary *d = &g.sq[(g.sq_head + g.sq_n) % SUMQ];
+    memcpy(d, s, offsetof(struct argus_step_summary, kmodes) +
+                     s->n_kmodes * sizeof s->kmodes[0]);
+    g.sq_n++;
+    pthread_mutex_unlock(&g.qlock);
+}
+
+static void q_name(void *ctx, uint64_t hash, const char *name)
+{
+    (void)ctx;
+    pthread_mutex_lock(&g.qlock);
+    if (g.nq_n < NAMEQ) {
+        g.nq[g.nq_n].hash = hash;
+        snprintf(g.nq[g.nq_n].name, sizeof g.nq[g.nq_n].name, "%s", name);
+        g.nq_n++;
+    } else {
+        g.lost_names++;
+    }
+    pthread_mutex_unlock(&g.qlock);
+}
+
+/* Hand queued names, then summaries, to the sinks (names first: a summary's names must
+ * be known when it is read). One deliverer at a time; the sinks run without qlock. */
+static void deliver(void)
+{
+    static struct argus_step_summary one; /* under dlock */
+    struct qname nm;
+
+    if (pthread_mutex_trylock(&g.dlock) != 0)
+        return;
+    for (;;) {
+        pthread_mutex_lock(&g.qlock);
+        int have_name = g.nq_n > 0, have_sum = !have_name && g.sq_n > 0;
+        if (have_name) {
+            nm = g.nq[0];
+            memmove(g.nq, g.nq + 1, (g.nq_n - 1) * sizeof *g.nq);
+            g.nq_n--;
+        } else if (have_sum) {
+            const struct argus_step_summary *s = &g.sq[g.sq_head];
+            memcpy(&one, s, offsetof(struct argus_step_summary, kmodes) +
+                                s->n_kmodes * sizeof s->kmodes[0]);
+            g.sq_head = (g.sq_head + 1) % SUMQ;
+            g.sq_n--;
+        }
+        pthread_mutex_unlock(&g.qlock);
+        if (have_name && g.user_name)
+            g.user_name(g.user_ctx, nm.hash, nm.name);
+        else if (have_sum && g.user_summary)
+            g.user_summary(g.user_ctx, &one);
+        if (!have_name && !have_sum)
+            break;
+    }
+    pthread_mutex_unlock(&g.dlock);
+}
 
 /* Enter a call on the summariser; 0 when the tracer is off (then do nothing). */
 static int enter(void)
@@ -75,9 +170,20 @@ ARGUS_EXPORT int argus_tracer_start(const struct argus_tracer_opts *o)
     so.rank = o->rank;
     so.max_events = o->max_events ? o->max_events : TRACER_DEFAULT_EVENTS;
     so.max_names = TRACER_MAX_NAMES;
-    so.on_summary = o->on_summary;
-    so.on_name = o->on_name;
-    so.ctx = o->ctx;
+    so.on_summary = q_summary;
+    so.on_name = q_name;
+    so.ctx = NULL;
+    if (!g.sq)
+        g.sq = calloc(SUMQ, sizeof *g.sq); /* kept for the process: stop may race a drain */
+    if (!g.nq)
+        g.nq = calloc(NAMEQ, sizeof *g.nq);
+    if (!g.sq || !g.nq) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    g.user_summary = o->on_summary;
+    g.user_name = o->on_name;
+    g.user_ctx = o->ctx;
     rc = argus_summarizer_create(&so, &sm);
     if (rc < 0)
         goto out;
@@ -93,7 +199,11 @@ ARGUS_EXPORT void argus_tracer_stop(void)
 {
     const struct timespec nap = {0, 50000};
     uint64_t deadline;
+    argus_gpu_drain_fn drain = atomic_load(&g.gpu_drain);
 
+    if (drain && atomic_load(&g.active))
+        drain(); /* the GPU's last steps reach the summariser while it is still there */
+    deliver();
     pthread_mutex_lock(&g.lock);
     if (!atomic_load(&g.active))
         goto out;
@@ -113,6 +223,61 @@ ARGUS_EXPORT void argus_tracer_stop(void)
     g.sm = NULL;
 out:
     pthread_mutex_unlock(&g.lock);
+}
+
+struct argus_summarizer *argus_tracer_acquire(void)
+{
+    return enter() ? g.sm : NULL;
+}
+
+void argus_tracer_release(void)
+{
+    leave();
+}
+
+ARGUS_EXPORT void argus_tracer_deliver(void)
+{
+    if (atomic_load_explicit(&g.active, memory_order_relaxed))
+        deliver();
+}
+
+void argus_tracer_set_gpu_hooks(argus_gpu_mark_fn mark, argus_gpu_drain_fn drain,
+                                struct argus_ring *ring)
+{
+    g.ring = ring;
+    atomic_store(&g.gpu_drain, drain);
+    atomic_store(&g.gpu_mark, mark);
+}
+
+struct argus_ring *argus_tracer_ring(void)
+{
+    return atomic_load(&g.gpu_mark) ? g.ring : NULL;
+}
+
+void argus_tracer_set_clock_triple(uint64_t cupti_ns, uint64_t real_ns, uint64_t mono_ns)
+{
+    pthread_mutex_lock(&g.lock);
+    g.clk[0] = cupti_ns;
+    g.clk[1] = real_ns;
+    g.clk[2] = mono_ns;
+    pthread_mutex_unlock(&g.lock);
+}
+
+void argus_tracer_clock_triple(uint64_t out[3])
+{
+    pthread_mutex_lock(&g.lock);
+    memcpy(out, g.clk, sizeof g.clk);
+    pthread_mutex_unlock(&g.lock);
+}
+
+uint64_t argus_tracer_lost_summaries(void)
+{
+    uint64_t n;
+
+    pthread_mutex_lock(&g.qlock);
+    n = g.lost_summaries;
+    pthread_mutex_unlock(&g.qlock);
+    return n;
 }
 
 ARGUS_EXPORT void argus_tracer_coords(struct argus_coords *out)
@@ -184,8 +349,23 @@ ARGUS_EXPORT int argus_set_layout(int tp_size, int pp_size, int dp_size, int ep_
     return 0;
 }
 
+/* 1 when a GPU collector takes the mark (then the summariser is fed by its thread). */
+static int gpu_mark(int kind, uint64_t step, uint64_t t_ns, unsigned phase)
+{
+    argus_gpu_mark_fn f = atomic_load_explicit(&g.gpu_mark, memory_order_acquire);
+
+    if (!f)
+        return 0;
+    f(kind, step, now_or(t_ns), phase);
+    return 1;
+}
+
 ARGUS_EXPORT void argus_step_begin(uint64_t step, uint64_t t_ns)
 {
+    if (gpu_mark(0, step, t_ns, 0)) {
+        argus_tracer_deliver();
+        return;
+    }
     if (!enter())
         return;
     argus_summarizer_step_begin(g.sm, step, now_or(t_ns));
@@ -194,14 +374,21 @@ ARGUS_EXPORT void argus_step_begin(uint64_t step, uint64_t t_ns)
 
 ARGUS_EXPORT void argus_step_end(uint64_t step, uint64_t t_ns)
 {
+    if (gpu_mark(1, step, t_ns, 0)) {
+        argus_tracer_deliver();
+        return;
+    }
     if (!enter())
         return;
     argus_summarizer_step_end(g.sm, step, now_or(t_ns));
     leave();
+    deliver();
 }
 
 ARGUS_EXPORT void argus_phase_push(const char *name, uint64_t t_ns)
 {
+    if (gpu_mark(2, 0, t_ns, (unsigned)argus_phase_from_name(name)))
+        return;
     if (!enter())
         return;
     argus_summarizer_phase_push(g.sm, name, now_or(t_ns));
@@ -210,6 +397,8 @@ ARGUS_EXPORT void argus_phase_push(const char *name, uint64_t t_ns)
 
 ARGUS_EXPORT void argus_phase_pop(uint64_t t_ns)
 {
+    if (gpu_mark(3, 0, t_ns, 0))
+        return;
     if (!enter())
         return;
     argus_summarizer_phase_pop(g.sm, now_or(t_ns));
@@ -219,6 +408,8 @@ ARGUS_EXPORT void argus_phase_pop(uint64_t t_ns)
 ARGUS_EXPORT void argus_kernel(const char *name, uint64_t start_ns, uint64_t end_ns,
                                uint32_t device, uint32_t stream, enum argus_kernel_class cls)
 {
+    if (atomic_load_explicit(&g.gpu_mark, memory_order_relaxed))
+        return; /* the GPU is traced for real */
     if (!enter())
         return;
     argus_summarizer_kernel(g.sm, name, now_or(start_ns), now_or(end_ns), device, stream,

@@ -1,6 +1,8 @@
-/* modes.c — stable radix sort of (key, value) pairs and the first-version mode split of
- * one kernel's sorted durations (ratio gaps, see modes.h). No allocation, no state: the
- * summariser passes its preallocated arrays. */
+/* modes.c — stable radix sort of (key, value) pairs and the mode split of one kernel's
+ * sorted durations: log-duration binned KDE with Scott's bandwidth on a robust sigma and a
+ * prominence gate (ALGORITHMS.md §6.2), the 1.5x ratio-gap rule below ARGUS_MODES_KDE_MIN
+ * points (see modes.h). No allocation, no state: the summariser passes its preallocated
+ * arrays; the KDE grid lives on the stack (1 KB). */
 #include "tracer/modes.h"
 
 #include <assert.h>
@@ -67,8 +69,8 @@ static int is_gap(uint64_t lo, uint64_t hi)
     return hi * ARGUS_MODES_RATIO_DEN >= lo * ARGUS_MODES_RATIO_NUM && hi > lo;
 }
 
-unsigned argus_modes_split(const struct argus_sort_pair *v, size_t n,
-                           size_t bounds[ARGUS_MODES_MAX + 1])
+static unsigned gap_split(const struct argus_sort_pair *v, size_t n,
+                          size_t bounds[ARGUS_MODES_MAX + 1])
 {
     enum { KEEP = ARGUS_MODES_MAX - 1 };
     size_t pos[KEEP];
@@ -113,4 +115,177 @@ unsigned argus_modes_split(const struct argus_sort_pair *v, size_t n,
         bounds[i + 1] = pos[i];
     bounds[nkeep + 1] = n;
     return nkeep + 1;
+}
+
+/* ---- KDE ---------------------------------------------------------------------------- */
+
+/* log2(x) for x >= 1 to ~1e-4: exponent from the bits, mantissa by a cubic. */
+static double fast_log2(uint64_t x)
+{
+    union { double d; uint64_t u; } b;
+    b.d = (double)(x ? x : 1);
+    int e = (int)((b.u >> 52) & 0x7ff) - 1023;
+    b.u = (b.u & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1023) << 52); /* m in [1, 2) */
+    double m = b.d - 1.0;
+    return e + m * (1.4425449 + m * (-0.7181452 + m * 0.2755997));
+}
+
+/* First index in v[lo, n) whose log-duration exceeds y. */
+static size_t upper(const double *y, size_t n, double cut)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (y[mid] <= cut)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* One KDE pass at bandwidth h. */
+static unsigned kde_once(const double *y, size_t n, double h,
+                         size_t bounds[ARGUS_MODES_MAX + 1], struct argus_kde_info *info)
+{
+    enum { G = ARGUS_KDE_GRID };
+    double f[G], kern[G];
+    unsigned pk[G / 2 + 1], np = 0;
+
+    double lo = y[0] - 3 * h, hi = y[n - 1] + 3 * h, dx = (hi - lo) / (G - 1);
+    if (info) {
+        info->h = h;
+        info->lo = lo;
+        info->dx = dx;
+    }
+    /* Linear binning. */
+    double c[G];
+    memset(c, 0, sizeof c);
+    for (size_t i = 0; i < n; i++) {
+        double g = (y[i] - lo) / dx;
+        int g0 = (int)g;
+        if (g0 >= G - 1)
+            g0 = G - 2;
+        double w = g - g0;
+        c[g0] += 1 - w;
+        c[g0 + 1] += w;
+    }
+    /* Gaussian truncated at 4h. */
+    int hw = (int)ceil(4 * h / dx);
+    if (hw > G - 1)
+        hw = G - 1;
+    for (int k = 0; k <= hw; k++)
+        kern[k] = exp(-0.5 * (k * dx / h) * (k * dx / h));
+    for (int g = 0; g < G; g++) {
+        double s = 0;
+        int a = g - hw < 0 ? 0 : g - hw, b = g + hw > G - 1 ? G - 1 : g + hw;
+        for (int j = a; j <= b; j++)
+            s += c[j] * kern[j > g ? j - g : g - j];
+        f[g] = s;
+    }
+    /* Local maxima (plateaus count once, at their left end). */
+    for (int g = 0; g < G; g++) {
+        double l = g ? f[g - 1] : -1, r = g < G - 1 ? f[g + 1] : -1;
+        if (f[g] > l && f[g] >= r && f[g] > 0)
+            pk[np++] = (unsigned)g;
+    }
+    /* Merge neighbouring peaks until every valley passes the gate and <= MAX remain. */
+    size_t minside = n / 100 > 2 ? n / 100 : 2;
+    while (np > 1) {
+        int worst = -1;
+        double wr = -1;
+        int must = 0;
+        size_t prev_cut = 0;
+        for (unsigned i = 0; i + 1 < np; i++) {
+            unsigned vg = pk[i];
+            for (unsigned g = pk[i]; g <= pk[i + 1]; g++)
+                if (f[g] < f[vg])
+                    vg = g;
+            double mp = f[pk[i]] < f[pk[i + 1]] ? f[pk[i]] : f[pk[i + 1]];
+            double r = f[vg] / mp;
+            size_t cut = upper(y, n, lo + vg * dx);
+            /* points on this peak's side since the previous cut, and beyond */
+            int fail = r > ARGUS_KDE_PROMINENCE || cut - prev_cut < minside ||
+                       n - cut < minside;
+            if (fail)
+                r += 10; /* failing pairs merge before merely close ones */
+            if (r > wr) {
+                wr = r;
+                worst = (int)i;
+                must = fail;
+            }
+            prev_cut = cut;
+        }
+        if (!must && np <= ARGUS_MODES_MAX)
+            break;
+        /* Drop the lower of the pair. */
+        unsigned drop = f[pk[worst]] < f[pk[worst + 1]] ? (unsigned)worst : (unsigned)worst + 1;
+        memmove(&pk[drop], &pk[drop + 1], (np - drop - 1) * sizeof pk[0]);
+        np--;
+    }
+    bounds[0] = 0;
+    unsigned m = 0;
+    for (unsigned i = 0; i + 1 < np; i++) {
+        unsigned vg = pk[i];
+        for (unsigned g = pk[i]; g <= pk[i + 1]; g++)
+            if (f[g] < f[vg])
+                vg = g;
+        size_t cut = upper(y, n, lo + vg * dx);
+        if (cut > bounds[m] && cut < n)
+            bounds[++m] = cut;
+    }
+    bounds[++m] = n;
+    return m;
+}
+
+unsigned argus_modes_kde(const double *y, size_t n, size_t bounds[ARGUS_MODES_MAX + 1],
+                         struct argus_kde_info *info)
+{
+    double mean = 0, var = 0;
+    size_t tb[ARGUS_MODES_MAX + 1];
+    unsigned best;
+
+    if (n == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        mean += y[i];
+    mean /= (double)n;
+    for (size_t i = 0; i < n; i++)
+        var += (y[i] - mean) * (y[i] - mean);
+    double sd = n > 1 ? sqrt(var / (double)(n - 1)) : 0;
+    double iqr = (y[(3 * n) / 4] - y[n / 4]) / 1.349;
+    double sig = iqr > 0 && iqr < sd ? iqr : sd;
+    double h = sig * pow((double)n, -0.2);
+    if (h < ARGUS_KDE_HMIN)
+        h = ARGUS_KDE_HMIN;
+    /* Scott over-smooths multimodal data (sigma includes the spread between modes): try
+     * h/2 and h/4 too and keep the finest split; the prominence gate and the side-count
+     * rule keep sampling bumps out. */
+    best = kde_once(y, n, h, bounds, info);
+    for (int k = 1; k <= 2 && best < ARGUS_MODES_MAX; k++) {
+        double hk = h / (double)(1 << k);
+        if (hk < ARGUS_KDE_HMIN)
+            break;
+        struct argus_kde_info ti;
+        unsigned m = kde_once(y, n, hk, tb, &ti);
+        if (m > best) {
+            best = m;
+            memcpy(bounds, tb, (m + 1) * sizeof tb[0]);
+            if (info)
+                *info = ti;
+        }
+    }
+    return best;
+}
+
+unsigned argus_modes_split(const struct argus_sort_pair *v, size_t n,
+                           size_t bounds[ARGUS_MODES_MAX + 1], double *scratch)
+{
+    if (n < ARGUS_MODES_KDE_MIN || !scratch)
+        return gap_split(v, n, bounds);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t d = argus_dkey_dur(v[i].key);
+        scratch[i] = (i && argus_dkey_dur(v[i - 1].key) == d) ? scratch[i - 1] : fast_log2(d);
+    }
+    return argus_modes_kde(scratch, n, bounds, NULL);
 }

@@ -94,6 +94,7 @@ struct argus_summarizer {
 
     /* Scratch for step end. */
     struct argus_sort_pair *pa, *pb; /* [max_events] each */
+    double *ylog;                    /* [max_events] log durations for the KDE */
     struct cand *cands;              /* [max_cands] */
     struct argus_sort_pair *ord;     /* [2 * max_cands] */
     size_t max_cands;

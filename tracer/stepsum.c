@@ -74,7 +74,8 @@ static size_t build_cands(struct argus_summarizer *sm)
     for (size_t t = 0; t < sm->n_touched; t++) {
         uint32_t idx = sm->touched[t];
         uint32_t lo = sm->name_off[idx] - sm->name_count[idx];
-        unsigned nm = argus_modes_split(&sm->pb[lo], sm->name_count[idx], bounds);
+        unsigned nm = argus_modes_split(&sm->pb[lo], sm->name_count[idx], bounds,
+                                         sm->ylog);
         for (unsigned k = 0; k < nm; k++) {
             struct cand *c = &sm->cands[nc++];
             uint64_t w[ARGUS_PH_COUNT] = {0};

@@ -73,10 +73,11 @@ int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_
     sm->segs = calloc(MAX_SEGS, sizeof *sm->segs);
     sm->pa = calloc(o->max_events, sizeof *sm->pa);
     sm->pb = calloc(o->max_events, sizeof *sm->pb);
+    sm->ylog = calloc(o->max_events, sizeof *sm->ylog);
     sm->cands = calloc(sm->max_cands, sizeof *sm->cands);
     sm->ord = calloc(2 * sm->max_cands, sizeof *sm->ord);
     if (!sm->slots || !sm->name_hash || !sm->name_count || !sm->name_off || !sm->name_class ||
-        !sm->name_text || !sm->arena || !sm->cache || !sm->touched || !sm->ev || !sm->ev_name || !sm->segs || !sm->pa || !sm->pb ||
+        !sm->name_text || !sm->arena || !sm->cache || !sm->touched || !sm->ev || !sm->ev_name || !sm->segs || !sm->pa || !sm->pb || !sm->ylog ||
         !sm->cands || !sm->ord) {
         argus_summarizer_free(sm);
         return -ENOMEM;
@@ -103,6 +104,7 @@ void argus_summarizer_free(struct argus_summarizer *sm)
     free(sm->segs);
     free(sm->pa);
     free(sm->pb);
+    free(sm->ylog);
     free(sm->cands);
     free(sm->ord);
     free(sm);
@@ -395,4 +397,19 @@ void argus_summarizer_step_end(struct argus_summarizer *sm, uint64_t step, uint6
     sm->last_step = step;
     if (sm->o.on_summary)
         sm->o.on_summary(sm->o.ctx, &sm->sum);
+}
+
+void argus_summarizer_add_dropped(struct argus_summarizer *sm, uint64_t n)
+{
+    if (!sm || !sm->in_step || n == 0)
+        return;
+    sm->step_dropped += n;
+    sm->step_flags |= ARGUS_SF_PARTIAL;
+    __atomic_fetch_add(&sm->total_dropped, n, __ATOMIC_RELAXED);
+}
+
+void argus_summarizer_add_flags(struct argus_summarizer *sm, uint32_t flags)
+{
+    if (sm && sm->in_step)
+        sm->step_flags |= flags;
 }

@@ -6,9 +6,9 @@
  * Memory is fixed at create time (max_events events per step, max_names names); nothing is
  * allocated per event or per step. Events beyond max_events and kernels outside a step are
  * counted in `dropped` and the summary gets ARGUS_SF_PARTIAL.
- * Modes (first version): within one step, the sorted durations of one kernel are split at
- * gaps where the next duration is >= 1.5x the previous; at most 4 modes (the smallest
- * gaps merged first); mode 0 is the fastest.
+ * Modes: within one step, the sorted durations of one kernel are split by a log-duration
+ * KDE (modes.h: Scott bandwidth, prominence gate; the 1.5x gap rule below 8 points); at
+ * most 4 modes; mode 0 is the fastest.
  * One thread at a time per summariser.
  */
 #ifndef ARGUS_TRACER_SUMMARIZER_H
@@ -48,6 +48,12 @@ void argus_summarizer_phase_push(struct argus_summarizer *sm, const char *name, 
 void argus_summarizer_phase_pop(struct argus_summarizer *sm, uint64_t t_ns);
 void argus_summarizer_kernel(struct argus_summarizer *sm, const char *name, uint64_t start_ns,
                              uint64_t end_ns, uint32_t device, uint32_t stream, int kclass);
+
+/* For the open step: add records the source dropped (CUPTI's dropped count) to its
+ * dropped total (sets ARGUS_SF_PARTIAL when n > 0); OR flags (ARGUS_SF_*) into it. No-op
+ * outside a step. */
+void argus_summarizer_add_dropped(struct argus_summarizer *sm, uint64_t n);
+void argus_summarizer_add_flags(struct argus_summarizer *sm, uint32_t flags);
 
 /* Total events dropped so far; total kernels seen. */
 uint64_t argus_summarizer_dropped(const struct argus_summarizer *sm);

@@ -28,6 +28,31 @@ struct argus_tracer_opts {
  * with -EALREADY. */
 int argus_tracer_start(const struct argus_tracer_opts *o);
 void argus_tracer_stop(void);
+/* ---- GPU collection (tracer/cupti_adapter.c, tracer/collect.c) ----------------------
+ * The summariser for the collector's drain thread: NULL when the tracer is not started
+ * (release must follow every non-NULL acquire). Summaries and names built on that
+ * thread are queued (fixed slots; the oldest is dropped and counted when full) and handed
+ * to the sinks on the application thread by argus_tracer_deliver, which the NVTX step
+ * callbacks, the argus.h step calls and argus_tracer_stop call. */
+struct argus_summarizer *argus_tracer_acquire(void);
+void argus_tracer_release(void);
+void argus_tracer_deliver(void);
+/* Installed once by InitializeInjection: argus.h step/phase marks then go to mark (kind:
+ * enum argus_mark_kind) instead of the summariser, argus_kernel calls are ignored (the GPU
+ * is traced for real), and argus_tracer_stop calls drain first (final forced flush). */
+typedef void (*argus_gpu_mark_fn)(int kind, uint64_t step, uint64_t t_ns, unsigned phase);
+typedef void (*argus_gpu_drain_fn)(void);
+struct argus_ring;
+void argus_tracer_set_gpu_hooks(argus_gpu_mark_fn mark, argus_gpu_drain_fn drain,
+                                struct argus_ring *ring);
+/* The raw ring of the GPU collector, NULL when none (for L4 dumps). */
+struct argus_ring *argus_tracer_ring(void);
+/* (cuptiGetTimestamp, CLOCK_REALTIME, CLOCK_MONOTONIC) at GPU-collection start. */
+void argus_tracer_set_clock_triple(uint64_t cupti_ns, uint64_t real_ns, uint64_t mono_ns);
+void argus_tracer_clock_triple(uint64_t out[3]);
+/* Summaries dropped because the delivery queue was full; names likewise. */
+uint64_t argus_tracer_lost_summaries(void);
+
 /* Layout given by argus_set_layout (all zero when none was given). */
 void argus_tracer_coords(struct argus_coords *out);
 uint64_t argus_tracer_dropped(void);

@@ -324,6 +324,44 @@ static void test_crash(void **state)
     argus_jobstore_free(js);
 }
 
+/* No coordinates: peer classes come from the kernels each rank runs. */
+static void test_inferred_layout(void **state)
+{
+    (void)state;
+    struct synth_opts o;
+    struct argus_result r;
+    synth_default(&o, 17);
+    o.no_coords = 1;
+    struct argus_jobstore *js = run(&o, &r);
+    if (r.n_anomalies)
+        dump(js, &r);
+    assert_int_equal(r.n_anomalies, 0);
+    assert_int_equal(r.layout.inferred, 1);
+    assert_int_equal(r.layout.pp, 2);
+    assert_int_equal(r.layout.dp, 8);
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+
+    synth_default(&o, 18);
+    o.no_coords = 1;
+    struct synth_fault *f = synth_add(&o, SY_STRAGGLER, 20, 40, 1.5);
+    f->ranks[f->nranks++] = 5;
+    js = run(&o, &r);
+    const uint32_t want[] = { 5 };
+    expect_one(js, &r, ARGUS_AK_COMPUTE_STRAGGLER, -1, want, 1, 20, 40);
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+
+    synth_default(&o, 19);
+    o.no_coords = 1;
+    synth_add(&o, SY_BUBBLE, 20, 40, 1.5)->stage = 1;
+    js = run(&o, &r);
+    const uint32_t stage1[] = { 8, 9, 10, 11, 12, 13, 14, 15 };
+    expect_one(js, &r, ARGUS_AK_PIPELINE_BUBBLE, -1, stage1, 8, 20, 40);
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+}
+
 static void test_stats(void **state)
 {
     (void)state;
@@ -378,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_kernel_big),
         cmocka_unit_test(test_jitter),
         cmocka_unit_test(test_crash),
+        cmocka_unit_test(test_inferred_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,8 +42,8 @@ static void test_defaults(void **state)
     assert_int_equal(c.spool, 1);
     assert_int_equal(c.log, ARGUS_LOG_WARN);
     assert_true(fabs(c.ratio - 1.15) < 1e-12);
-    /* Every row's default passes its own check, and the table has all nine rows. */
-    assert_int_equal(argus_config_nvars, 9);
+    /* Every row's default passes its own check, and the table has all 19 rows. */
+    assert_int_equal(argus_config_nvars, 19);
     for (size_t i = 0; i < argus_config_nvars; i++) {
         char err[256] = "";
         const struct argus_config_var *v = &argus_config_vars[i];
@@ -102,7 +102,7 @@ static void test_int_bounds_and_garbage(void **state)
         for (size_t g = 0; g < sizeof garbage / sizeof garbage[0]; g++)
             expect_reject(v->name, garbage[g], range);
     }
-    assert_int_equal(seen, 3);
+    assert_int_equal(seen, 8);
     /* The exact message of the contract. */
     char err[256];
     assert_int_equal(argus_config_check("ARGUS_WINDOW", "abc", err, sizeof err), -EINVAL);
@@ -229,7 +229,17 @@ static void test_print(void **state)
                               "ARGUS_MAX_EVENTS=262144\n"
                               "ARGUS_SPOOL=1\n"
                               "ARGUS_LOG=warn\n"
-                              "ARGUS_RATIO=1.15\n");
+                              "ARGUS_RATIO=1.15\n"
+                              "ARGUS_CUPTI=1\n"
+                              "ARGUS_CUPTI_BUF_KB=4096\n"
+                              "ARGUS_CUPTI_BUFS=8\n"
+                              "ARGUS_GRAPH_TRACE=0\n"
+                              "ARGUS_PHASE_MAP=\n"
+                              "ARGUS_STEP_RANGE=ProfilerStep#\n"
+                              "ARGUS_STEP_DETECT=1\n"
+                              "ARGUS_PERIOD_MAX=65536\n"
+                              "ARGUS_RING_EVENTS=196608\n"
+                              "ARGUS_RING_STEPS=3\n");
     free(text);
 }
 

@@ -528,22 +528,22 @@ static void test_modes_split(void **state)
     size_t b[ARGUS_MODES_MAX + 1];
     (void)state;
 
-    assert_int_equal(argus_modes_split(v, 0, b), 0);
+    assert_int_equal(argus_modes_split(v, 0, b, NULL), 0);
     v[0] = mk(100);
-    assert_int_equal(argus_modes_split(v, 1, b), 1);
+    assert_int_equal(argus_modes_split(v, 1, b, NULL), 1);
     assert_int_equal(b[0], 0);
     assert_int_equal(b[1], 1);
     /* 149 < 1.5 x 100: no split; 150 = 1.5 x 100: split. */
     v[1] = mk(149);
-    assert_int_equal(argus_modes_split(v, 2, b), 1);
+    assert_int_equal(argus_modes_split(v, 2, b, NULL), 1);
     v[1] = mk(150);
-    assert_int_equal(argus_modes_split(v, 2, b), 2);
+    assert_int_equal(argus_modes_split(v, 2, b, NULL), 2);
     assert_int_equal(b[1], 1);
     /* Six gaps: ratios 2, 10, 3, 1.6, 5, 4 -> keep 10, 5, 4 (split after 2nd, 5th, 6th). */
     const uint64_t d[7] = {1, 2, 20, 60, 96, 480, 1920};
     for (int i = 0; i < 7; i++)
         v[i] = mk(d[i]);
-    assert_int_equal(argus_modes_split(v, 7, b), 4);
+    assert_int_equal(argus_modes_split(v, 7, b, NULL), 4);
     assert_int_equal(b[1], 2);
     assert_int_equal(b[2], 5);
     assert_int_equal(b[3], 6);
@@ -552,7 +552,7 @@ static void test_modes_split(void **state)
     v[0] = mk(0);
     v[1] = mk(0);
     v[2] = mk(5);
-    assert_int_equal(argus_modes_split(v, 3, b), 2);
+    assert_int_equal(argus_modes_split(v, 3, b, NULL), 2);
     assert_int_equal(b[1], 2);
 }
 

@@ -1,0 +1,119 @@
+/* config.h — the environment contract (DESIGN.md contract 1): one table of every ARGUS_*
+ * variable with its type, default and bounds. spank/ and wrapper/ set these; the ranks
+ * read them with argus_config_load. etc/argus.conf documents the same table (a unit test
+ * checks that every variable here appears there).
+ *
+ * Precedence: compiled default < environment. A malformed or out-of-bounds value is an
+ * error naming the variable, the value and the accepted range; the caller decides whether
+ * to fall back to the default (ranks do, and say so once) or to refuse (argus-run does).
+ */
+#ifndef ARGUS_COMMON_CONFIG_H
+#define ARGUS_COMMON_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* X(NAME, field, type, default, min, max, help)
+ * type: BOOL (0/1, on/off, yes/no, true/false), INT (decimal, bounds inclusive),
+ *       DOUBLE (bounds inclusive), STR (any, max 4095 bytes), MODE (off|on|full),
+ *       LEVEL (error|warn|info|debug). */
+#define ARGUS_CONFIG_TABLE(X)                                                             \
+    X(ARGUS_MODE, mode, MODE, "off", 0, 0,                                                \
+      "off: libargus stays inert; on: summarise and diagnose; full: also keep raw events") \
+    X(ARGUS_OUTDIR, outdir, STR, ".", 0, 0,                                               \
+      "directory under which argus-<jobid>/ is created")                                  \
+    X(ARGUS_JOBID, jobid, STR, "", 0, 0,                                                  \
+      "job id for the output directory (default: SLURM_JOB_ID, Open MPI's job id, "        \
+      "else a timestamp and pid)")                                                        \
+    X(ARGUS_WINDOW, window, INT, "10", 1, 10000,                                          \
+      "steps per reduction window (summaries travel to rank 0 once per window)")          \
+    X(ARGUS_FANIN, fanin, INT, "4", 2, 1024, "fan-in of the reduction tree")              \
+    X(ARGUS_MAX_EVENTS, max_events, INT, "262144", 1024, 16777216,                        \
+      "kernel events buffered per rank per step (more are counted as dropped)")           \
+    X(ARGUS_SPOOL, spool, BOOL, "1", 0, 1,                                                \
+      "rank 0 keeps every summary in summaries.argus (zstd) for argus-analyze")           \
+    X(ARGUS_LOG, log, LEVEL, "warn", 0, 0, "log level: error, warn, info or debug")       \
+    X(ARGUS_RATIO, ratio, DOUBLE, "1.15", 1.01, 100.0,                                    \
+      "smallest slowdown (x peers or x baseline) reported as an anomaly")                 \
+    X(ARGUS_CUPTI, cupti, BOOL, "1", 0, 1,                                                \
+      "collect GPU activity through CUPTI when injected (CUDA_INJECTION64_PATH)")         \
+    X(ARGUS_CUPTI_BUF_KB, cupti_buf_kb, INT, "4096", 64, 262144,                          \
+      "size of each preallocated CUPTI activity buffer, KiB")                            \
+    X(ARGUS_CUPTI_BUFS, cupti_bufs, INT, "8", 2, 1024,                                    \
+      "number of preallocated CUPTI activity buffers")                                    \
+    X(ARGUS_GRAPH_TRACE, graph_trace, BOOL, "0", 0, 1,                                    \
+      "also record one GRAPH_TRACE activity per CUDA-graph launch")                       \
+    X(ARGUS_PHASE_MAP, phase_map, STR, "", 0, 0,                                          \
+      "extra NVTX range -> phase rules, 'substring:phase,...', tried before the defaults") \
+    X(ARGUS_STEP_RANGE, step_range, STR, "ProfilerStep#", 0, 0,                           \
+      "name prefix of the NVTX range that marks a training step")                         \
+    X(ARGUS_STEP_DETECT, step_detect, BOOL, "1", 0, 1,                                    \
+      "find steps by period detection when nothing marks them")                          \
+    X(ARGUS_PERIOD_MAX, period_max, INT, "65536", 16, 1048576,                            \
+      "longest step (kernels) that period detection looks for")                           \
+    X(ARGUS_RING_EVENTS, ring_events, INT, "196608", 0, 16777216,                         \
+      "raw GPU events kept per rank for L4 trace dumps (0: no ring)")                     \
+    X(ARGUS_RING_STEPS, ring_steps, INT, "3", 1, 1000,                                    \
+      "most recent steps an L4 trace dump shows")
+
+enum argus_mode { ARGUS_MODE_OFF = 0, ARGUS_MODE_ON = 1, ARGUS_MODE_FULL = 2 };
+
+#define ARGUS_CONFIG_STR_MAX 4096
+
+struct argus_config {
+    int mode;     /* enum argus_mode */
+    char outdir[ARGUS_CONFIG_STR_MAX];
+    char jobid[256];
+    long window;
+    long fanin;
+    long max_events;
+    int spool;
+    int log;      /* enum argus_log_level */
+    double ratio;
+    int cupti;
+    long cupti_buf_kb;
+    long cupti_bufs;
+    int graph_trace;
+    char phase_map[1024];
+    char step_range[64];
+    int step_detect;
+    long period_max;
+    long ring_events;
+    long ring_steps;
+};
+
+/* One row of the table, for printing and documentation. */
+struct argus_config_var {
+    const char *name, *type, *def, *help;
+    double min, max;
+};
+extern const struct argus_config_var argus_config_vars[];
+extern const size_t argus_config_nvars;
+
+/* Fill with compiled defaults. */
+void argus_config_defaults(struct argus_config *c);
+
+/* Lookup function: returns the value of a variable or NULL; getenv fits (same type), and
+ * NULL means getenv too. The returned string is only read, never written or freed. */
+typedef char *(*argus_env_lookup_fn)(const char *name);
+
+/* Read every variable through lookup into c (starting from defaults). On the first bad
+ * value returns -EINVAL with errbuf "ARGUS_WINDOW=abc: not an integer in [1, 10000]"
+ * and leaves that field at its default; the remaining variables are still read. */
+int argus_config_load(struct argus_config *c, argus_env_lookup_fn lookup, char *errbuf,
+                      size_t errlen);
+
+/* Validate a single NAME=value; 0 or -EINVAL (errbuf), -ENOENT for an unknown ARGUS_ name. */
+int argus_config_check(const char *name, const char *value, char *errbuf, size_t errlen);
+
+/* Print the effective configuration, one "NAME=value" line each. */
+void argus_config_print(const struct argus_config *c, FILE *out);
+
+/* Job id: ARGUS_JOBID if set (c->jobid when c is given, else looked up), else SLURM_JOB_ID,
+ * else OMPI_MCA_ess_base_jobid, else PMIX_NAMESPACE sanitised, else
+ * "<YYYYmmddTHHMMSS>-<pid>". Only [A-Za-z0-9._-] survive (others become '_'). c and lookup
+ * may be NULL (lookup NULL: getenv). */
+void argus_config_jobid(const struct argus_config *c, argus_env_lookup_fn lookup,
+                        char *buf, size_t len);
+
+#endif /* ARGUS_COMMON_CONFIG_H */

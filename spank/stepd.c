@@ -1,0 +1,195 @@
+/* stepd.c — the remote side of the SPANK plugin (slurmstepd, S_CTX_REMOTE). In task_init,
+ * which runs in each task's process as the job user just before execve, it sets or
+ * clears the environment contract (common/config.h): LD_PRELOAD (libargus.so from the
+ * site's libdir, prepended), CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH (a user's own
+ * are kept), ARGUS_MODE, ARGUS_OUTDIR (template expanded), ARGUS_JOBID=<job>.<step> and
+ * ARGUS_WINDOW. The batch step gets the contract too (so `mpirun` inside it traces its
+ * ranks; libargus.so is inert until MPI_Init); extern and interactive steps are skipped.
+ * It creates no files (rank 0's libargus creates the output directory as the user),
+ * never fails the task, and only global task 0 prints, one line per problem.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <slurm/spank.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "common/config.h"
+#include "spank/plugin.h"
+
+/* Special step ids (slurm.h), not in spank.h. */
+#define STEP_BATCH 0xfffffffbu
+#define STEP_EXTERN 0xfffffffcu
+#define STEP_INTERACTIVE 0xfffffffau
+
+#define LIBNAME "libargus.so"
+#define ENVLEN 8192
+
+struct task {
+    spank_t sp;
+    int loud;  /* global task 0: the one that speaks to the user */
+    char lib[PATH_MAX + 16]; /* libdir (< PATH_MAX) + "/libargus.so" */
+};
+
+/* One line to the daemon log always, and to the task's stderr (the job's output) from
+ * global task 0 only, so the user sees each problem once. */
+static void say(const struct task *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const struct task *t, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    slurm_verbose(ARGUS_SPANK_PREFIX "%s", msg);
+    if (t->loud) {
+        fprintf(stderr, ARGUS_SPANK_PREFIX "%s\n", msg);
+        fflush(stderr);
+    }
+}
+
+static int get_env(spank_t sp, const char *name, char *buf, int len)
+{
+    return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+/* Remove what an enclosing Argus step (the batch step) put into this task's environment,
+ * so that `srun --argus=off` inside `sbatch --argus=on` really runs without Argus. */
+static void strip_contract(const struct task *t)
+{
+    char buf[ENVLEN], out[ENVLEN];
+    static const char *const inj[] = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"};
+
+    if (get_env(t->sp, "LD_PRELOAD", buf, sizeof buf) == 0 &&
+        argus_preload_remove(buf, t->lib, out, sizeof out) == 0) {
+        if (out[0])
+            spank_setenv(t->sp, "LD_PRELOAD", out, 1);
+        else
+            spank_unsetenv(t->sp, "LD_PRELOAD");
+    }
+    for (size_t i = 0; i < sizeof inj / sizeof inj[0]; i++)
+        if (get_env(t->sp, inj[i], buf, sizeof buf) == 0 && strcmp(buf, t->lib) == 0)
+            spank_unsetenv(t->sp, inj[i]);
+    for (size_t i = 0; i < argus_config_nvars; i++)
+        spank_unsetenv(t->sp, argus_config_vars[i].name);
+}
+
+/* CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH: ours unless the user has their own. */
+static void set_injection(const struct task *t, const char *name)
+{
+    char buf[ENVLEN];
+
+    if (get_env(t->sp, name, buf, sizeof buf) == 0 && buf[0] && strcmp(buf, t->lib) != 0) {
+        say(t, "%s is already %s; Argus stands aside and keeps it (GPU kernels are not "
+            "traced, MPI-level summaries still run)", name, buf);
+        return;
+    }
+    spank_setenv(t->sp, name, t->lib, 1);
+}
+
+static void user_name(spank_t sp, char *out, size_t len)
+{
+    uid_t uid = (uid_t)-1;
+    struct passwd pw, *res = NULL;
+    char buf[4096];
+
+    if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
+        uid = getuid();
+    if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res)
+        snprintf(out, len, "%s", res->pw_name);
+    else
+        snprintf(out, len, "%u", (unsigned)uid);
+}
+
+/* Set the contract for mode; 0, or -1 when it could not be set (the caller strips). */
+static int inject(const struct task *t, int mode, uint32_t jobid, uint32_t stepid)
+{
+    char job[32], step[32], user[256], name[256], cwd[PATH_MAX], dir[PATH_MAX];
+    char err[512], buf[ENVLEN], out[ENVLEN];
+    struct argus_tmpl_vars v = {job, step, user, name, cwd};
+
+    snprintf(job, sizeof job, "%u", jobid);
+    if (stepid == STEP_BATCH)
+        snprintf(step, sizeof step, "batch");
+    else
+        snprintf(step, sizeof step, "%u", stepid);
+    user_name(t->sp, user, sizeof user);
+    if (get_env(t->sp, "SLURM_JOB_NAME", name, sizeof name) != 0)
+        name[0] = '\0';
+    if (!getcwd(cwd, sizeof cwd)) /* task_init runs in the job's working directory */
+        snprintf(cwd, sizeof cwd, "/tmp");
+    if (argus_template_expand(argus_spank_g.pol.outdir, &v, dir, sizeof dir, err,
+                              sizeof err) != 0) {
+        say(t, "%s; Argus is off for this step (fix outdir= in plugstack.conf)", err);
+        return -1;
+    }
+    if (get_env(t->sp, "LD_PRELOAD", buf, sizeof buf) != 0)
+        buf[0] = '\0';
+    if (argus_preload_prepend(buf, t->lib, out, sizeof out) != 0) {
+        say(t, "LD_PRELOAD is too long to add %s; Argus is off for this step", t->lib);
+        return -1;
+    }
+    char jobstep[80];
+    snprintf(jobstep, sizeof jobstep, "%s.%s", job, step);
+    if (spank_setenv(t->sp, "LD_PRELOAD", out, 1) != ESPANK_SUCCESS ||
+        spank_setenv(t->sp, "ARGUS_MODE", argus_mode_name(mode), 1) != ESPANK_SUCCESS ||
+        spank_setenv(t->sp, "ARGUS_OUTDIR", dir, 1) != ESPANK_SUCCESS ||
+        spank_setenv(t->sp, "ARGUS_JOBID", jobstep, 1) != ESPANK_SUCCESS) {
+        say(t, "cannot set the task environment; Argus is off for this step");
+        return -1;
+    }
+    /* The site's window is a default: a user's own valid ARGUS_WINDOW wins. */
+    if (argus_spank_g.pol.window[0])
+        spank_setenv(t->sp, "ARGUS_WINDOW", argus_spank_g.pol.window, 0);
+    set_injection(t, "CUDA_INJECTION64_PATH");
+    set_injection(t, "NVTX_INJECTION64_PATH");
+    return 0;
+}
+
+int argus_stepd_task_init(spank_t sp)
+{
+    struct task t = {.sp = sp};
+    uint32_t jobid = 0, stepid = 0, gtask = 1;
+    int requested = argus_spank_g.requested, mode;
+    char buf[64], err[512];
+
+    if (!argus_spank_g.policy_ok)
+        return 0;
+    if (spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
+        return 0;
+    if (stepid == STEP_EXTERN || stepid == STEP_INTERACTIVE)
+        return 0;
+    if (spank_get_item(sp, S_TASK_GLOBAL_ID, &gtask) != ESPANK_SUCCESS)
+        gtask = 1;
+    t.loud = gtask == 0;
+    snprintf(t.lib, sizeof t.lib, "%s/" LIBNAME, argus_spank_g.pol.libdir);
+
+    /* No --argus: the ARGUS variable (slurmrestd and other option-less submissions). */
+    if (requested == ARGUS_REQ_NONE && get_env(sp, "ARGUS", buf, sizeof buf) == 0)
+        requested = argus_mode_parse(buf) >= 0 ? argus_mode_parse(buf) : ARGUS_REQ_NONE;
+    if (argus_policy_decide(&argus_spank_g.pol, requested, &mode, err, sizeof err) != 0)
+        slurm_verbose(ARGUS_SPANK_PREFIX "%s", err); /* the submit side already said so */
+    if (mode == ARGUS_MODE_OFF) {
+        if (requested == ARGUS_MODE_OFF || argus_spank_g.pol.enforce == ARGUS_ENFORCE_OFF)
+            strip_contract(&t);
+        return 0;
+    }
+    if (access(t.lib, R_OK) != 0) {
+        say(&t, "%s: %s; Argus is off for this step (set libdir= in "
+            "plugstack.conf to where libargus.so is installed)", t.lib, strerror(errno));
+        strip_contract(&t);
+        return 0;
+    }
+    if (inject(&t, mode, jobid, stepid) != 0)
+        strip_contract(&t);
+    return 0;
+}

@@ -1,0 +1,227 @@
+/* test_policy.c — cmocka tests of the SPANK plugin's pure logic (spank/policy.c): the
+ * strict plugstack.conf parser, the --argus decision against default/enforce/allow_full,
+ * outdir template expansion and LD_PRELOAD editing.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "spank/policy.h"
+
+#define LIBDIR "/opt/argus/lib"
+
+static int parse(struct argus_policy *p, char *err, int n, ...)
+{
+    char *av[16];
+    va_list ap;
+
+    va_start(ap, n);
+    for (int i = 0; i < n; i++)
+        av[i] = va_arg(ap, char *);
+    va_end(ap);
+    err[0] = '\0';
+    return argus_policy_parse(p, n, av, LIBDIR, err, 512);
+}
+
+static void test_defaults(void **state)
+{
+    struct argus_policy p;
+    char err[512];
+
+    (void)state;
+    assert_int_equal(parse(&p, err, 0), 0);
+    assert_int_equal(p.def_mode, ARGUS_MODE_OFF);
+    assert_int_equal(p.enforce, ARGUS_ENFORCE_NONE);
+    assert_int_equal(p.allow_full, 0);
+    assert_string_equal(p.outdir, "%w");
+    assert_string_equal(p.window, "");
+    assert_string_equal(p.libdir, LIBDIR);
+}
+
+static void test_all_keys(void **state)
+{
+    struct argus_policy p;
+    char err[512];
+
+    (void)state;
+    assert_int_equal(parse(&p, err, 6, "default=on", "enforce=on", "outdir=/scratch/%u/%j",
+                           "window=20", "libdir=/usr/lib/argus", "allow_full=yes"), 0);
+    assert_int_equal(p.def_mode, ARGUS_MODE_ON);
+    assert_int_equal(p.enforce, ARGUS_ENFORCE_ON);
+    assert_int_equal(p.allow_full, 1);
+    assert_string_equal(p.outdir, "/scratch/%u/%j");
+    assert_string_equal(p.window, "20");
+    assert_string_equal(p.libdir, "/usr/lib/argus");
+    assert_int_equal(parse(&p, err, 2, "enforce=off", "allow_full=no"), 0);
+    assert_int_equal(p.enforce, ARGUS_ENFORCE_OFF);
+    assert_int_equal(parse(&p, err, 1, "enforce=none"), 0);
+    assert_int_equal(p.enforce, ARGUS_ENFORCE_NONE);
+}
+
+static void test_bad_arguments(void **state)
+{
+    struct argus_policy p;
+    char err[512];
+
+    (void)state;
+    assert_int_equal(parse(&p, err, 2, "default=on", "colour=blue"), -EINVAL);
+    assert_non_null(strstr(err, "unknown key 'colour'"));
+    assert_non_null(strstr(err, "allow_full")); /* lists the known keys */
+    assert_int_equal(parse(&p, err, 1, "verbose"), -EINVAL);
+    assert_non_null(strstr(err, "'verbose' is not key=value"));
+    assert_int_equal(parse(&p, err, 1, "default=maybe"), -EINVAL);
+    assert_non_null(strstr(err, "default=maybe"));
+    assert_int_equal(parse(&p, err, 1, "enforce=yes"), -EINVAL);
+    assert_non_null(strstr(err, "on, off, none"));
+    assert_int_equal(parse(&p, err, 1, "allow_full=on"), -EINVAL);
+    assert_int_equal(parse(&p, err, 1, "window=0"), -EINVAL);
+    assert_non_null(strstr(err, "window=0"));
+    assert_int_equal(parse(&p, err, 1, "window=abc"), -EINVAL);
+    assert_int_equal(parse(&p, err, 1, "libdir=lib"), -EINVAL);
+    assert_non_null(strstr(err, "absolute"));
+    assert_int_equal(parse(&p, err, 1, "outdir="), -EINVAL);
+    assert_int_equal(parse(&p, err, 1, "outdir=/x/%q"), -EINVAL);
+    assert_non_null(strstr(err, "'%q'"));
+    assert_int_equal(parse(&p, err, 1, "outdir=/x/%"), -EINVAL);
+    assert_int_equal(parse(&p, err, 2, "default=on", "default=off"), -EINVAL);
+    assert_non_null(strstr(err, "twice"));
+    assert_int_equal(parse(&p, err, 1, "defaults=on"), -EINVAL); /* no prefix matching */
+    assert_int_equal(parse(&p, err, 1, "=on"), -EINVAL);
+}
+
+static void test_mode_parse(void **state)
+{
+    (void)state;
+    assert_int_equal(argus_mode_parse("on"), ARGUS_MODE_ON);
+    assert_int_equal(argus_mode_parse(NULL), ARGUS_MODE_ON);
+    assert_int_equal(argus_mode_parse(""), ARGUS_MODE_ON);
+    assert_int_equal(argus_mode_parse("off"), ARGUS_MODE_OFF);
+    assert_int_equal(argus_mode_parse("full"), ARGUS_MODE_FULL);
+    assert_int_equal(argus_mode_parse("ON"), -EINVAL);
+    assert_int_equal(argus_mode_parse("bogus"), -EINVAL);
+    assert_string_equal(argus_mode_name(ARGUS_MODE_FULL), "full");
+}
+
+static void test_decide(void **state)
+{
+    struct argus_policy p;
+    char err[512];
+    int mode;
+
+    (void)state;
+    argus_policy_defaults(&p, LIBDIR);
+    assert_int_equal(argus_policy_decide(&p, ARGUS_REQ_NONE, &mode, err, sizeof err), 0);
+    assert_int_equal(mode, ARGUS_MODE_OFF);
+    assert_int_equal(argus_policy_decide(&p, ARGUS_MODE_ON, &mode, err, sizeof err), 0);
+    assert_int_equal(mode, ARGUS_MODE_ON);
+    /* full needs allow_full=yes */
+    assert_int_equal(argus_policy_decide(&p, ARGUS_MODE_FULL, &mode, err, sizeof err), -EPERM);
+    assert_int_equal(mode, ARGUS_MODE_ON);
+    assert_non_null(strstr(err, "allow_full=no"));
+    p.allow_full = 1;
+    assert_int_equal(argus_policy_decide(&p, ARGUS_MODE_FULL, &mode, err, sizeof err), 0);
+    assert_int_equal(mode, ARGUS_MODE_FULL);
+    /* default=on: on without asking, off when asked */
+    p.def_mode = ARGUS_MODE_ON;
+    assert_int_equal(argus_policy_decide(&p, ARGUS_REQ_NONE, &mode, err, sizeof err), 0);
+    assert_int_equal(mode, ARGUS_MODE_ON);
+    assert_int_equal(argus_policy_decide(&p, ARGUS_MODE_OFF, &mode, err, sizeof err), 0);
+    assert_int_equal(mode, ARGUS_MODE_OFF);
+    /* enforce=on: off is refused and Argus stays on */
+    p.enforce = ARGUS_ENFORCE_ON;
+    assert_int_equal(argus_policy_decide(&p, ARGUS_MODE_OFF, &mode, err, sizeof err), -EPERM);
+    assert_int_equal(mode, ARGUS_MODE_ON);
+    assert_non_null(strstr(err, "enforce=on"));
+    assert_int_equal(argus_policy_decide(&p, ARGUS_REQ_NONE, &mode, err, sizeof err), 0);
+    assert_int_equal(mode, ARGUS_MODE_ON);
+    assert_int_equal(argus_policy_decide(&p, ARGUS_MODE_FULL, &mode, err, sizeof err), 0);
+    assert_int_equal(mode, ARGUS_MODE_FULL);
+    /* enforce=off: nobody turns it on */
+    p.enforce = ARGUS_ENFORCE_OFF;
+    assert_int_equal(argus_policy_decide(&p, ARGUS_MODE_ON, &mode, err, sizeof err), -EPERM);
+    assert_int_equal(mode, ARGUS_MODE_OFF);
+    assert_non_null(strstr(err, "enforce=off"));
+    assert_int_equal(argus_policy_decide(&p, ARGUS_MODE_OFF, &mode, err, sizeof err), 0);
+    assert_int_equal(argus_policy_decide(&p, ARGUS_REQ_NONE, &mode, err, sizeof err), 0);
+    assert_int_equal(mode, ARGUS_MODE_OFF);
+}
+
+static void test_template(void **state)
+{
+    struct argus_tmpl_vars v = {"42", "3", "alice", "my job/../x", "/home/alice/run"};
+    char out[256], err[512];
+
+    (void)state;
+    assert_int_equal(argus_template_expand("%w", &v, out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "/home/alice/run");
+    assert_int_equal(argus_template_expand("/scratch/%u/%j.%s-%%", &v, out, sizeof out, err,
+                                           sizeof err), 0);
+    assert_string_equal(out, "/scratch/alice/42.3-%");
+    /* a job name cannot add path components */
+    assert_int_equal(argus_template_expand("/s/%x", &v, out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "/s/my_job_.._x");
+    v.jobname = "..";
+    assert_int_equal(argus_template_expand("/s/%x", &v, out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "/s/__");
+    v.jobname = NULL;
+    assert_int_equal(argus_template_expand("/s/%x", &v, out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "/s/unknown");
+    /* relative templates are anchored at the working directory */
+    assert_int_equal(argus_template_expand("out/%j", &v, out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "/home/alice/run/out/42");
+    assert_int_equal(argus_template_expand("%u", &v, out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "/home/alice/run/alice");
+    /* errors */
+    assert_int_equal(argus_template_expand("/x/%z", &v, out, sizeof out, err, sizeof err),
+                     -EINVAL);
+    assert_int_equal(argus_template_check("/a/%j/%s/%u/%x/%w/%%", err, sizeof err), 0);
+    assert_int_equal(argus_template_expand("/scratch/%w/%w/%w", &v, out, 32, err, sizeof err),
+                     -ENAMETOOLONG);
+    assert_non_null(strstr(err, "too long"));
+}
+
+static void test_preload(void **state)
+{
+    const char *lib = "/opt/argus/lib/libargus.so";
+    char out[256];
+
+    (void)state;
+    assert_int_equal(argus_preload_prepend(NULL, lib, out, sizeof out), 0);
+    assert_string_equal(out, lib);
+    assert_int_equal(argus_preload_prepend("", lib, out, sizeof out), 0);
+    assert_string_equal(out, lib);
+    assert_int_equal(argus_preload_prepend("/u/a.so", lib, out, sizeof out), 0);
+    assert_string_equal(out, "/opt/argus/lib/libargus.so:/u/a.so");
+    /* already there: unchanged, not doubled */
+    assert_int_equal(argus_preload_prepend("/u/a.so /opt/argus/lib/libargus.so", lib, out,
+                                           sizeof out), 0);
+    assert_string_equal(out, "/u/a.so /opt/argus/lib/libargus.so");
+    /* a longer name that merely contains ours is not ours */
+    assert_int_equal(argus_preload_has("/opt/argus/lib/libargus.so.1", lib), 0);
+    assert_int_equal(argus_preload_has("x.so:/opt/argus/lib/libargus.so", lib), 1);
+    assert_int_equal(argus_preload_remove("/opt/argus/lib/libargus.so:/u/a.so /u/b.so", lib,
+                                          out, sizeof out), 0);
+    assert_string_equal(out, "/u/a.so:/u/b.so");
+    assert_int_equal(argus_preload_remove(lib, lib, out, sizeof out), 0);
+    assert_string_equal(out, "");
+    assert_int_equal(argus_preload_remove(NULL, lib, out, sizeof out), 0);
+    assert_string_equal(out, "");
+    assert_int_equal(argus_preload_prepend("/u/a.so", lib, out, 10), -ENAMETOOLONG);
+    assert_int_equal(argus_preload_remove("/u/aaaaaaaaaaaaaa.so", lib, out, 8), -ENAMETOOLONG);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),    cmocka_unit_test(test_all_keys),
+        cmocka_unit_test(test_bad_arguments), cmocka_unit_test(test_mode_parse),
+        cmocka_unit_test(test_decide),      cmocka_unit_test(test_template),
+        cmocka_unit_test(test_preload),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,451 @@
+/* collect.c — the GPU-activity collector of collect.h: buffer pool and completed-buffer
+ * queue (CUPTI callbacks), mark queue, drain thread, staging and the one-step-behind
+ * replay into the summariser. Must not allocate after create, must not block the
+ * application thread beyond one short mutex, must not log per event, never exits.
+ *
+ * Step assignment: an activity belongs to the step whose [begin, end) host-mark interval
+ * holds its start time (both on the CUPTI timebase). A step is replayed once the end mark
+ * of a later step has been seen and flushed (the GPU may still run a step's kernels after
+ * the host marked its end), or at stop. Activities that start before the step being
+ * replayed (and so before any unreplayed step) are counted in `outside`.
+ */
+#include "tracer/collect.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "common/types.h"
+#include "tracer/period.h"
+#include "tracer/ring.h"
+
+#define MARKS_MAX 4096
+#define CLS_CACHE 4096
+#define DRAIN_PERIOD_MS 200
+
+struct mark {
+    uint64_t step, t;
+    uint8_t kind, phase;
+};
+
+struct staged {
+    const char *name;
+    uint64_t start, end, bytes;
+    uint32_t device, stream, corr;
+    uint8_t kclass;
+};
+
+struct full_buf {
+    uint32_t idx;
+    size_t valid;
+};
+
+struct cls_slot {
+    const char *p;
+    uint8_t cls;
+};
+
+struct argus_collect {
+    struct argus_collect_opts o;
+    uint8_t *mem;
+    pthread_mutex_t lock; /* pool, full queue, mark queue, stats read */
+    pthread_cond_t wake;
+    uint32_t *free_idx;
+    size_t n_free;
+    struct full_buf *full; /* ring of n_bufs */
+    size_t full_head, full_n;
+    struct mark marks[MARKS_MAX]; /* queue from any thread */
+    size_t marks_n;
+    int end_seen; /* a step end was queued since the last flush */
+    int stop, running;
+    pthread_t thr;
+
+    /* Drain-thread state. */
+    struct mark pend[MARKS_MAX];
+    size_t pend_n;
+    int host_open;     /* a step begin without end in pend */
+    uint64_t host_step;
+    int saw_marks;     /* the program marks steps itself: no inference */
+    struct staged *stage;
+    size_t stage_n;
+    struct cls_slot cls[CLS_CACHE];
+    uint64_t last_dropped;
+    struct argus_collect_stats st;
+};
+
+int argus_kclass_from_name(const char *name)
+{
+    if (!name || (!strcasestr(name, "nccl") && !strcasestr(name, "rccl")))
+        return ARGUS_KC_COMPUTE;
+    if (strstr(name, "SendRecv") || strstr(name, "Send") || strstr(name, "Recv"))
+        return ARGUS_KC_P2P;
+    return ARGUS_KC_COLLECTIVE;
+}
+
+static int kclass_cached(struct argus_collect *c, const struct argus_act *a)
+{
+    if (a->kind == ARGUS_ACT_MEMCPY)
+        return ARGUS_KC_MEMCPY;
+    if (a->kind == ARGUS_ACT_MEMSET)
+        return ARGUS_KC_MEMSET;
+    uint64_t h = (uint64_t)(uintptr_t)a->name * UINT64_C(0x9e3779b97f4a7c15);
+    struct cls_slot *s = &c->cls[h >> 52]; /* 12 bits */
+    if (s->p != a->name) {
+        s->p = a->name;
+        s->cls = (uint8_t)argus_kclass_from_name(a->name);
+    }
+    return s->cls;
+}
+
+int argus_collect_create(const struct argus_collect_opts *o, struct argus_collect **out)
+{
+    struct argus_collect *c;
+
+    if (!o || !out || !o->walk || o->buf_size < 4096 || o->buf_size % 8 || o->n_bufs < 2 ||
+        o->n_bufs > UINT32_MAX || o->max_stage == 0)
+        return -EINVAL;
+    *out = NULL;
+    c = calloc(1, sizeof *c);
+    if (!c)
+        return -ENOMEM;
+    c->o = *o;
+    c->mem = aligned_alloc(64, o->n_bufs * o->buf_size);
+    c->free_idx = calloc(o->n_bufs, sizeof *c->free_idx);
+    c->full = calloc(o->n_bufs, sizeof *c->full);
+    c->stage = calloc(o->max_stage, sizeof *c->stage);
+    if (!c->mem || !c->free_idx || !c->full || !c->stage) {
+        free(c->mem);
+        free(c->free_idx);
+        free(c->full);
+        free(c->stage);
+        free(c);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < o->n_bufs; i++)
+        c->free_idx[c->n_free++] = (uint32_t)(o->n_bufs - 1 - i);
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->wake, NULL);
+    *out = c;
+    return 0;
+}
+
+void argus_collect_free(struct argus_collect *c)
+{
+    if (!c)
+        return;
+    argus_collect_stop(c);
+    pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->wake);
+    free(c->mem);
+    free(c->free_idx);
+    free(c->full);
+    free(c->stage);
+    free(c);
+}
+
+/* ---- CUPTI-facing (application threads) ------------------------------------------- */
+
+int argus_collect_buf_get(struct argus_collect *c, uint8_t **buf, size_t *size)
+{
+    int rc = -ENOBUFS;
+
+    *buf = NULL;
+    *size = 0;
+    if (!c)
+        return rc;
+    pthread_mutex_lock(&c->lock);
+    c->st.buf_requests++;
+    if (c->n_free) {
+        uint32_t i = c->free_idx[--c->n_free];
+        *buf = c->mem + (size_t)i * c->o.buf_size;
+        *size = c->o.buf_size;
+        rc = 0;
+    } else {
+        c->st.buf_empty++;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+void argus_collect_buf_done(struct argus_collect *c, uint8_t *buf, size_t valid)
+{
+    size_t off;
+
+    if (!c || !buf || buf < c->mem)
+        return;
+    off = (size_t)(buf - c->mem);
+    if (off >= c->o.n_bufs * c->o.buf_size || off % c->o.buf_size)
+        return; /* not ours */
+    if (valid > c->o.buf_size)
+        valid = c->o.buf_size;
+    pthread_mutex_lock(&c->lock);
+    c->full[(c->full_head + c->full_n) % c->o.n_bufs] =
+        (struct full_buf){(uint32_t)(off / c->o.buf_size), valid};
+    c->full_n++; /* at most n_bufs: every buffer is either free, lent or full */
+    pthread_cond_signal(&c->wake);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void argus_collect_mark(struct argus_collect *c, enum argus_mark_kind kind, uint64_t step,
+                        uint64_t t_ns, unsigned phase)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->lock);
+    if (c->marks_n < MARKS_MAX) {
+        c->marks[c->marks_n++] = (struct mark){step, t_ns, (uint8_t)kind, (uint8_t)phase};
+        if (kind == ARGUS_MARK_STEP_END || kind == ARGUS_MARK_STEP_BEGIN) {
+            c->end_seen = 1;
+            pthread_cond_signal(&c->wake);
+        }
+    } else {
+        c->st.marks_lost++;
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- drain thread ------------------------------------------------------------------- */
+
+static void pend_add(struct argus_collect *c, struct mark m)
+{
+    if (c->pend_n >= MARKS_MAX) {
+        c->st.marks_lost++;
+        return;
+    }
+    c->pend[c->pend_n++] = m;
+}
+
+/* Normalise a step mark into pend: a begin while open first ends the open step. */
+static void pend_step(struct argus_collect *c, const struct mark *m)
+{
+    if (m->kind == ARGUS_MARK_STEP_BEGIN) {
+        if (c->host_open)
+            pend_add(c, (struct mark){c->host_step, m->t, ARGUS_MARK_STEP_END, 0});
+        c->host_open = 1;
+        c->host_step = m->step;
+        pend_add(c, *m);
+    } else if (c->host_open && m->step == c->host_step) {
+        c->host_open = 0;
+        pend_add(c, *m);
+    }
+}
+
+static void on_act(void *ctx, const struct argus_act *a)
+{
+    struct argus_collect *c = ctx;
+    int cls = kclass_cached(c, a);
+
+    if (!c->saw_marks && c->o.period && a->kind == ARGUS_ACT_KERNEL) {
+        uint64_t id = (uint64_t)(uintptr_t)a->name;
+        if (argus_period_push(c->o.period, id, cls == ARGUS_KC_COLLECTIVE) == 1) {
+            c->st.inferred_steps++;
+            uint64_t n = c->host_open ? c->host_step + 1 : 1;
+            pend_step(c, &(struct mark){n, a->start_ns, ARGUS_MARK_STEP_BEGIN, 0});
+        }
+    }
+    if (c->stage_n >= c->o.max_stage) {
+        c->st.stage_full++;
+        return;
+    }
+    c->stage[c->stage_n++] = (struct staged){a->name, a->start_ns, a->end_ns, a->bytes,
+                                             a->device, a->stream, a->corr, (uint8_t)cls};
+}
+
+static void walk_full(struct argus_collect *c, int final)
+{
+    for (;;) {
+        struct full_buf fb;
+        pthread_mutex_lock(&c->lock);
+        if (!c->full_n) {
+            pthread_mutex_unlock(&c->lock);
+            break;
+        }
+        fb = c->full[c->full_head];
+        c->full_head = (c->full_head + 1) % c->o.n_bufs;
+        c->full_n--;
+        pthread_mutex_unlock(&c->lock);
+        c->o.walk(c->mem + (size_t)fb.idx * c->o.buf_size, fb.valid, &c->st.act, on_act, c);
+        pthread_mutex_lock(&c->lock);
+        c->free_idx[c->n_free++] = fb.idx;
+        pthread_mutex_unlock(&c->lock);
+    }
+    (void)final;
+}
+
+/* Replay the step whose begin is pend[bi] and end pend[ei], then drop consumed marks. */
+static void replay(struct argus_collect *c, size_t bi, size_t ei)
+{
+    uint64_t b = c->pend[bi].t, e = c->pend[ei].t, n = c->pend[bi].step;
+    struct argus_summarizer *sm = c->o.acquire ? c->o.acquire() : NULL;
+    size_t keep = 0;
+
+    if (e < b)
+        e = b;
+    for (size_t i = 0; i < ei; i++) {
+        const struct mark *m = &c->pend[i];
+        if (i == bi && sm)
+            argus_summarizer_step_begin(sm, n, b);
+        if (!sm || i == bi)
+            continue;
+        if (m->kind == ARGUS_MARK_PHASE_PUSH)
+            argus_summarizer_phase_push(sm, argus_phase_name(m->phase), m->t);
+        else if (m->kind == ARGUS_MARK_PHASE_POP)
+            argus_summarizer_phase_pop(sm, m->t);
+    }
+    for (size_t i = 0; i < c->stage_n; i++) {
+        const struct staged *s = &c->stage[i];
+        if (s->start >= e) {
+            c->stage[keep++] = *s;
+            continue;
+        }
+        if (s->start < b) {
+            c->st.outside++;
+            continue;
+        }
+        if (sm)
+            argus_summarizer_kernel(sm, s->name, s->start, s->end, s->device, s->stream,
+                                    s->kclass);
+        if (c->o.ring)
+            argus_ring_add(c->o.ring, &(struct argus_ring_ev){s->name, n, s->start, s->end,
+                                                             s->bytes, s->device, s->stream,
+                                                             s->corr, s->kclass});
+    }
+    c->stage_n = keep;
+    if (sm) {
+        uint64_t d = c->o.dropped ? c->o.dropped() : 0;
+        argus_summarizer_add_dropped(sm, d);
+        c->st.act.dropped += d;
+        if (!c->saw_marks)
+            argus_summarizer_add_flags(sm, ARGUS_SF_STEP_INFERRED);
+        argus_summarizer_step_end(sm, n, e);
+        if (c->o.release)
+            c->o.release();
+    } else {
+        c->st.unsummarised++;
+    }
+    c->st.steps++;
+    memmove(c->pend, c->pend + ei + 1, (c->pend_n - ei - 1) * sizeof *c->pend);
+    c->pend_n -= ei + 1;
+}
+
+/* Replay finished steps: all when final, else all but the newest finished one. */
+static void replay_ready(struct argus_collect *c, int final)
+{
+    for (;;) {
+        size_t bi = SIZE_MAX, ei = SIZE_MAX, later_end = 0;
+        for (size_t i = 0; i < c->pend_n; i++) {
+            if (c->pend[i].kind == ARGUS_MARK_STEP_BEGIN && bi == SIZE_MAX)
+                bi = i;
+            else if (c->pend[i].kind == ARGUS_MARK_STEP_END && bi != SIZE_MAX) {
+                if (ei == SIZE_MAX)
+                    ei = i;
+                else
+                    later_end = 1;
+            }
+        }
+        if (ei == SIZE_MAX || (!final && !later_end))
+            break;
+        replay(c, bi, ei);
+    }
+}
+
+void argus_collect_pump(struct argus_collect *c, int final)
+{
+    struct mark q[MARKS_MAX];
+    size_t nq;
+    int flush;
+
+    pthread_mutex_lock(&c->lock);
+    nq = c->marks_n;
+    memcpy(q, c->marks, nq * sizeof *q);
+    c->marks_n = 0;
+    flush = c->end_seen || final;
+    c->end_seen = 0;
+    pthread_mutex_unlock(&c->lock);
+
+    if (flush && c->o.flush) {
+        c->o.flush(final);
+        c->st.flushes++;
+    }
+    walk_full(c, final); /* activities first: they precede the newly queued marks */
+    for (size_t i = 0; i < nq; i++) {
+        if (q[i].kind <= ARGUS_MARK_STEP_END) {
+            c->saw_marks = 1;
+            pend_step(c, &q[i]);
+        } else {
+            pend_add(c, q[i]);
+        }
+    }
+    if (final && c->host_open) {
+        uint64_t last = 0;
+        for (size_t i = 0; i < c->stage_n; i++)
+            if (c->stage[i].end > last)
+                last = c->stage[i].end;
+        pend_step(c, &(struct mark){c->host_step, last + 1, ARGUS_MARK_STEP_END, 0});
+    }
+    replay_ready(c, final);
+}
+
+static void *drain_main(void *arg)
+{
+    struct argus_collect *c = arg;
+
+    pthread_mutex_lock(&c->lock);
+    while (!c->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += DRAIN_PERIOD_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (!c->end_seen && !c->full_n)
+            pthread_cond_timedwait(&c->wake, &c->lock, &ts);
+        if (c->stop)
+            break;
+        pthread_mutex_unlock(&c->lock);
+        argus_collect_pump(c, 0);
+        pthread_mutex_lock(&c->lock);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+int argus_collect_start(struct argus_collect *c)
+{
+    int rc;
+
+    if (!c || c->running)
+        return -EINVAL;
+    c->stop = 0;
+    rc = pthread_create(&c->thr, NULL, drain_main, c);
+    if (rc)
+        return -rc;
+    c->running = 1;
+    return 0;
+}
+
+void argus_collect_stop(struct argus_collect *c)
+{
+    if (!c)
+        return;
+    if (c->running) {
+        pthread_mutex_lock(&c->lock);
+        c->stop = 1;
+        pthread_cond_signal(&c->wake);
+        pthread_mutex_unlock(&c->lock);
+        pthread_join(c->thr, NULL);
+        c->running = 0;
+    }
+    argus_collect_pump(c, 1);
+}
+
+void argus_collect_get_stats(struct argus_collect *c, struct argus_collect_stats *out)
+{
+    pthread_mutex_lock(&c->lock);
+    *out = c->st;
+    pthread_mutex_unlock(&c->lock);
+}

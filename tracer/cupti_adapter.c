@@ -1,0 +1,359 @@
+/* cupti_adapter.c — the only file in Argus that includes CUPTI headers (built only when
+ * configure found CUPTI). Two parts:
+ *   1. argus_cupti_walk: CUPTI activity records -> struct argus_act (tested on
+ *      synthesized buffers, no GPU needed: cuptiActivityGetNextRecord only parses);
+ *   2. InitializeInjection, called by the CUDA driver in every process started with
+ *      CUDA_INJECTION64_PATH=libargus.so: version gate, cuptiSubscribe_v2 (one line and
+ *      off when another tool holds CUPTI), activity kinds, buffer callbacks into the
+ *      collector's preallocated pool, NVTX callbacks into nvtx_map, flush at exit.
+ *      This part runs only on a GPU and is kept as small as possible.
+ * Never aborts or exits; every failure turns GPU collection off with one log line.
+ */
+#include "tracer/cupti_adapter.h"
+
+#include <cupti.h>
+#include <errno.h>
+#include <generated_nvtx_meta.h>
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "tracer/collect.h"
+#include "tracer/nvtx_map.h"
+#include "tracer/period.h"
+#include "tracer/ring.h"
+#include "tracer/tracer.h"
+
+/* ---- part 1: records ----------------------------------------------------------------- */
+
+uint32_t argus_cupti_api_version(void) { return CUPTI_API_VERSION; }
+
+static const char *memcpy_name(unsigned kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "[memcpy HtoD]";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "[memcpy DtoH]";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "[memcpy DtoD]";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "[memcpy PtoP]";
+    default: return "[memcpy]";
+    }
+}
+
+/* 1: a has an activity; 0: counted and skipped. */
+static int convert(const CUpti_Activity *r, struct argus_act *a, struct argus_act_stats *st)
+{
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const CUpti_ActivityKernel10 *k = (const void *)r;
+        *a = (struct argus_act){k->name ? k->name : "[unnamed kernel]", k->start, k->end, 0,
+                                k->deviceId, k->streamId, k->correlationId, ARGUS_ACT_KERNEL};
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const CUpti_ActivityMemcpy6 *m = (const void *)r;
+        *a = (struct argus_act){memcpy_name(m->copyKind), m->start, m->end, m->bytes,
+                                m->deviceId, m->streamId, m->correlationId, ARGUS_ACT_MEMCPY};
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const CUpti_ActivityMemset4 *m = (const void *)r;
+        *a = (struct argus_act){"[memset]", m->start, m->end, m->bytes, m->deviceId,
+                                m->streamId, m->correlationId, ARGUS_ACT_MEMSET};
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
+        const CUpti_ActivityGraphTrace2 *g = (const void *)r;
+        *a = (struct argus_act){"[cuda graph]", g->start, g->end, 0, g->deviceId,
+                                g->streamId, g->correlationId, ARGUS_ACT_GRAPH};
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+        const CUpti_ActivityOverhead3 *o = (const void *)r;
+        st->overhead++;
+        if (o->end > o->start)
+            st->overhead_ns += o->end - o->start;
+        return 0;
+    }
+    default:
+        st->unknown++;
+        return 0;
+    }
+    if (a->start_ns == 0 && a->end_ns == 0) {
+        st->zero_ts++;
+        return 0;
+    }
+    if (a->start_ns == 0 || a->end_ns < a->start_ns) {
+        st->bad_ts++;
+        return 0;
+    }
+    return 1;
+}
+
+size_t argus_cupti_walk(uint8_t *buf, size_t valid, struct argus_act_stats *st,
+                        argus_act_fn fn, void *ctx)
+{
+    CUpti_Activity *r = NULL;
+    struct argus_act a;
+    size_t n = 0;
+    CUptiResult rc;
+
+    if (!buf || valid == 0)
+        return 0;
+    while ((rc = cuptiActivityGetNextRecord(buf, valid, &r)) == CUPTI_SUCCESS) {
+        st->records++;
+        if (convert(r, &a, st)) {
+            fn(ctx, &a);
+            n++;
+        }
+    }
+    if (rc != CUPTI_ERROR_MAX_LIMIT_REACHED)
+        st->invalid++;
+    st->delivered += n;
+    return n;
+}
+
+/* ---- part 2: injection (GPU only) ---------------------------------------------------- */
+
+static struct {
+    pthread_mutex_t once;
+    int tried, on;
+    CUpti_SubscriberHandle sub;
+    struct argus_collect *c;
+    struct argus_ring *ring;
+    struct argus_period *per;
+    struct argus_nvtx_map map;
+    uint64_t clk_cupti, clk_real, clk_mono; /* the clock triple at start */
+} gi = {.once = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t now_cupti(void)
+{
+    uint64_t t = 0;
+    if (cuptiGetTimestamp(&t) != CUPTI_SUCCESS)
+        t = argus_clock_realtime_ns();
+    return t;
+}
+
+static void CUPTIAPI buf_request(uint8_t **buf, size_t *size, size_t *max)
+{
+    *max = 0;
+    if (argus_collect_buf_get(gi.c, buf, size) != 0) {
+        *buf = NULL;
+        *size = 0;
+    }
+}
+
+static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t sid, uint8_t *buf, size_t size,
+                                  size_t valid)
+{
+    (void)ctx, (void)sid, (void)size;
+    argus_collect_buf_done(gi.c, buf, valid);
+}
+
+static int flush_all(int forced)
+{
+    return cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0) ==
+                   CUPTI_SUCCESS ? 0 : -EIO;
+}
+
+static uint64_t dropped_count(void)
+{
+    size_t n = 0;
+    if (cuptiActivityGetNumDroppedRecords(NULL, 0, &n) != CUPTI_SUCCESS)
+        return 0;
+    return n;
+}
+
+static void on_step(void *ctx, int begin, uint64_t step)
+{
+    (void)ctx;
+    argus_collect_mark(gi.c, begin ? ARGUS_MARK_STEP_BEGIN : ARGUS_MARK_STEP_END, step,
+                       now_cupti(), 0);
+    argus_tracer_deliver(); /* summaries reach reduce/ on the application thread */
+}
+
+static void on_phase(void *ctx, int push, unsigned phase)
+{
+    (void)ctx;
+    argus_collect_mark(gi.c, push ? ARGUS_MARK_PHASE_PUSH : ARGUS_MARK_PHASE_POP, 0,
+                       now_cupti(), phase);
+}
+
+static const char *attr_message(const nvtxEventAttributes_t *ea)
+{
+    if (!ea)
+        return NULL;
+    if (ea->messageType == NVTX_MESSAGE_TYPE_ASCII)
+        return ea->message.ascii;
+    if (ea->messageType == NVTX_MESSAGE_TYPE_REGISTERED)
+        return argus_nvtx_string_get(&gi.map, ea->message.registered);
+    return NULL; /* unicode names are not mapped */
+}
+
+static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId id,
+                              const void *cbdata)
+{
+    const CUpti_NvtxData *d = cbdata;
+
+    (void)ud;
+    if (dom != CUPTI_CB_DOMAIN_NVTX || !d || !d->functionParams)
+        return;
+    switch (id) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA:
+        argus_nvtx_push(&gi.map, ((const nvtxRangePushA_params *)d->functionParams)->message);
+        break;
+    case CUPTI_CBID_NVTX_nvtxRangePushEx:
+        argus_nvtx_push(&gi.map, attr_message(
+            ((const nvtxRangePushEx_params *)d->functionParams)->eventAttrib));
+        break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
+        argus_nvtx_push(&gi.map, attr_message(
+            ((const nvtxDomainRangePushEx_params *)d->functionParams)->core.eventAttrib));
+        break;
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+        argus_nvtx_pop(&gi.map);
+        break;
+    case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA:
+        if (d->functionReturnValue)
+            argus_nvtx_string_put(
+                &gi.map, *(const nvtxStringHandle_t *)d->functionReturnValue,
+                ((const nvtxDomainRegisterStringA_params *)d->functionParams)->string);
+        break;
+    default:
+        break;
+    }
+}
+
+int argus_cupti_active(void) { return __atomic_load_n(&gi.on, __ATOMIC_ACQUIRE); }
+
+void argus_cupti_mark(int kind, uint64_t step, uint64_t t_ns, unsigned phase)
+{
+    if (argus_cupti_active())
+        argus_collect_mark(gi.c, (enum argus_mark_kind)kind, step, t_ns, phase);
+}
+
+static void drain_final(void)
+{
+    if (argus_cupti_active())
+        argus_collect_stop(gi.c); /* forced flush, replay every step; thread joined */
+}
+
+static void at_exit(void)
+{
+    drain_final();
+    argus_tracer_deliver();
+}
+
+static int nsight_present(void)
+{
+    extern char **environ;
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "NSYS_", 5) == 0 || strncmp(*e, "NV_COMPUTE_PROFILER", 19) == 0)
+            return 1;
+    return 0;
+}
+
+/* Everything after the version check and subscription; 0 or -errno. */
+static int setup(const struct argus_config *cfg)
+{
+    struct argus_collect_opts o = {
+        .buf_size = (size_t)cfg->cupti_buf_kb * 1024, .n_bufs = (size_t)cfg->cupti_bufs,
+        .max_stage = (size_t)cfg->max_events * 2, .walk = argus_cupti_walk,
+        .flush = flush_all, .dropped = dropped_count, .acquire = argus_tracer_acquire,
+        .release = argus_tracer_release,
+    };
+    char err[256];
+    int rc;
+
+    gi.map.on_step = on_step;
+    gi.map.on_phase = on_phase;
+    if (argus_nvtx_map_init(&gi.map, cfg->phase_map, cfg->step_range, err, sizeof err))
+        argus_log_once(ARGUS_LOG_WARN, "phase-map", "%s; using the defaults", err);
+    if (cfg->ring_events && argus_ring_create((size_t)cfg->ring_events,
+                                              (unsigned)cfg->ring_steps, &gi.ring) == 0)
+        o.ring = gi.ring;
+    if (cfg->step_detect && argus_period_create((size_t)cfg->period_max, &gi.per) == 0)
+        o.period = gi.per;
+    rc = argus_collect_create(&o, &gi.c);
+    if (rc)
+        return rc;
+    if (cuptiActivityRegisterCallbacks(buf_request, buf_complete) != CUPTI_SUCCESS ||
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS ||
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS ||
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD) != CUPTI_SUCCESS ||
+        (cfg->graph_trace &&
+         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE) != CUPTI_SUCCESS) ||
+        cuptiEnableDomain(1, gi.sub, CUPTI_CB_DOMAIN_NVTX) != CUPTI_SUCCESS)
+        return -EIO;
+    gi.clk_cupti = now_cupti();
+    gi.clk_real = argus_clock_realtime_ns();
+    gi.clk_mono = argus_clock_monotonic_ns();
+    argus_tracer_set_clock_triple(gi.clk_cupti, gi.clk_real, gi.clk_mono);
+    rc = argus_collect_start(gi.c);
+    if (rc)
+        return rc;
+    __atomic_store_n(&gi.on, 1, __ATOMIC_RELEASE);
+    argus_tracer_set_gpu_hooks(argus_cupti_mark, drain_final, gi.ring);
+    atexit(at_exit);
+    return 0;
+}
+
+ARGUS_EXPORT int InitializeInjection(void);
+
+ARGUS_EXPORT int InitializeInjection(void)
+{
+    struct argus_config cfg;
+    char old[256] = "";
+    uint32_t ver = 0;
+    int rc;
+
+    pthread_mutex_lock(&gi.once);
+    if (gi.tried)
+        goto out;
+    gi.tried = 1;
+    argus_log_init();
+    argus_config_load(&cfg, NULL, NULL, 0);
+    if (cfg.mode == ARGUS_MODE_OFF || !cfg.cupti)
+        goto out;
+    if (nsight_present()) {
+        argus_log_once(ARGUS_LOG_WARN, "cupti", "Nsight is profiling this process; Argus "
+                       "GPU tracing is off");
+        goto out;
+    }
+    if (cuptiGetVersion(&ver) != CUPTI_SUCCESS || ver != CUPTI_API_VERSION) {
+        argus_log_once(ARGUS_LOG_WARN, "cupti", "CUPTI API version %u, built for %u; Argus "
+                       "GPU tracing is off", ver, (unsigned)CUPTI_API_VERSION);
+        goto out;
+    }
+    CUpti_SubscriberParams sp = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+                                 .subscriberName = "Argus",
+                                 .oldSubscriberName = old,
+                                 .oldSubscriberSize = sizeof old};
+    CUptiResult cr = cuptiSubscribe_v2(&gi.sub, callback, NULL, &sp);
+    if (cr != CUPTI_SUCCESS) {
+        argus_log_once(ARGUS_LOG_WARN, "cupti", "CUPTI is held by %s; Argus GPU tracing is "
+                       "off", cr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && old[0]
+                       ? old : "another tool (or CUPTI failed)");
+        goto out;
+    }
+    rc = setup(&cfg);
+    if (rc) {
+        argus_log_once(ARGUS_LOG_WARN, "cupti", "GPU activity collection could not start "
+                       "(%s); Argus GPU tracing is off", strerror(-rc));
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_OVERHEAD);
+        cuptiUnsubscribe(gi.sub);
+    }
+out:
+    pthread_mutex_unlock(&gi.once);
+    return 1; /* never refuse the program */
+}
