@@ -316,12 +316,12 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
         victims_clause(c, k, "other ranks", vc, sizeof vc);
         kernels_clause(c, k, kc, sizeof kc);
         say(a->evidence, sizeof a->evidence,
-                 "rank%s %s compute %.2fx %s %u %speers for %zu steps (%llu-%llu), most in %s"
-                 "%s%s",
-                 a->n_ranks > 1 ? "s" : "", rk, a->slowdown, a->n_ranks > 1 ? "their" : "its",
-                 k->n_peers, st, nsteps, f, l,
-                 a->phase >= 0 ? argus_phase_name((enum argus_phase)a->phase) : "compute",
-                 kc, vc);
+            "rank%s %s compute %.2fx %s %u %speers for %zu steps (%llu-%llu), most in %s"
+            "%s%s",
+            a->n_ranks > 1 ? "s" : "", rk, a->slowdown, a->n_ranks > 1 ? "their" : "its",
+            k->n_peers, st, nsteps, f, l,
+            a->phase >= 0 ? argus_phase_name((enum argus_phase)a->phase) : "compute",
+            kc, vc);
         break;
     case ARGUS_AK_KERNEL_DEGRADATION: {
         char nm[72] = "?";
@@ -330,10 +330,10 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
         a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
         victims_clause(c, k, "other ranks", vc, sizeof vc);
         say(a->evidence, sizeof a->evidence,
-                 "rank%s %s kernel %s %.2fx %s %u %speers for %zu steps (%llu-%llu) while "
-                 "the other kernels match%s",
-                 a->n_ranks > 1 ? "s" : "", rk, nm, a->slowdown,
-                 a->n_ranks > 1 ? "their" : "its", k->n_peers, st, nsteps, f, l, vc);
+            "rank%s %s kernel %s %.2fx %s %u %speers for %zu steps (%llu-%llu) while "
+            "the other kernels match%s",
+            a->n_ranks > 1 ? "s" : "", rk, nm, a->slowdown,
+            a->n_ranks > 1 ? "their" : "its", k->n_peers, st, nsteps, f, l, vc);
         break;
     }
     case ARGUS_AK_PIPELINE_BUBBLE: {
@@ -351,10 +351,10 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
             a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
         victims_clause(c, k, "ranks of other stages", vc, sizeof vc);
         say(a->evidence, sizeof a->evidence,
-                 "stage %u (ranks %s) compute %.2fx its usual share against the other stages "
-                 "for %zu steps (%llu-%llu)%s%s%s",
-                 stage, rk, a->slowdown, nsteps, f, l, a->phase >= 0 ? ", most in " : "",
-                 a->phase >= 0 ? argus_phase_name((enum argus_phase)a->phase) : "", vc);
+            "stage %u (ranks %s) compute %.2fx its usual share against the other stages "
+            "for %zu steps (%llu-%llu)%s%s%s",
+            stage, rk, a->slowdown, nsteps, f, l, a->phase >= 0 ? ", most in " : "",
+            a->phase >= 0 ? argus_phase_name((enum argus_phase)a->phase) : "", vc);
         break;
     }
     case ARGUS_AK_HOST_STALL: {
@@ -386,11 +386,11 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
         a->phase = ARGUS_PH_HOST;
         victims_clause(c, k, "other ranks", vc, sizeof vc);
         say(a->evidence, sizeof a->evidence,
-                 "rank%s %s GPU idle (host gap) %.1f ms per step vs %.1f ms on %s %u %speers "
-                 "for %zu steps (%llu-%llu) while compute matches; the host is not launching "
-                 "work%s",
-                 a->n_ranks > 1 ? "s" : "", rk, own / 1e6, peer / 1e6,
-                 a->n_ranks > 1 ? "their" : "its", k->n_peers, st, nsteps, f, l, vc);
+            "rank%s %s GPU idle (host gap) %.1f ms per step vs %.1f ms on %s %u %speers "
+            "for %zu steps (%llu-%llu) while compute matches; the host is not launching "
+            "work%s",
+            a->n_ranks > 1 ? "s" : "", rk, own / 1e6, peer / 1e6,
+            a->n_ranks > 1 ? "their" : "its", k->n_peers, st, nsteps, f, l, vc);
         break;
     }
     case ARGUS_AK_COMM_DEGRADATION: {
@@ -403,12 +403,12 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
             an_short_name(c->js, a->kernels[1], n1, sizeof n1);
         victims_clause(c, k, "ranks outside the group", vc, sizeof vc);
         say(a->evidence, sizeof a->evidence,
-                 "%s group %s (pp %u, %s %u): %s%s%s %.2fx the other %s groups even for the "
-                 "member that arrived last, for %zu steps (%llu-%llu); members' compute "
-                 "matches their peers%s",
-                 gt ? gt : "?", rk, x->pp, a->group_type == ARGUS_GT_DP ? "tp" : "dp",
-                 a->group_type == ARGUS_GT_DP ? x->tp : x->dp, n0, n1[0] ? "/" : "", n1,
-                 a->slowdown, gt ? gt : "?", nsteps, f, l, vc);
+            "%s group %s (pp %u, %s %u): %s%s%s %.2fx the other %s groups even for the "
+            "member that arrived last, for %zu steps (%llu-%llu); members' compute "
+            "matches their peers%s",
+            gt ? gt : "?", rk, x->pp, a->group_type == ARGUS_GT_DP ? "tp" : "dp",
+            a->group_type == ARGUS_GT_DP ? x->tp : x->dp, n0, n1[0] ? "/" : "", n1,
+            a->slowdown, gt ? gt : "?", nsteps, f, l, vc);
         break;
     }
     case ARGUS_AK_STEP_REGRESSION:

@@ -74,8 +74,9 @@ static void headline(FILE *f, const struct argus_anomaly *a)
             (unsigned long long)a->step_first, (unsigned long long)a->step_last);
     if (a->phase >= 0)
         fprintf(f, ", %s", argus_phase_name((enum argus_phase)a->phase));
-    fprintf(f, ", %.2fx (score %.1f, seen from step %llu). Next: %s.\n", a->slowdown,
-            a->score, (unsigned long long)a->detected_at_step, next_step(a->kind));
+    fprintf(f, ", %.2fx; %s confidence (robust z %.1f), evident from step %llu. Next: %s.\n",
+            a->slowdown, a->score >= 10 ? "high" : "moderate", a->score,
+            (unsigned long long)a->detected_at_step, next_step(a->kind));
 }
 
 static void details(FILE *f, const struct argus_jobstore *js, const struct argus_anomaly *a)

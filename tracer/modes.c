@@ -145,7 +145,27 @@ static size_t upper(const double *y, size_t n, double cut)
 }
 
 /* One KDE pass at bandwidth h. */
-static unsigned kde_once(const double *y, size_t n, double h,
+/* Points of y within [a, b]. */
+static size_t count_in(const double *y, size_t n, double a, double b)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* first index with y >= a */
+        size_t mid = lo + (hi - lo) / 2;
+        if (y[mid] < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return upper(y, n, b) - lo;
+}
+
+/* One KDE pass at bandwidth h. strict > 0 (the narrower passes; strict = Scott's h):
+ * each side must hold max(5, n / 20) points and a valley must be significantly empty:
+ * its points within +-min(strict, half the way to the lower peak) (when the peaks are
+ * that close: at most 2 % of the peak's and the peak window >= 2 x the side minimum),
+ * plus 3 Poisson sigmas and 1, below half of those around the lower peak — sampling
+ * bumps and tail clumps of one wide mode fail this. */
+static unsigned kde_once(const double *y, size_t n, double h, double strict,
                          size_t bounds[ARGUS_MODES_MAX + 1], struct argus_kde_info *info)
 {
     enum { G = ARGUS_KDE_GRID };
@@ -191,6 +211,7 @@ static unsigned kde_once(const double *y, size_t n, double h,
     }
     /* Merge neighbouring peaks until every valley passes the gate and <= MAX remain. */
     size_t minside = n / 100 > 2 ? n / 100 : 2;
+    size_t minstrict = n / 20 > 5 ? n / 20 : 5;
     while (np > 1) {
         int worst = -1;
         double wr = -1;
@@ -207,6 +228,22 @@ static unsigned kde_once(const double *y, size_t n, double h,
             /* points on this peak's side since the previous cut, and beyond */
             int fail = r > ARGUS_KDE_PROMINENCE || cut - prev_cut < minside ||
                        n - cut < minside;
+            if (!fail && strict)
+                fail = cut - prev_cut < minstrict || n - cut < minstrict;
+            if (!fail && strict) {
+                unsigned lp = f[pk[i]] < f[pk[i + 1]] ? pk[i] : pk[i + 1];
+                /* Scott's h (the windows do not shrink with the pass), but at most half
+                 * the way from the valley to the lower peak. */
+                double w = strict, half = 0.5 * dx * (vg > lp ? vg - lp : lp - vg);
+                int narrow = half < w;
+                if (narrow)
+                    w = half;
+                double cv = (double)count_in(y, n, lo + vg * dx - w, lo + vg * dx + w);
+                double cp = (double)count_in(y, n, lo + lp * dx - w, lo + lp * dx + w);
+                fail = !(cv + 3 * sqrt(cv) + 1 < 0.5 * cp);
+                if (narrow) /* the peaks are close: the valley must be all but empty */
+                    fail = fail || cv > 0.02 * cp || cp < 2.0 * (double)minstrict;
+            }
             if (fail)
                 r += 10; /* failing pairs merge before merely close ones */
             if (r > wr) {
@@ -261,13 +298,13 @@ unsigned argus_modes_kde(const double *y, size_t n, size_t bounds[ARGUS_MODES_MA
     /* Scott over-smooths multimodal data (sigma includes the spread between modes): try
      * h/2 and h/4 too and keep the finest split; the prominence gate and the side-count
      * rule keep sampling bumps out. */
-    best = kde_once(y, n, h, bounds, info);
+    best = kde_once(y, n, h, 0, bounds, info);
     for (int k = 1; k <= 2 && best < ARGUS_MODES_MAX; k++) {
         double hk = h / (double)(1 << k);
         if (hk < ARGUS_KDE_HMIN)
             break;
         struct argus_kde_info ti;
-        unsigned m = kde_once(y, n, hk, tb, &ti);
+        unsigned m = kde_once(y, n, hk, h, tb, &ti);
         if (m > best) {
             best = m;
             memcpy(bounds, tb, (m + 1) * sizeof tb[0]);

@@ -1,0 +1,167 @@
+/* tracer_bench.c — the issue-6 figures of the tracer, printed as one JSON line:
+ *   ns_per_record        synthetic CUpti_ActivityKernel10 records (built from the installed
+ *                        headers) through the CUPTI adapter (cuptiActivityGetNextRecord
+ *                        walk) and the step summariser, step build included, one core
+ *                        (thread CPU time);
+ *   bytes_per_rank_step  the budgeted record (tracer/budget.c) of a realistic step:
+ *                        50,000 launches over 200 names, 8 of them NCCL;
+ *   compression_ratio    raw Kernel10 bytes / budgeted bytes;
+ *   rss_kb_*             resident memory after 1,000 and after all small steps of the
+ *                        memory run (flat = ring + tables only).
+ * Not a test. Usage: tracer_bench [steps [mem_steps]] (defaults 20 and 100000).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cupti.h>
+
+#include "tracer/budget.h"
+#include "tracer/collect.h"
+#include "tracer/cupti_adapter.h"
+#include "tracer/ring.h"
+#include "tracer/summarizer.h"
+
+#define KPS 50000
+#define NAMES 200
+
+static uint64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static long rss_kb(void)
+{
+    long pages = 0, rss = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+            rss = 0;
+        fclose(f);
+    }
+    return rss * 4;
+}
+
+static uint32_t rnd(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+static struct argus_summarizer *sm;
+static struct argus_step_summary last;
+static void on_summary(void *ctx, const struct argus_step_summary *s)
+{
+    (void)ctx;
+    memcpy(&last, s, offsetof(struct argus_step_summary, kmodes) +
+                         s->n_kmodes * sizeof s->kmodes[0]);
+}
+
+static void feed(void *ctx, const struct argus_act *a)
+{
+    (void)ctx;
+    argus_summarizer_kernel(sm, a->name, a->start_ns, a->end_ns, a->device, a->stream,
+                            argus_kclass_from_name(a->name));
+}
+
+static char names[NAMES][128];
+
+/* One step of KPS Kernel10 records starting at t; returns the buffer length. */
+static size_t build_step(uint8_t *buf, uint64_t *t, uint32_t seed)
+{
+    CUpti_ActivityKernel10 k;
+    size_t len = 0;
+    uint32_t pick = 7; /* the same kernel sequence every step */
+
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    for (int i = 0; i < KPS; i++) {
+        double u = (double)(rnd(&pick) >> 8) / (double)(1u << 24);
+        int n = (int)(u * u * u * NAMES);
+        double us = 400.0 / (1 + n) * (1 + (n % 3 == 0 && i % 2));
+        double noise = 1 + 0.03 * ((double)(rnd(&seed) % 2001) / 1000.0 - 1);
+        uint64_t d = (uint64_t)(us * 1000 * noise) + 1000;
+        k.name = names[n];
+        k.start = *t;
+        k.end = *t + d;
+        k.streamId = n < 8;
+        k.correlationId = (uint32_t)i;
+        memcpy(buf + len, &k, sizeof k);
+        len += sizeof k;
+        *t += d;
+    }
+    return len;
+}
+
+int main(int argc, char **argv)
+{
+    int steps = argc > 1 ? atoi(argv[1]) : 20;
+    long mem_steps = argc > 2 ? atol(argv[2]) : 100000;
+    struct argus_summarizer_opts so = {.rank = 0, .max_events = KPS + 1024, .max_names = 4096,
+                                       .on_summary = on_summary};
+    struct argus_budget *bud = NULL;
+    struct argus_act_stats st;
+    static uint8_t enc[16384];
+    size_t cap = (size_t)KPS * sizeof(CUpti_ActivityKernel10);
+    uint8_t *buf = aligned_alloc(64, cap);
+    uint64_t t = 1700000000000000000ull, work = 0;
+    long bytes = 0;
+
+    if (!buf || steps < 2 || argus_summarizer_create(&so, &sm) || argus_budget_create(&bud))
+        return 1;
+    for (int i = 0; i < NAMES; i++)
+        snprintf(names[i], sizeof names[i], i < 8 ? "ncclDevKernel_AllReduce_Sum_bf16_RING_LL_%d"
+                 : "_ZN7cutlass6KernelINS_4gemm6kernel4GemmILi%dELi128ELi32EEEEEvNT_6ParamsE", i);
+    memset(&st, 0, sizeof st);
+    for (int s = 1; s <= steps; s++) {
+        uint64_t t0 = t;
+        size_t len = build_step(buf, &t, 1234u + (uint32_t)s);
+        uint64_t c0 = cpu_ns();
+        argus_summarizer_step_begin(sm, (uint64_t)s, t0);
+        argus_cupti_walk(buf, len, &st, feed, NULL);
+        argus_summarizer_step_end(sm, (uint64_t)s, t + 1000);
+        uint64_t c1 = cpu_ns();
+        if (s > 1) /* the first step interns the names */
+            work += c1 - c0;
+        bytes = argus_budget_encode(bud, &last, 0.97, 0, enc, sizeof enc);
+        t += 2000;
+    }
+    double ns_rec = (double)work / ((double)(steps - 1) * KPS);
+    double raw = (double)KPS * sizeof(CUpti_ActivityKernel10);
+
+    /* Memory over many small steps through the collector path's tables and ring. */
+    struct argus_ring *ring = NULL;
+    argus_ring_create(196608, 3, &ring);
+    long rss_1k = 0;
+    struct argus_ring_ev re = {names[9], 0, 0, 0, 0, 0, 0, 0, 0};
+    for (long s = 1; s <= mem_steps; s++) {
+        argus_summarizer_step_begin(sm, (uint64_t)(steps + s), t);
+        for (int i = 0; i < 100; i++, t += 1000) {
+            argus_summarizer_kernel(sm, names[i % NAMES], t, t + 900, 0, 0, 0);
+            re.step = (uint64_t)s;
+            re.start_ns = t;
+            re.end_ns = t + 900;
+            argus_ring_add(ring, &re);
+        }
+        argus_summarizer_step_end(sm, (uint64_t)(steps + s), t);
+        if (s == 1000)
+            rss_1k = rss_kb();
+    }
+    printf("{\"bench\":\"tracer\",\"records_per_step\":%d,\"names\":%d,\"steps\":%d,"
+           "\"ns_per_record\":%.1f,\"bytes_per_rank_step\":%ld,\"raw_bytes_per_step\":%.0f,"
+           "\"compression_ratio\":%.0f,\"kmodes\":%u,\"mem_steps\":%ld,\"rss_kb_after_1k\":%ld,"
+           "\"rss_kb_end\":%ld}\n",
+           KPS, NAMES, steps, ns_rec, bytes, raw, bytes > 0 ? raw / (double)bytes : 0.0,
+           last.n_kmodes, mem_steps, rss_1k, rss_kb());
+    argus_ring_free(ring);
+    argus_budget_free(bud);
+    argus_summarizer_free(sm);
+    free(buf);
+    return 0;
+}
