@@ -28,6 +28,10 @@
     X(ARGUS_WINDOW, window, INT, "10", 1, 10000,                                          \
       "steps per reduction window (summaries travel to rank 0 once per window)")          \
     X(ARGUS_FANIN, fanin, INT, "4", 2, 1024, "fan-in of the reduction tree")              \
+    X(ARGUS_DEADLINE_MS, deadline_ms, INT, "2000", 10, 600000,                            \
+      "per-window, per-tree-level wait for a child rank before it is marked missing")     \
+    X(ARGUS_FINALIZE_MS, finalize_ms, INT, "10000", 100, 600000,                          \
+      "longest time MPI_Finalize waits for Argus's last exchange and report")             \
     X(ARGUS_MAX_EVENTS, max_events, INT, "262144", 1024, 16777216,                        \
       "kernel events buffered per rank per step (more are counted as dropped)")           \
     X(ARGUS_SPOOL, spool, BOOL, "1", 0, 1,                                                \
@@ -66,6 +70,8 @@ struct argus_config {
     char jobid[256];
     long window;
     long fanin;
+    long deadline_ms;
+    long finalize_ms;
     long max_events;
     int spool;
     int log;      /* enum argus_log_level */

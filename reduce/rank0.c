@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/outdir.h"
+#include "reduce/tree.h"
 
 int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uint32_t nranks,
                      const char *jobid, const char *stepid, char *errbuf, size_t errlen)
@@ -75,7 +77,7 @@ void argus_rank0_ingest(struct argus_rank0 *r0, const uint8_t *buf, size_t len)
 {
     char err[512];
 
-    r0->bytes_in += len;
+    r0->bytes_in += len; /* rank 0's own records included: what the job store takes in */
     r0->windows++;
     spool_records(r0, buf, len);
     if (argus_jobstore_ingest_buffer(r0->js, buf, len, 0, err, sizeof err) != 0)
@@ -115,8 +117,89 @@ void argus_rank0_report(struct argus_rank0 *r0, int final)
     argus_result_free(&res);
 }
 
+static void miss_one(struct argus_rank0 *r0, uint32_t rank, uint64_t from_step,
+                     uint64_t window)
+{
+    if (argus_jobstore_missing_since(r0->js, rank) != UINT64_MAX)
+        return;
+    argus_jobstore_mark_missing(r0->js, rank, from_step);
+    if (r0->nmiss == r0->capmiss) {
+        size_t cap = r0->capmiss ? r0->capmiss * 2 : 16;
+        struct argus_rank0_miss *n = realloc(r0->miss, cap * sizeof *n);
+        if (!n)
+            return;
+        r0->miss = n;
+        r0->capmiss = cap;
+    }
+    r0->miss[r0->nmiss++] = (struct argus_rank0_miss){rank, from_step, window,
+                                                      argus_clock_realtime_ns()};
+}
+
+void argus_rank0_mark_missing(struct argus_rank0 *r0, uint32_t rank, uint64_t from_step,
+                              uint64_t window)
+{
+    if (!r0->js)
+        return;
+    r0->windows_with_miss++;
+    if (!r0->tree_parent) {
+        miss_one(r0, rank, from_step, window);
+        return;
+    }
+    for (int x = 0; x < r0->tree_size; x++)
+        if (argus_tree_in_subtree(r0->tree_parent, r0->tree_size, x, (int)rank))
+            miss_one(r0, (uint32_t)x, from_step, window);
+}
+
+void argus_rank0_write_reduce_json(struct argus_rank0 *r0, double thread_cpu_s,
+                                   uint64_t dropped, uint64_t inbound)
+{
+    char path[4200], tmp[4300], t[40];
+    uint64_t first = 0, last = 0, steps = 0;
+
+    if (!r0->js)
+        return;
+    if (argus_jobstore_step_range(r0->js, &first, &last) == 0)
+        steps = last - first + 1;
+    snprintf(path, sizeof path, "%s/reduce.json", r0->dir);
+    snprintf(tmp, sizeof tmp, "%s.partial", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return;
+    fprintf(f, "{\"ranks\": %u, \"tree\": {\"fanin\": %d, \"depth\": %d, "
+            "\"node_aware\": true}, \"exchange\": \"%s\",\n",
+            argus_jobstore_nranks(r0->js), r0->fanin, r0->tree_depth,
+            r0->threaded ? "argus-thread" : "at-finalize");
+    fprintf(f, " \"windows\": %llu, \"window_steps\": %ld, \"steps\": %llu, "
+            "\"rank0_bytes_in\": %llu, \"rank0_bytes_in_per_step\": %.1f, "
+            "\"argus_thread_cpu_s\": %.4f, \"summaries_dropped_rank0\": %llu,\n",
+            (unsigned long long)r0->windows, r0->window_steps, (unsigned long long)steps,
+            (unsigned long long)inbound,
+            steps ? (double)inbound / (double)steps : 0.0, thread_cpu_s,
+            (unsigned long long)dropped);
+    fprintf(f, " \"clock_offsets_ns\": [");
+    for (uint32_t r = 0; r < argus_jobstore_nranks(r0->js); r++) {
+        const struct argus_step_summary *const *v;
+        size_t n = argus_jobstore_rank_steps(r0->js, r, &v);
+        fprintf(f, "%s%lld", r ? ", " : "", n ? (long long)v[n - 1]->clock_offset_ns : 0LL);
+    }
+    fprintf(f, "],\n \"missing\": [");
+    for (size_t i = 0; i < r0->nmiss; i++) {
+        argus_clock_rfc3339(r0->miss[i].at_ns, t, sizeof t);
+        fprintf(f, "%s\n  {\"rank\": %u, \"from_step\": %llu, \"window\": %llu, "
+                "\"marked_at\": \"%s\"}", i ? "," : "", r0->miss[i].rank,
+                (unsigned long long)r0->miss[i].from_step,
+                (unsigned long long)r0->miss[i].window, t);
+    }
+    fprintf(f, "]}\n");
+    if (fclose(f) != 0 || rename(tmp, path) != 0)
+        remove(tmp);
+}
+
 void argus_rank0_close(struct argus_rank0 *r0)
 {
+    free(r0->miss);
+    r0->miss = NULL;
+    r0->nmiss = r0->capmiss = 0;
     if (r0->spool && argus_spool_close(r0->spool) != 0)
         argus_log(ARGUS_LOG_WARN, "closing %s/summaries.argus failed", r0->dir);
     r0->spool = NULL;

@@ -25,6 +25,16 @@ struct argus_rank0 {
     uint64_t bytes_in;      /* window bytes received, for the report */
     uint64_t windows;
     int report_ok;          /* 0 after a write failure was reported once */
+    /* the reduction tree (parent[], set by the runtime), for missing subtrees */
+    const int *tree_parent;
+    int tree_size, tree_depth, fanin, threaded;
+    long window_steps;
+    struct argus_rank0_miss {
+        uint32_t rank;
+        uint64_t from_step, window, at_ns;
+    } *miss;
+    size_t nmiss, capmiss;
+    uint64_t windows_with_miss;
 };
 
 /* Create the output directory and the spool. 0 or negative errno (errbuf). */
@@ -35,5 +45,13 @@ void argus_rank0_ingest(struct argus_rank0 *r0, const uint8_t *buf, size_t len);
 /* Analyse what is held and write the outputs; final=1 at the end of the job. */
 void argus_rank0_report(struct argus_rank0 *r0, int final);
 void argus_rank0_close(struct argus_rank0 *r0);
+/* The subtree rooted at `rank` sent nothing for `window` (first step from_step): mark each
+ * of its ranks missing in the job store (report: complete false) and remember when, for
+ * reduce.json. */
+void argus_rank0_mark_missing(struct argus_rank0 *r0, uint32_t rank, uint64_t from_step,
+                              uint64_t window);
+/* Write reduce.json: the reduction's figures and who was missing from when. */
+void argus_rank0_write_reduce_json(struct argus_rank0 *r0, double thread_cpu_s,
+                                   uint64_t dropped, uint64_t inbound);
 
 #endif /* ARGUS_REDUCE_RANK0_H */

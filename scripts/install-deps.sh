@@ -3,7 +3,7 @@
 # Installs only what is missing; needs root (or sudo) when something is missing.
 set -euo pipefail
 PKGS=(build-essential autoconf automake libtool pkg-config
-      openmpi-bin libopenmpi-dev libhwloc-dev libzstd-dev libyajl-dev libcmocka-dev
+      openmpi-bin libopenmpi-dev libhwloc-dev libzstd-dev libyajl-dev zlib1g-dev libcmocka-dev
       python3
       slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev)
 missing=()

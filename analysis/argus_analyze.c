@@ -1,0 +1,578 @@
+/* argus_analyze.c — `argus-analyze [-o OUTDIR] PATH...`: Argus's diagnosis on saved data.
+ * Each PATH is a file or a directory of files: Kineto/PyTorch-profiler traces (one per
+ * rank, JSON or .gz), Argus spool files (summaries.argus) or steps.csv; the format is
+ * detected from content. Everything goes into one job store through the importers
+ * (import.h: the live summariser for traces, the store's own decoder for spools) and then
+ * through exactly the calls rank 0 makes at the end of a live run (reduce/rank0.c):
+ * argus_analyze, argus_anomaly_log_append, argus_report_write, argus_report_print_summary.
+ *
+ * Bad inputs: one line on stderr per file ("argus-analyze: FILE: what, at byte N"), the
+ * file is skipped, the others are analysed; report.json gets an "inputs" object naming the
+ * skipped files. Exit 0 when something was analysed, 1 when nothing could be, 2 on usage.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis/analysis.h"
+#include "analysis/import.h"
+#include "analysis/report.h"
+#include "common/config.h"
+#include "common/jobstore.h"
+#include "common/log.h"
+#include "common/outdir.h"
+
+#define PROG "argus-analyze"
+#define MAX_SKIPPED 64
+
+struct staged {
+    struct argus_step_summary *s; /* trimmed copy */
+    int file;                     /* index of the input it came from */
+};
+
+struct names {
+    uint64_t hash;
+    char *name;
+};
+
+struct run {
+    struct staged *sums;
+    size_t n_sums, cap_sums;
+    struct names *names;
+    size_t n_names, cap_names;
+    int cur_file;
+    int oom;
+    /* Kineto ranks: info per file that imported */
+    struct argus_kineto_info **kinfo;
+    size_t n_kinfo;
+    char **spools;
+    size_t n_spools;
+    uint32_t n_ranks;
+    int source;
+    int any_kineto, any_csv;
+    size_t n_inputs, n_ok;
+    char *skipped[MAX_SKIPPED];   /* "path: reason" */
+    size_t n_skipped;
+    char jobid[256];
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: " PROG " [-o OUTDIR] PATH...\n"
+            "Diagnose saved training data with Argus: PyTorch-profiler (Kineto) traces, one\n"
+            "file per rank (.json or .json.gz), Argus spool files (summaries.argus) or a\n"
+            "steps.csv. A PATH may be a directory; formats are detected from content.\n"
+            "Writes report.json, report.md, steps.csv and anomalies.jsonl into OUTDIR\n"
+            "(default ./argus-<jobid>) and prints the report summary.\n"
+            "  -o, --outdir DIR  write the report there\n"
+            "  -h, --help        this help\n"
+            "  -V, --version     print the version\n"
+            "Exit status: 0 analysed (some inputs may have been skipped), 1 nothing could be\n"
+            "analysed, 2 usage error. ARGUS_RATIO and ARGUS_LOG apply as in a live run.\n");
+}
+
+/* ---- staging --------------------------------------------------------------------- */
+
+static void stage_summary(void *ctx, const struct argus_step_summary *s)
+{
+    struct run *r = ctx;
+    size_t sz = offsetof(struct argus_step_summary, kmodes) +
+                (size_t)s->n_kmodes * sizeof s->kmodes[0];
+    struct argus_step_summary *c;
+
+    if (r->n_sums == r->cap_sums) {
+        size_t nc = r->cap_sums ? 2 * r->cap_sums : 256;
+        struct staged *p = realloc(r->sums, nc * sizeof *p);
+        if (!p) {
+            r->oom = 1;
+            return;
+        }
+        r->sums = p;
+        r->cap_sums = nc;
+    }
+    c = malloc(sizeof *c); /* full size: the store copies kmodes up to n_kmodes only */
+    if (!c) {
+        r->oom = 1;
+        return;
+    }
+    memcpy(c, s, sz);
+    r->sums[r->n_sums].s = c;
+    r->sums[r->n_sums++].file = r->cur_file;
+}
+
+static void stage_name(void *ctx, uint64_t hash, const char *name)
+{
+    struct run *r = ctx;
+
+    for (size_t i = r->n_names; i-- > 0 && i + 64 > r->n_names;)
+        if (r->names[i].hash == hash)
+            return; /* recent duplicate; the store dedups the rest */
+    if (r->n_names == r->cap_names) {
+        size_t nc = r->cap_names ? 2 * r->cap_names : 256;
+        struct names *p = realloc(r->names, nc * sizeof *p);
+        if (!p) {
+            r->oom = 1;
+            return;
+        }
+        r->names = p;
+        r->cap_names = nc;
+    }
+    r->names[r->n_names].hash = hash;
+    if (!(r->names[r->n_names].name = strdup(name)))
+        r->oom = 1;
+    else
+        r->n_names++;
+}
+
+/* Drop what a rejected file staged. */
+static void unstage_file(struct run *r, int file)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < r->n_sums; i++) {
+        if (r->sums[i].file == file)
+            free(r->sums[i].s);
+        else
+            r->sums[j++] = r->sums[i];
+    }
+    r->n_sums = j;
+}
+
+static void skip(struct run *r, const char *msg)
+{
+    fprintf(stderr, PROG ": %s; skipped\n", msg);
+    if (r->n_skipped < MAX_SKIPPED)
+        r->skipped[r->n_skipped++] = strdup(msg);
+}
+
+/* ---- one input file ---------------------------------------------------------------- */
+
+static void import_kineto(struct run *r, const char *path)
+{
+    struct argus_import_sink sink = {stage_summary, stage_name, r};
+    struct argus_kineto_info *in = malloc(sizeof *in);
+    char err[1024], msg[1200];
+
+    if (!in) {
+        snprintf(msg, sizeof msg, "%s: out of memory", path);
+        skip(r, msg);
+        return;
+    }
+    if (argus_kineto_import(path, NULL, &sink, in, err, sizeof err) != 0) {
+        unstage_file(r, r->cur_file);
+        skip(r, err);
+        free(in);
+        return;
+    }
+    for (size_t i = 0; i < r->n_kinfo; i++)
+        if (r->kinfo[i]->rank == in->rank) {
+            snprintf(msg, sizeof msg, "%s: duplicate rank %d (an earlier file has it)", path,
+                     in->rank);
+            unstage_file(r, r->cur_file);
+            skip(r, msg);
+            free(in);
+            return;
+        }
+    if (in->steps == 0) {
+        snprintf(msg, sizeof msg, "%s: empty rank %d: no step could be built", path,
+                 in->rank);
+        unstage_file(r, r->cur_file);
+        skip(r, msg);
+        free(in);
+        return;
+    }
+    void *p = realloc(r->kinfo, (r->n_kinfo + 1) * sizeof *r->kinfo);
+    if (!p) {
+        free(in);
+        r->oom = 1;
+        return;
+    }
+    r->kinfo = p;
+    r->kinfo[r->n_kinfo++] = in;
+    if ((uint32_t)in->rank + 1 > r->n_ranks)
+        r->n_ranks = (uint32_t)in->rank + 1;
+    r->any_kineto = 1;
+    r->n_ok++;
+    if (argus_log_get_level() >= ARGUS_LOG_INFO)
+        fprintf(stderr, PROG ": %s: rank %d%s, %llu steps (%llu..%llu), %llu kernels (%llu "
+                "NCCL), %llu events of unknown types skipped\n", path, in->rank,
+                in->rank_from_name ? " (from the file name)" : "",
+                (unsigned long long)in->steps, (unsigned long long)in->first_step,
+                (unsigned long long)in->last_step, (unsigned long long)in->kernels,
+                (unsigned long long)in->nccl_kernels, (unsigned long long)in->skipped);
+}
+
+static void import_file(struct run *r, const char *path)
+{
+    char err[1024];
+    int fmt = argus_import_detect(path, err, sizeof err);
+
+    r->n_inputs++;
+    r->cur_file = (int)r->n_inputs;
+    if (fmt <= 0) {
+        skip(r, err);
+        return;
+    }
+    if (fmt == ARGUS_FMT_KINETO) {
+        import_kineto(r, path);
+    } else if (fmt == ARGUS_FMT_SPOOL) {
+        uint32_t n = 0;
+        int rc = argus_spool_scan(path, &n, err, sizeof err);
+        if (n == 0) {
+            skip(r, rc ? err : "spool holds no summaries");
+            return;
+        }
+        if (rc)
+            fprintf(stderr, PROG ": %s; the records before it are used\n", err);
+        char **p = realloc(r->spools, (r->n_spools + 1) * sizeof *p);
+        if (!p || !(p[r->n_spools] = strdup(path))) {
+            r->oom = 1;
+            return;
+        }
+        r->spools = p;
+        r->n_spools++;
+        r->n_ranks = n > r->n_ranks ? n : r->n_ranks;
+        r->n_ok++;
+        if (!r->jobid[0]) {
+            /* <outdir>/argus-<jobid>/summaries.argus: take the job id back */
+            char tmp[PATH_MAX];
+            snprintf(tmp, sizeof tmp, "%s", path);
+            char *slash = strrchr(tmp, '/');
+            if (slash) {
+                *slash = '\0';
+                char *base = strrchr(tmp, '/');
+                base = base ? base + 1 : tmp;
+                if (strncmp(base, "argus-", 6) == 0 && base[6])
+                    snprintf(r->jobid, sizeof r->jobid, "%s", base + 6);
+            }
+        }
+    } else {
+        uint32_t n = 0;
+        size_t before = r->n_sums;
+        struct argus_import_sink sink = {stage_summary, NULL, r};
+        if (argus_steps_csv_import(path, &sink, &n, err, sizeof err) != 0) {
+            if (r->n_sums == before) {
+                skip(r, err);
+                return;
+            }
+            fprintf(stderr, PROG ": %s; the rows before it are used\n", err);
+        }
+        r->n_ranks = n > r->n_ranks ? n : r->n_ranks;
+        r->any_csv = 1;
+        r->n_ok++;
+    }
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A file, or every regular non-hidden file of a directory (sorted; one level). */
+static void import_path(struct run *r, const char *path)
+{
+    struct stat st;
+    char msg[PATH_MAX + 128];
+
+    if (stat(path, &st) != 0) {
+        snprintf(msg, sizeof msg, "%s: %s", path, strerror(errno));
+        r->n_inputs++;
+        skip(r, msg);
+        return;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        import_file(r, path);
+        return;
+    }
+    DIR *d = opendir(path);
+    if (!d) {
+        snprintf(msg, sizeof msg, "%s: %s", path, strerror(errno));
+        skip(r, msg);
+        return;
+    }
+    char **list = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        char full[PATH_MAX + 256];
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(full, sizeof full, "%s/%s", path, de->d_name);
+        if (stat(full, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **p = realloc(list, cap * sizeof *p);
+            if (!p)
+                break;
+            list = p;
+        }
+        if (!(list[n] = strdup(full)))
+            break;
+        n++;
+    }
+    closedir(d);
+    qsort(list, n, sizeof *list, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        import_file(r, list[i]);
+        free(list[i]);
+    }
+    free(list);
+}
+
+/* ---- into the store, analyse, write --------------------------------------------------- */
+
+/* Align every Kineto rank's clock on the lowest rank's, by collective end times. */
+static void align_clocks(struct run *r)
+{
+    const struct argus_kineto_info *ref = NULL;
+    for (size_t i = 0; i < r->n_kinfo; i++)
+        if (!ref || r->kinfo[i]->rank < ref->rank)
+            ref = r->kinfo[i];
+    for (size_t i = 0; ref && i < r->n_sums; i++) {
+        for (size_t k = 0; k < r->n_kinfo; k++)
+            if ((uint32_t)r->kinfo[k]->rank == r->sums[i].s->rank) {
+                r->sums[i].s->clock_offset_ns = argus_kineto_align(ref, r->kinfo[k]);
+                break;
+            }
+    }
+}
+
+static int fill_store(struct run *r, struct argus_jobstore *js, char *err, size_t errlen)
+{
+    struct argus_job_meta *m = argus_jobstore_meta(js);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    int rc;
+
+    snprintf(m->id, sizeof m->id, "%s", r->jobid[0] ? r->jobid : "offline");
+    m->source = r->any_kineto ? ARGUS_SRC_KINETO : ARGUS_SRC_REPLAY;
+    for (size_t i = 0; i < r->n_spools; i++) {
+        if ((rc = argus_spool_import(r->spools[i], js, err, errlen)) != 0)
+            fprintf(stderr, PROG ": %s; the records before it are used\n", err);
+    }
+    for (size_t i = 0; i < r->n_names; i++)
+        if ((rc = argus_jobstore_add_name(js, r->names[i].hash, r->names[i].name)) != 0)
+            return rc;
+    for (size_t i = 0; i < r->n_sums; i++)
+        if ((rc = argus_jobstore_add_summary(js, r->sums[i].s)) != 0)
+            return rc;
+    for (size_t i = 0; i < r->n_kinfo; i++) {
+        struct argus_rank_info ri;
+        memset(&ri, 0, sizeof ri);
+        ri.rank = (uint32_t)r->kinfo[i]->rank;
+        ri.world_size = r->kinfo[i]->world_size > 0 ? (uint32_t)r->kinfo[i]->world_size
+                                                    : r->n_ranks;
+        ri.device = r->kinfo[i]->device;
+        snprintf(ri.host, sizeof ri.host, "unknown");
+        argus_jobstore_set_rankinfo(js, &ri);
+    }
+    int complete = r->n_skipped == 0;
+    for (uint32_t k = 0; k < argus_jobstore_nranks(js); k++) {
+        const struct argus_step_summary *const *v;
+        size_t n = argus_jobstore_rank_steps(js, k, &v);
+        if (n == 0) {
+            complete = 0;
+            argus_jobstore_mark_missing(js, k, 0);
+            continue;
+        }
+        lo = v[0]->start_ns < lo ? v[0]->start_ns : lo;
+        hi = v[n - 1]->end_ns > hi ? v[n - 1]->end_ns : hi;
+    }
+    m->started_ns = lo == UINT64_MAX ? 0 : lo;
+    m->ended_ns = hi;
+    m->complete = complete;
+    return 0;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* Add "inputs": {files, analysed, skipped: [...]} to report.json (a field added, as
+ * REPORT_SCHEMA.md allows), by rewriting the file before its last closing brace. */
+static void report_inputs(const struct run *r, const char *dir)
+{
+    char path[PATH_MAX + 32], err[512];
+    char *buf = NULL, *extra = NULL;
+    size_t len = 0, elen = 0;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    if (!(f = fopen(path, "rb")))
+        return;
+    FILE *mem = open_memstream(&buf, &len);
+    char chunk[65536];
+    size_t n;
+    while (mem && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        fwrite(chunk, 1, n, mem);
+    fclose(f);
+    if (!mem || fclose(mem) != 0)
+        goto out;
+    while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+        len--;
+    if (!len || buf[len - 1] != '}')
+        goto out;
+    FILE *e = open_memstream(&extra, &elen);
+    if (!e)
+        goto out;
+    fwrite(buf, 1, len - 1, e);
+    fprintf(e, ",\"inputs\":{\"files\":%zu,\"analysed\":%zu,\"skipped\":[", r->n_inputs,
+            r->n_ok);
+    for (size_t i = 0; i < r->n_skipped; i++) {
+        if (i)
+            fputc(',', e);
+        json_str(e, r->skipped[i]);
+    }
+    fputs("]}}\n", e);
+    if (fclose(e) == 0 && argus_file_write_atomic(path, extra, elen, err, sizeof err) != 0)
+        fprintf(stderr, PROG ": %s\n", err);
+out:
+    free(buf);
+    free(extra);
+}
+
+static int mkdir_p(const char *dir)
+{
+    char tmp[PATH_MAX + 16];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0750) != 0 && errno != EEXIST)
+                return -errno;
+            *p = '/';
+        }
+    if (mkdir(tmp, 0750) != 0 && errno != EEXIST)
+        return -errno;
+    snprintf(tmp + strlen(tmp), sizeof tmp - strlen(tmp), "/traces");
+    if (mkdir(tmp, 0750) != 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+static void run_free(struct run *r)
+{
+    for (size_t i = 0; i < r->n_sums; i++)
+        free(r->sums[i].s);
+    for (size_t i = 0; i < r->n_names; i++)
+        free(r->names[i].name);
+    for (size_t i = 0; i < r->n_kinfo; i++)
+        free(r->kinfo[i]);
+    for (size_t i = 0; i < r->n_spools; i++)
+        free(r->spools[i]);
+    for (size_t i = 0; i < r->n_skipped; i++)
+        free(r->skipped[i]);
+    free(r->sums);
+    free(r->names);
+    free(r->kinfo);
+    free(r->spools);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option lopts[] = {
+        {"outdir", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *outdir = NULL;
+    char dir[PATH_MAX], err[1024];
+    struct argus_config cfg;
+    struct argus_analysis_opts opts;
+    struct argus_jobstore *js = NULL;
+    struct argus_result res;
+    struct argus_anomaly_log alog;
+    struct run r;
+    int c, status = 1;
+
+    while ((c = getopt_long(argc, argv, "o:hV", lopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': outdir = optarg; break;
+        case 'h': usage(stdout); return 0;
+        case 'V': printf(PROG " (Argus) %s\n", PACKAGE_VERSION); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    argus_log_init();
+    argus_config_defaults(&cfg);
+    if (argus_config_load(&cfg, getenv, err, sizeof err) != 0)
+        fprintf(stderr, PROG ": %s\n", err);
+    memset(&r, 0, sizeof r);
+    memset(&res, 0, sizeof res);
+    argus_anomaly_log_init(&alog);
+    for (int i = optind; i < argc; i++)
+        import_path(&r, argv[i]);
+    if (r.oom) {
+        fprintf(stderr, PROG ": out of memory while importing\n");
+        goto out;
+    }
+    if (r.n_ok == 0 || r.n_ranks == 0) {
+        fprintf(stderr, PROG ": nothing could be analysed (%zu inputs, all skipped)\n",
+                r.n_inputs);
+        goto out;
+    }
+    align_clocks(&r);
+    if (argus_jobstore_create(r.n_ranks, &js) != 0 || fill_store(&r, js, err, sizeof err)) {
+        fprintf(stderr, PROG ": cannot build the job store for %u ranks\n", r.n_ranks);
+        goto out;
+    }
+    argus_analysis_opts_default(&opts);
+    opts.ratio = cfg.ratio;
+    uint64_t first, last;
+    if (argus_jobstore_step_range(js, &first, &last) == 0 && last - first + 1 < opts.min_steps)
+        opts.min_steps = (uint32_t)(last - first + 1); /* persistence cannot exceed the data */
+    if (outdir)
+        snprintf(dir, sizeof dir, "%s", outdir);
+    else
+        snprintf(dir, sizeof dir, "argus-%s", argus_jobstore_meta(js)->id);
+    int rc = mkdir_p(dir);
+    if (rc) {
+        fprintf(stderr, PROG ": cannot create %s: %s\n", dir, strerror(-rc));
+        goto out;
+    }
+    if (argus_analyze(js, &opts, &res) != 0) {
+        fprintf(stderr, PROG ": no step summaries to analyse\n");
+        goto out;
+    }
+    if (argus_anomaly_log_append(&alog, dir, js, &res, err, sizeof err) != 0)
+        fprintf(stderr, PROG ": %s\n", err);
+    if (argus_report_write(dir, js, &res, err, sizeof err) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        goto out;
+    }
+    report_inputs(&r, dir);
+    argus_report_print_summary(stdout, dir, js, &res);
+    if (r.n_skipped)
+        printf(PROG ": %zu of %zu inputs skipped (listed in report.json \"inputs\")\n",
+               r.n_skipped, r.n_inputs);
+    status = 0;
+out:
+    argus_result_free(&res);
+    argus_anomaly_log_free(&alog);
+    argus_jobstore_free(js);
+    run_free(&r);
+    return status;
+}

@@ -1,0 +1,641 @@
+/* agent.c — the Argus thread (agent.h): window hand-off from the application thread,
+ * non-blocking exchange up the reduction tree with per-window deadlines, missing-rank
+ * marks, bounded finish. Only this thread touches the private communicator once started
+ * (or the MPI_Finalize thread, inline, when MPI_THREAD_MULTIPLE was refused).
+ * Must never abort, exit or wait unboundedly.
+ */
+#include "reduce/agent.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "reduce/clocksync.h"
+
+#define NBUF 4                     /* window buffers: 1 filling, up to 3 queued/in use */
+#define WIN_CAP_MAX (64u << 20)    /* a window buffer never grows past this */
+#define TAG_WIN 0x4157
+#define MSG_MAGIC 0x4e575241u      /* "ARWN" */
+#define MSG_VERSION 1
+#define MSG_FINAL 1u
+#define GRACE_MS 2000              /* after an abandoned finish, for rank 0's report */
+#define POLL_NS 1000000L           /* idle poll period of the Argus thread */
+
+struct msg_hdr {
+    uint32_t magic;
+    uint16_t version, flags;
+    uint64_t window;   /* highest own window id covered */
+    uint32_t nmissing; /* struct miss entries that follow */
+    uint32_t crc;      /* CRC32C of this header (crc = 0) and the miss entries */
+};
+
+struct miss {
+    uint32_t rank;     /* the root of the missing subtree */
+    uint32_t pad;
+    uint64_t window;   /* first window it did not deliver */
+};
+
+struct buf {
+    uint8_t *p;
+    size_t len, cap;
+};
+
+struct child {
+    int rank;
+    uint64_t got;      /* windows delivered (highest window id + 1) */
+    int final, missing;
+    int posted;        /* a receive is in flight */
+    MPI_Request req;
+    struct buf in;
+};
+
+enum { B_FREE = 0, B_FILL, B_READY, B_BUSY };
+
+static struct {
+    struct argus_agent_opts o;
+    int *kids;
+    pthread_t th;
+    int thread_on;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;        /* app -> thread: a window is ready; thread -> app: done */
+    struct argus_window bufs[NBUF];
+    int bstate[NBUF];
+    uint64_t bwin[NBUF], bfirst[NBUF];
+    int bfinal[NBUF], bhas_first[NBUF];
+    int fill;
+    uint32_t steps_in_fill;
+    uint64_t next_win;        /* id of the window being filled */
+    int rq[NBUF], rq_n;       /* ready queue (window ids ascending) */
+    atomic_int abort_now;
+    int done;
+    struct argus_step_summary *scratch; /* for clock-offset stamping, app thread only */
+    _Atomic int64_t offset;
+
+    /* Argus thread only */
+    struct child *ch;
+    struct buf out, send, miss;
+    uint64_t own_taken, fwd_next;   /* own windows popped / forwarded */
+    uint64_t t_ready[64];           /* monotonic time own window w was popped, [w % 64] */
+    uint64_t first_step[64];        /* rank 0: first step of own window w, [w % 64] */
+    uint64_t last_step;
+    int own_final, sent_final;
+    MPI_Request sreq;
+    int sending;
+    int fwd_pending;
+    struct argus_agent_stats st;
+} ag;
+
+static int buf_reserve(struct buf *b, size_t extra)
+{
+    if (b->len + extra <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + extra)
+        cap *= 2;
+    uint8_t *n = realloc(b->p, cap);
+    if (!n)
+        return -ENOMEM;
+    b->p = n;
+    b->cap = cap;
+    return 0;
+}
+
+static int buf_append(struct buf *b, const void *d, size_t n)
+{
+    int rc = buf_reserve(b, n);
+    if (rc)
+        return rc;
+    memcpy(b->p + b->len, d, n);
+    b->len += n;
+    return 0;
+}
+
+/* ---- application side -------------------------------------------------------------- */
+
+static int find_free(void)
+{
+    for (int i = 0; i < NBUF; i++)
+        if (ag.bstate[i] == B_FREE)
+            return i;
+    return -1;
+}
+
+/* Move the filling window to the ready queue if a free buffer can take its place.
+ * Caller holds mu. final: the last window of this rank (always handed over: if no
+ * buffer is free it is marked final where it is and queued when one frees up). */
+static void handoff_locked(int final)
+{
+    int nf = find_free();
+
+    if (nf < 0 && !final)
+        return;      /* the thread is behind: keep filling this window */
+    int f = ag.fill;
+    ag.bstate[f] = B_READY;
+    ag.bwin[f] = ag.next_win++;
+    ag.bfinal[f] = final;
+    ag.rq[ag.rq_n++] = f;
+    ag.steps_in_fill = 0;
+    if (nf >= 0) {
+        ag.fill = nf;
+        ag.bstate[nf] = B_FILL;
+        argus_window_reset(&ag.bufs[nf]);
+        ag.bhas_first[nf] = 0;
+    } else {
+        ag.fill = -1;
+    }
+    pthread_cond_broadcast(&ag.cv);
+}
+
+void argus_agent_push_summary(const struct argus_step_summary *s)
+{
+    int64_t off = atomic_load(&ag.offset);
+
+    pthread_mutex_lock(&ag.mu);
+    if (ag.fill < 0) {
+        pthread_mutex_unlock(&ag.mu);
+        return;
+    }
+    struct argus_window *w = &ag.bufs[ag.fill];
+    if (ag.scratch && off != s->clock_offset_ns) {
+        size_t n = offsetof(struct argus_step_summary, kmodes) +
+                   (size_t)s->n_kmodes * sizeof s->kmodes[0];
+        memcpy(ag.scratch, s, n);
+        ag.scratch->clock_offset_ns = off;
+        s = ag.scratch;
+    }
+    if (w->cap > WIN_CAP_MAX || argus_window_add_summary(w, s) != 0) {
+        ag.st.dropped_summaries++;
+        argus_log_once(ARGUS_LOG_WARN, "win-full", "rank %d: window buffer full or out of "
+                       "memory; step summaries are dropped", ag.o.rank);
+    } else if (!ag.bhas_first[ag.fill]) {
+        ag.bhas_first[ag.fill] = 1;
+        ag.bfirst[ag.fill] = s->step;
+    }
+    if (++ag.steps_in_fill >= (uint32_t)ag.o.window)
+        handoff_locked(0);
+    pthread_mutex_unlock(&ag.mu);
+}
+
+void argus_agent_push_name(uint64_t hash, const char *name)
+{
+    pthread_mutex_lock(&ag.mu);
+    if (ag.fill >= 0 && argus_window_add_name(&ag.bufs[ag.fill], hash, name) != 0)
+        argus_log_once(ARGUS_LOG_WARN, "name-oom", "rank %d: out of memory for kernel names",
+                       ag.o.rank);
+    pthread_mutex_unlock(&ag.mu);
+}
+
+void argus_agent_push_rankinfo(const struct argus_rank_info *ri)
+{
+    pthread_mutex_lock(&ag.mu);
+    if (ag.fill >= 0)
+        argus_window_add_rankinfo(&ag.bufs[ag.fill], ri);
+    pthread_mutex_unlock(&ag.mu);
+}
+
+int64_t argus_agent_clock_offset(void)
+{
+    return atomic_load(&ag.offset);
+}
+
+/* ---- the exchange (Argus thread) --------------------------------------------------- */
+
+/* Take the oldest ready window into the outbox. 1 when one was taken. */
+static int take_window(void)
+{
+    pthread_mutex_lock(&ag.mu);
+    if (ag.rq_n == 0) {
+        pthread_mutex_unlock(&ag.mu);
+        return 0;
+    }
+    int b = ag.rq[0];
+    memmove(&ag.rq[0], &ag.rq[1], (size_t)(--ag.rq_n) * sizeof ag.rq[0]);
+    ag.bstate[b] = B_BUSY;
+    pthread_mutex_unlock(&ag.mu);
+
+    uint64_t w = ag.bwin[b];
+    if (buf_append(&ag.out, ag.bufs[b].buf, ag.bufs[b].len) != 0)
+        argus_log_once(ARGUS_LOG_WARN, "out-oom", "rank %d: out of memory; a window of "
+                       "summaries is lost", ag.o.rank);
+    ag.t_ready[w % 64] = argus_clock_monotonic_ns();
+    ag.first_step[w % 64] = ag.bhas_first[b] ? ag.bfirst[b] : ag.last_step + 1;
+    if (ag.bhas_first[b])
+        ag.last_step = ag.bfirst[b] + (uint64_t)ag.o.window - 1;
+    ag.own_taken = w + 1;
+    if (ag.bfinal[b])
+        ag.own_final = 1;
+
+    pthread_mutex_lock(&ag.mu);
+    argus_window_reset(&ag.bufs[b]);
+    ag.bstate[b] = B_FREE;
+    if (ag.fill < 0) { /* a final window waited for a buffer */
+        ag.fill = b;
+        ag.bstate[b] = B_FILL;
+        ag.bhas_first[b] = 0;
+    }
+    pthread_mutex_unlock(&ag.mu);
+    return 1;
+}
+
+/* Rank 0: which ranks' windows never came; expanded to subtrees by rank0.c. */
+static void root_mark(uint32_t rank, uint64_t window)
+{
+    uint64_t step = window < ag.own_taken && window + 64 > ag.own_taken
+                        ? ag.first_step[window % 64] : ag.last_step + 1;
+    argus_rank0_mark_missing(ag.o.r0, rank, step, window);
+}
+
+static void add_miss(uint32_t rank, uint64_t window)
+{
+    ag.st.missing_marked++;
+    if (ag.o.parent < 0) {
+        root_mark(rank, window);
+        return;
+    }
+    struct miss m = {.rank = rank, .window = window};
+    if (buf_append(&ag.miss, &m, sizeof m) != 0)
+        argus_log_once(ARGUS_LOG_WARN, "miss-oom", "out of memory for missing-rank marks");
+}
+
+/* Parse one message from child c into the outbox. */
+static void child_message(struct child *c)
+{
+    struct msg_hdr h;
+    const uint8_t *p = c->in.p;
+    size_t n = c->in.len;
+
+    if (n < sizeof h)
+        goto bad;
+    memcpy(&h, p, sizeof h);
+    size_t mlen = (size_t)h.nmissing * sizeof(struct miss);
+    if (h.magic != MSG_MAGIC || h.version != MSG_VERSION || n < sizeof h + mlen)
+        goto bad;
+    uint32_t crc = h.crc;
+    h.crc = 0;
+    uint8_t tmp[sizeof h];
+    memcpy(tmp, &h, sizeof h);
+    uint32_t want = argus_crc32c(tmp, sizeof h) ^ argus_crc32c(p + sizeof h, mlen);
+    if (crc != want)
+        goto bad;
+    if (c->missing)
+        ag.st.late_messages++;
+    if (h.window + 1 > c->got)
+        c->got = h.window + 1;
+    if (h.flags & MSG_FINAL)
+        c->final = 1;
+    for (uint32_t i = 0; i < h.nmissing; i++) {
+        struct miss m;
+        memcpy(&m, p + sizeof h + i * sizeof m, sizeof m);
+        ag.st.missing_marked--; /* counted where it was first marked */
+        add_miss(m.rank, m.window);
+    }
+    ag.st.bytes_in += n;
+    if (buf_append(&ag.out, p + sizeof h + mlen, n - sizeof h - mlen) != 0)
+        argus_log_once(ARGUS_LOG_WARN, "out-oom", "rank %d: out of memory; a window of "
+                       "summaries is lost", ag.o.rank);
+    return;
+bad:
+    argus_log_once(ARGUS_LOG_WARN, "bad-msg", "rank %d: a damaged window message from rank "
+                   "%d was dropped", ag.o.rank, c->rank);
+}
+
+/* Post or complete the receive of each child. 1 when something arrived. */
+static int progress_children(void)
+{
+    int any = 0;
+
+    for (int i = 0; i < ag.o.nchildren; i++) {
+        struct child *c = &ag.ch[i];
+        if (c->final)
+            continue;
+        if (!c->posted) {
+            int flag = 0, count = 0;
+            MPI_Message msg;
+            MPI_Status st;
+            if (MPI_Improbe(c->rank, TAG_WIN, ag.o.comm, &flag, &msg, &st) != MPI_SUCCESS ||
+                !flag)
+                continue;
+            MPI_Get_count(&st, MPI_BYTE, &count);
+            c->in.len = 0;
+            if (count < 0 || buf_reserve(&c->in, (size_t)count + 1) != 0) {
+                /* cannot take it: receive into nothing, never leave it matched */
+                char dummy;
+                MPI_Mrecv(&dummy, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+                continue;
+            }
+            c->in.len = (size_t)count;
+            if (MPI_Imrecv(c->in.p, count, MPI_BYTE, &msg, &c->req) != MPI_SUCCESS)
+                continue;
+            c->posted = 1;
+        }
+        int done = 0;
+        if (MPI_Test(&c->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || !done)
+            continue;
+        c->posted = 0;
+        child_message(c);
+        any = 1;
+    }
+    return any;
+}
+
+static void progress_send(void)
+{
+    if (!ag.sending)
+        return;
+    int done = 0;
+    if (MPI_Test(&ag.sreq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        argus_log_once(ARGUS_LOG_WARN, "send-fail", "rank %d: a window send failed",
+                       ag.o.rank);
+        done = 1;
+    }
+    if (done)
+        ag.sending = 0;
+}
+
+/* Ship the outbox: to the parent (one send in flight; later windows wait in the outbox
+ * and go together) or, on rank 0, into the job store. */
+static void ship(int final)
+{
+    if (ag.o.parent < 0) {
+        argus_rank0_ingest(ag.o.r0, ag.out.p, ag.out.len);
+        ag.out.len = 0;
+        if (!final)
+            argus_rank0_report(ag.o.r0, 0);
+        ag.st.windows_sent++;
+        if (final)
+            ag.sent_final = 1;
+        return;
+    }
+    if (ag.sending) {
+        ag.fwd_pending = 1 + final;
+        return;
+    }
+    struct msg_hdr h = {.magic = MSG_MAGIC, .version = MSG_VERSION,
+                        .flags = (uint16_t)(final ? MSG_FINAL : 0),
+                        .window = ag.fwd_next ? ag.fwd_next - 1 : 0,
+                        .nmissing = (uint32_t)(ag.miss.len / sizeof(struct miss))};
+    uint8_t tmp[sizeof h];
+    memcpy(tmp, &h, sizeof h);
+    h.crc = argus_crc32c(tmp, sizeof h) ^ argus_crc32c(ag.miss.p, ag.miss.len);
+    ag.send.len = 0;
+    if (buf_append(&ag.send, &h, sizeof h) || buf_append(&ag.send, ag.miss.p, ag.miss.len) ||
+        buf_append(&ag.send, ag.out.p, ag.out.len) || ag.send.len > (size_t)INT32_MAX) {
+        argus_log_once(ARGUS_LOG_WARN, "send-oom", "rank %d: a window is too large or out of "
+                       "memory; it is lost", ag.o.rank);
+        ag.send.len = 0;
+        buf_append(&ag.send, &h, sizeof h);
+        ((struct msg_hdr *)(void *)ag.send.p)->nmissing = 0;
+    }
+    ag.miss.len = 0;
+    ag.out.len = 0;
+    ag.fwd_pending = 0;
+    if (MPI_Isend(ag.send.p, (int)ag.send.len, MPI_BYTE, ag.o.parent, TAG_WIN, ag.o.comm,
+                  &ag.sreq) != MPI_SUCCESS) {
+        argus_log_once(ARGUS_LOG_WARN, "send-fail", "rank %d: a window send failed",
+                       ag.o.rank);
+        return;
+    }
+    ag.sending = 1;
+    ag.st.bytes_sent += ag.send.len;
+    ag.st.windows_sent++;
+    if (final)
+        ag.sent_final = 1;
+}
+
+/* Forward own window fwd_next once every live child delivered it or its deadline
+ * passed (late children are marked missing and not waited on again). */
+static void try_forward(uint64_t now)
+{
+    if (ag.fwd_pending && !ag.sending) {
+        ship(ag.fwd_pending == 2);
+        return;
+    }
+    while (ag.fwd_next < ag.own_taken && !ag.sent_final) {
+        uint64_t w = ag.fwd_next;
+        int last = ag.own_final && w + 1 == ag.own_taken;
+        uint64_t dl = ag.t_ready[w % 64] +
+                      (uint64_t)ag.o.deadline_ms * 1000000ull * (uint64_t)ag.o.height;
+        int waiting = 0;
+        for (int i = 0; i < ag.o.nchildren; i++) {
+            struct child *c = &ag.ch[i];
+            if (c->missing || c->final)
+                continue;
+            if (c->got > w && !last)
+                continue;
+            waiting = 1;
+        }
+        if (waiting && now < dl && !atomic_load(&ag.abort_now))
+            return;
+        for (int i = 0; i < ag.o.nchildren; i++) {
+            struct child *c = &ag.ch[i];
+            if (c->missing || c->final || (c->got > w && !last))
+                continue;
+            c->missing = 1;
+            add_miss((uint32_t)c->rank, c->got);
+            argus_log(ARGUS_LOG_WARN, "rank %d: rank %d (and the ranks below it) sent nothing "
+                      "for window %llu within the deadline; marked missing", ag.o.rank,
+                      c->rank, (unsigned long long)c->got);
+        }
+        ag.fwd_next = w + 1;
+        ship(last);
+    }
+}
+
+static int finished(void)
+{
+    return ag.sent_final && !ag.sending && !ag.fwd_pending;
+}
+
+/* The exchange loop; returns when the final window is out or on abort. */
+static void run_loop(int threaded)
+{
+    while (!finished()) {
+        int any = take_window();
+        any |= progress_children();
+        progress_send();
+        try_forward(argus_clock_monotonic_ns());
+        if (atomic_load(&ag.abort_now))
+            break;
+        if (any)
+            continue;
+        if (threaded) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += POLL_NS;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_mutex_lock(&ag.mu);
+            if (ag.rq_n == 0)
+                pthread_cond_timedwait(&ag.cv, &ag.mu, &ts);
+            pthread_mutex_unlock(&ag.mu);
+        } else {
+            struct timespec ts = {0, POLL_NS / 4};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (!finished()) {
+        /* Abandoned: leave requests to MPI, and let rank 0 report what it holds. */
+        for (int i = 0; i < ag.o.nchildren; i++) {
+            struct child *c = &ag.ch[i];
+            if (!c->final && !c->missing) {
+                c->missing = 1;
+                add_miss((uint32_t)c->rank, c->got);
+            }
+            if (c->posted) {
+                MPI_Cancel(&c->req);
+                MPI_Request_free(&c->req);
+                c->posted = 0;
+            }
+        }
+        if (ag.sending)
+            MPI_Request_free(&ag.sreq);
+        ag.sending = 0;
+        if (ag.o.parent < 0 && !ag.sent_final)
+            ship(1);
+    }
+    if (ag.o.parent < 0) {
+        struct timespec ts;
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+            ag.st.thread_cpu_s = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+        argus_rank0_report(ag.o.r0, 1);
+        argus_rank0_write_reduce_json(ag.o.r0, threaded ? ag.st.thread_cpu_s : -1.0,
+                                      ag.st.dropped_summaries, ag.st.bytes_in);
+        argus_rank0_close(ag.o.r0);
+    }
+}
+
+static void *agent_main(void *arg)
+{
+    (void)arg;
+    if (ag.o.parent >= 0 || ag.o.nchildren > 0) {
+        int64_t off = 0;
+        if (argus_clocksync_run(ag.o.comm, ag.o.parent, ag.kids, ag.o.nchildren, 16,
+                                ag.o.deadline_ms, &off) == 0)
+            atomic_store(&ag.offset, off);
+    }
+    run_loop(1);
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+        ag.st.thread_cpu_s = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    pthread_mutex_lock(&ag.mu);
+    ag.done = 1;
+    pthread_cond_broadcast(&ag.cv);
+    pthread_mutex_unlock(&ag.mu);
+    return NULL;
+}
+
+int argus_agent_start(const struct argus_agent_opts *o)
+{
+    int rc = -ENOMEM;
+    size_t reserve = (size_t)o->window * argus_summary_encoded_max(64);
+
+    memset(&ag, 0, sizeof ag);
+    ag.o = *o;
+    pthread_mutex_init(&ag.mu, NULL);
+    pthread_cond_init(&ag.cv, NULL);
+    ag.kids = calloc((size_t)(o->nchildren + 1), sizeof *ag.kids);
+    ag.ch = calloc((size_t)(o->nchildren + 1), sizeof *ag.ch);
+    ag.scratch = malloc(sizeof *ag.scratch);
+    if (!ag.kids || !ag.ch || !ag.scratch)
+        goto fail;
+    for (int i = 0; i < o->nchildren; i++) {
+        ag.kids[i] = o->children[i];
+        ag.ch[i].rank = o->children[i];
+    }
+    ag.o.children = ag.kids;
+    for (int i = 0; i < NBUF; i++)
+        if (argus_window_init(&ag.bufs[i], i == 0 ? reserve : 4096) != 0)
+            goto fail;
+    ag.fill = 0;
+    ag.bstate[0] = B_FILL;
+    if (o->threaded) {
+        rc = -pthread_create(&ag.th, NULL, agent_main, NULL);
+        if (rc)
+            goto fail;
+        ag.thread_on = 1;
+    } else if (o->parent >= 0 || o->nchildren > 0) {
+        int64_t off = 0;
+        if (argus_clocksync_run(o->comm, o->parent, ag.kids, o->nchildren, 16,
+                                o->deadline_ms, &off) == 0)
+            atomic_store(&ag.offset, off);
+    }
+    return 0;
+fail:
+    for (int i = 0; i < NBUF; i++)
+        argus_window_free(&ag.bufs[i]);
+    free(ag.kids);
+    free(ag.ch);
+    free(ag.scratch);
+    memset(&ag, 0, sizeof ag);
+    return rc;
+}
+
+/* Wait until done or the absolute CLOCK_REALTIME deadline; caller holds mu. */
+static int wait_done_locked(uint64_t until_ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(until_ns / 1000000000ull),
+                          .tv_nsec = (long)(until_ns % 1000000000ull)};
+    while (!ag.done)
+        if (pthread_cond_timedwait(&ag.cv, &ag.mu, &ts) == ETIMEDOUT)
+            break;
+    return ag.done;
+}
+
+void argus_agent_finish(void)
+{
+    uint64_t t0 = argus_clock_realtime_ns();
+
+    pthread_mutex_lock(&ag.mu);
+    if (ag.fill >= 0)
+        handoff_locked(1);
+    else if (ag.rq_n > 0) /* impossible: final already queued */
+        ag.bfinal[ag.rq[ag.rq_n - 1]] = 1;
+    pthread_mutex_unlock(&ag.mu);
+
+    if (!ag.thread_on) {
+        /* Inline exchange, bounded by an abort from a watchdog-free check: the loop's
+         * deadlines are per window; the overall bound is enforced by a timer thread-free
+         * check below. */
+        uint64_t until = argus_clock_monotonic_ns() + (uint64_t)ag.o.finalize_ms * 1000000ull;
+        while (!finished() && argus_clock_monotonic_ns() < until) {
+            int any = take_window();
+            any |= progress_children();
+            progress_send();
+            try_forward(argus_clock_monotonic_ns());
+            if (!any) {
+                struct timespec ts = {0, POLL_NS / 4};
+                nanosleep(&ts, NULL);
+            }
+        }
+        atomic_store(&ag.abort_now, 1);
+        run_loop(0);
+        return;
+    }
+    pthread_mutex_lock(&ag.mu);
+    int ok = wait_done_locked(t0 + (uint64_t)ag.o.finalize_ms * 1000000ull);
+    if (!ok) {
+        atomic_store(&ag.abort_now, 1);
+        pthread_cond_broadcast(&ag.cv);
+        argus_log(ARGUS_LOG_WARN, "rank %d: Argus's last exchange took longer than %ld ms; "
+                  "abandoned", ag.o.rank, ag.o.finalize_ms);
+        ok = wait_done_locked(argus_clock_realtime_ns() + GRACE_MS * 1000000ull);
+    }
+    pthread_mutex_unlock(&ag.mu);
+    if (ok)
+        pthread_join(ag.th, NULL);
+    else
+        pthread_detach(ag.th); /* stuck inside MPI: leave it, never hang the app */
+    ag.thread_on = 0;
+}
+
+void argus_agent_get_stats(struct argus_agent_stats *st)
+{
+    *st = ag.st;
+}

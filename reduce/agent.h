@@ -1,0 +1,62 @@
+/* agent.h — the Argus thread of one rank: it alone makes MPI calls on Argus's private
+ * communicator once started. The application thread hands it finished windows of
+ * encoded wire records through a small fixed ring of window buffers (agent_push_*; a
+ * mutex held for one encode, never across MPI); the thread exchanges them up the
+ * reduction tree with non-blocking sends and matched-probe receives, waits for a child
+ * at most deadline × (levels below) per window, marks late subtrees missing (they are
+ * never waited on again) and, on rank 0, feeds every record into the job store
+ * (rank0.h) and rewrites the report after every window.
+ *
+ * Without MPI_THREAD_MULTIPLE there is no thread: windows pile up in memory (bounded)
+ * and argus_agent_finish runs the same exchange loop on the caller's thread.
+ * argus_agent_finish never takes longer than finalize_ms (plus a short grace): after it
+ * the exchange is abandoned, rank 0 writes what it holds, and the caller goes on.
+ * Must never abort, exit or block the application thread outside argus_agent_finish.
+ */
+#ifndef ARGUS_REDUCE_AGENT_H
+#define ARGUS_REDUCE_AGENT_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "common/types.h"
+#include "common/wire.h"
+#include "reduce/rank0.h"
+
+struct argus_agent_opts {
+    MPI_Comm comm;          /* private communicator (the agent does not free it) */
+    int rank, size;
+    int parent;             /* -1 for the root (rank 0) */
+    const int *children;    /* copied */
+    int nchildren;
+    int height;             /* tree levels below this rank (0 for a leaf) */
+    long window;            /* steps per window */
+    long deadline_ms, finalize_ms;
+    int threaded;           /* 1: start the Argus thread; 0: exchange at finish */
+    struct argus_rank0 *r0; /* rank 0 only; used from the Argus thread */
+};
+
+/* 0 or negative errno; on error nothing is left running. Called once, from the
+ * MPI_Init thread. */
+int argus_agent_start(const struct argus_agent_opts *o);
+/* Application thread (tracer sinks): append one record to the window being filled.
+ * A full window (opts.window summaries) is handed to the Argus thread. Never blocks
+ * on MPI; no allocation unless a window outgrows its reserve. */
+void argus_agent_push_summary(const struct argus_step_summary *s);
+void argus_agent_push_name(uint64_t hash, const char *name);
+void argus_agent_push_rankinfo(const struct argus_rank_info *ri);
+/* The rank's clock offset to rank 0 (ns, add to local time), as estimated so far. */
+int64_t argus_agent_clock_offset(void);
+/* Send the last (partial) window marked final, wait for the exchange to end (bounded),
+ * stop the thread. Rank 0 writes the final report. MPI_Finalize thread only. */
+void argus_agent_finish(void);
+
+/* Counters for reduce.json and the tests. */
+struct argus_agent_stats {
+    uint64_t windows_sent, bytes_sent, bytes_in, dropped_summaries, missing_marked;
+    uint64_t late_messages;
+    double thread_cpu_s;
+};
+void argus_agent_get_stats(struct argus_agent_stats *st);
+
+#endif /* ARGUS_REDUCE_AGENT_H */

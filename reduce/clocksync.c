@@ -1,0 +1,175 @@
+/* clocksync.c — ping-pong offsets along the tree and collective-end refinement
+ * (clocksync.h). Runs on the Argus thread (or the MPI_Init thread without
+ * MPI_THREAD_MULTIPLE); only small messages, every wait bounded. */
+#include "reduce/clocksync.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/clock.h"
+
+#define TAG_PING 0x4158
+#define TAG_PONG 0x4159
+#define TAG_OFF 0x415a
+
+static int64_t skew_ns(void)
+{
+    static int64_t skew = INT64_MIN;
+    if (skew == INT64_MIN) {
+        const char *s = getenv("ARGUS_TEST_CLOCK_SKEW_NS");
+        skew = s ? strtoll(s, NULL, 10) : 0;
+    }
+    return skew;
+}
+
+static uint64_t now_ns(void)
+{
+    return argus_clock_realtime_ns() + (uint64_t)skew_ns();
+}
+
+int64_t argus_clock_offset_sample(uint64_t t_send, uint64_t t_server, uint64_t t_recv)
+{
+    int64_t rtt = (int64_t)(t_recv - t_send);
+    return (int64_t)(t_server - t_send) - rtt / 2;
+}
+
+int argus_clocksync_run(MPI_Comm comm, int parent, const int *kids, int nkids, int rounds,
+                        long timeout_ms, int64_t *off_to_root)
+{
+    uint64_t until = argus_clock_monotonic_ns() + (uint64_t)timeout_ms * 1000000ull;
+    int round = 0, ping_out = 0, have_total = parent < 0, sent_down = 0, served = 0;
+    int64_t best_off = 0, parent_total = 0;
+    uint64_t best_rtt = UINT64_MAX, t1 = 0, t_srv = 0;
+    MPI_Request rq[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, oreq = MPI_REQUEST_NULL;
+    uint64_t ping_buf = 0;
+
+    (void)skew_ns();
+    if (!have_total)
+        MPI_Irecv(&parent_total, 1, MPI_INT64_T, parent, TAG_OFF, comm, &oreq);
+    for (;;) {
+        int progressed = 0;
+        /* serve children's pings */
+        int flag = 0;
+        MPI_Status st;
+        if (served < nkids * rounds &&
+            MPI_Iprobe(MPI_ANY_SOURCE, TAG_PING, comm, &flag, &st) == MPI_SUCCESS && flag) {
+            uint64_t in;
+            MPI_Recv(&in, 1, MPI_UINT64_T, st.MPI_SOURCE, TAG_PING, comm, MPI_STATUS_IGNORE);
+            uint64_t ts = now_ns();
+            MPI_Send(&ts, 1, MPI_UINT64_T, st.MPI_SOURCE, TAG_PONG, comm);
+            served++;
+            progressed = 1;
+        }
+        /* own rounds with the parent */
+        if (parent >= 0 && round < rounds) {
+            if (!ping_out) {
+                t1 = now_ns();
+                ping_buf = t1;
+                MPI_Irecv(&t_srv, 1, MPI_UINT64_T, parent, TAG_PONG, comm, &rq[1]);
+                MPI_Isend(&ping_buf, 1, MPI_UINT64_T, parent, TAG_PING, comm, &rq[0]);
+                ping_out = 1;
+            }
+            int done = 0;
+            MPI_Testall(2, rq, &done, MPI_STATUSES_IGNORE);
+            if (done) {
+                uint64_t t2 = now_ns();
+                if (t2 - t1 < best_rtt) {
+                    best_rtt = t2 - t1;
+                    best_off = argus_clock_offset_sample(t1, t_srv, t2);
+                }
+                ping_out = 0;
+                round++;
+                progressed = 1;
+            }
+        }
+        if (!have_total) {
+            int done = 0;
+            MPI_Test(&oreq, &done, MPI_STATUS_IGNORE);
+            have_total = done;
+        }
+        int own_done = parent < 0 || round >= rounds;
+        if (own_done && have_total && !sent_down) {
+            *off_to_root = parent < 0 ? 0 : best_off + parent_total;
+            for (int i = 0; i < nkids; i++)
+                MPI_Send(off_to_root, 1, MPI_INT64_T, kids[i], TAG_OFF, comm);
+            sent_down = 1;
+        }
+        if (sent_down && served >= nkids * rounds)
+            return 0;
+        if (argus_clock_monotonic_ns() > until)
+            break;
+        if (!progressed) {
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    /* timed out: give up the outstanding requests, tell the children what we have */
+    for (int i = 0; i < 2; i++)
+        if (rq[i] != MPI_REQUEST_NULL) {
+            MPI_Cancel(&rq[i]);
+            MPI_Request_free(&rq[i]);
+        }
+    if (oreq != MPI_REQUEST_NULL) {
+        MPI_Cancel(&oreq);
+        MPI_Request_free(&oreq);
+    }
+    *off_to_root = best_rtt != UINT64_MAX ? best_off : 0;
+    if (!sent_down)
+        for (int i = 0; i < nkids; i++)
+            MPI_Send(off_to_root, 1, MPI_INT64_T, kids[i], TAG_OFF, comm);
+    return -ETIMEDOUT;
+}
+
+void argus_clock_refiner_init(struct argus_clock_refiner *cr, int64_t start_offset,
+                              double alpha, double beta)
+{
+    memset(cr, 0, sizeof *cr);
+    cr->offset_ns = (double)start_offset;
+    cr->alpha = alpha;
+    cr->beta = beta;
+}
+
+double argus_clock_refiner_at(const struct argus_clock_refiner *cr, uint64_t t_ns)
+{
+    if (cr->n == 0)
+        return cr->offset_ns;
+    return cr->offset_ns + cr->rate * ((double)t_ns - (double)cr->t_ns);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+double argus_clock_refine(struct argus_clock_refiner *cr, const uint64_t *ends_ref,
+                          const uint64_t *ends_local, size_t n, int64_t *scratch)
+{
+    if (n == 0)
+        return cr->offset_ns;
+    uint64_t t = ends_local[n / 2];
+    for (size_t i = 0; i < n; i++)
+        scratch[i] = (int64_t)(ends_ref[i] - ends_local[i]);
+    qsort(scratch, n, sizeof *scratch, cmp_i64);
+    double meas = (double)scratch[n / 2];
+    if (cr->n == 0) {
+        cr->offset_ns = meas;
+    } else {
+        double dt = (double)t - (double)cr->t_ns;
+        double pred = cr->offset_ns + cr->rate * dt;
+        double resid = meas - pred;
+        if (cr->n == 1 && dt > 0) {          /* second point: the first slope */
+            cr->rate = (meas - cr->offset_ns) / dt;
+            cr->offset_ns = meas;
+        } else {
+            cr->offset_ns = pred + cr->alpha * resid;
+            if (dt > 0)
+                cr->rate += cr->beta * cr->alpha * resid / dt;
+        }
+    }
+    cr->t_ns = t;
+    cr->n++;
+    return cr->offset_ns;
+}
