@@ -8,9 +8,15 @@ cd "$(dirname "$0")"
 here=$PWD
 ./scripts/install-deps.sh
 mkdir -p m4
-autoreconf -fi >/dev/null
-mkdir -p _build
-(cd _build && ../configure -q --prefix="$here/_install" && make -j2 >/dev/null && make install >/dev/null)
+echo "quickstart: building into _build-quickstart/ and installing into _install/ (log: _build-quickstart/build.log)"
+autoreconf -fi >/dev/null 2>&1
+mkdir -p _build-quickstart
+if ! (cd _build-quickstart && ../configure -q --prefix="$here/_install" && make -j2 && make install) \
+        >_build-quickstart/build.log 2>&1; then
+    tail -n 40 _build-quickstart/build.log
+    echo "quickstart: the build failed; the whole log is _build-quickstart/build.log" >&2
+    exit 1
+fi
 
 export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi

@@ -47,6 +47,11 @@ struct argus_anomaly {
     uint64_t detected_at_step;    /* the step at which the evidence first sufficed */
     char evidence[512];
     char trace[256];              /* relative path under the output dir, "" when none */
+    /* Added in place (report version 1 grows, nothing renamed): */
+    uint32_t period_steps;        /* iteration_jitter: spikes recur every this many steps, 0 */
+    uint32_t n_occurrences;       /* iteration_jitter: spikes folded into this anomaly */
+    double w1_intra_ns;           /* comm_degradation: mean W1 inside the group, 0 when none */
+    double w1_inter_ns;           /* comm_degradation: mean W1 group to other groups */
 };
 
 struct argus_step_stats {

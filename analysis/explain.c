@@ -296,6 +296,55 @@ static void kernels_clause(struct an_ctx *c, const struct an_cand *k, char *buf,
     }
 }
 
+/* Late-arriver test (MegaScan / ARGUS case 5, ALGORITHMS.md §6.5 item 2): the share of
+ * (source, step) pairs in the window, at most LATE_STEPS steps, where the source's
+ * communication time is >= 10% shorter than the median of the other members of its DP
+ * group: it arrives last and waits least, so the long collectives of the others are
+ * waiting, not the network. -1 when it cannot be judged (no layout, no DP peers). */
+#define LATE_STEPS 64
+static double late_arriver(struct an_ctx *c, const struct an_cand *k)
+{
+    const struct argus_anomaly *a = &k->a;
+    size_t yes = 0, tot = 0;
+    if (!c->layout_known || c->lay.dp < 2)
+        return -1;
+    const size_t span = k->si_b - k->si_a + 1;
+    const size_t stride = span > LATE_STEPS ? (span + LATE_STEPS - 1) / LATE_STEPS : 1;
+    for (uint32_t i = 0; i < a->n_ranks; i++) {
+        const uint32_t r = a->ranks[i];
+        for (size_t si = k->si_a; si <= k->si_b; si += stride) {
+            const struct argus_step_summary *s = an_cell(c, r, si);
+            if (!s)
+                continue;
+            size_t m = 0;
+            for (uint32_t q = 0; q < c->n; q++) {
+                if (c->co[q].pp != c->co[r].pp || c->co[q].tp != c->co[r].tp || is_source(k, q))
+                    continue;
+                const struct argus_step_summary *t = an_cell(c, q, si);
+                if (t)
+                    c->tmp3[m++] = v_comm(t);
+            }
+            if (m == 0)
+                continue;
+            tot++;
+            yes += v_comm(s) <= 0.9 * argus_stats_median(c->tmp3, m);
+        }
+    }
+    return tot ? (double)yes / (double)tot : -1;
+}
+
+static void late_clause(struct an_ctx *c, struct an_cand *k)
+{
+    const double late = late_arriver(c, k);
+    const size_t used = strlen(k->a.evidence);
+    if (late >= 0.6)
+        snprintf(k->a.evidence + used, sizeof k->a.evidence - used,
+                 "; late-arriver test: the source%s arrived last at DP collectives (>= 10%% "
+                 "shorter communication than DP peers) in %.0f%% of steps, so the longer "
+                 "collectives elsewhere are waiting, not the network",
+                 k->a.n_ranks > 1 ? "s" : "", 100 * late);
+}
+
 static void explain_one(struct an_ctx *c, struct an_cand *k)
 {
     struct argus_anomaly *a = &k->a;
@@ -322,6 +371,7 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
             k->n_peers, st, nsteps, f, l,
             a->phase >= 0 ? argus_phase_name((enum argus_phase)a->phase) : "compute",
             kc, vc);
+        late_clause(c, k);
         break;
     case ARGUS_AK_KERNEL_DEGRADATION: {
         char nm[72] = "?";
@@ -409,6 +459,12 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
             gt ? gt : "?", rk, x->pp, a->group_type == ARGUS_GT_DP ? "tp" : "dp",
             a->group_type == ARGUS_GT_DP ? x->tp : x->dp, n0, n1[0] ? "/" : "", n1,
             a->slowdown, gt ? gt : "?", nsteps, f, l, vc);
+        if (a->w1_inter_ns > 0) {
+            const size_t used = strlen(a->evidence);
+            snprintf(a->evidence + used, sizeof a->evidence - used,
+                     "; W1 of %s inside the group %.1f us vs %.1f us to the other groups "
+                     "(block structure)", n0, a->w1_intra_ns / 1e3, a->w1_inter_ns / 1e3);
+        }
         break;
     }
     case ARGUS_AK_STEP_REGRESSION:

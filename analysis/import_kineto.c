@@ -387,6 +387,16 @@ static int in_args(const struct parser *p)
     return p->ev_depth && p->depth == p->ev_depth + 1 && p->key[p->depth - 1] == K_ARGS;
 }
 
+/* traceEvents holding something other than an array: stop with a clear message. */
+static int top_wrong(struct parser *p, const char *what)
+{
+    if (p->depth == 1 && !p->top_is_array && cur_key(p) == K_TRACE_EVENTS) {
+        snprintf(p->err, sizeof p->err, "traceEvents is %s, not an array", what);
+        return 1;
+    }
+    return 0;
+}
+
 static int cb_start_map(void *ctx)
 {
     struct parser *p = ctx;
@@ -395,6 +405,8 @@ static int cb_start_map(void *ctx)
         return 0;
     }
     enum key k = cur_key(p);
+    if (top_wrong(p, "an object"))
+        return 0;
     p->depth++;
     p->key[p->depth] = K_OTHER;
     if (p->depth == 1 && p->top_is_array == 0)
@@ -471,6 +483,8 @@ static int cb_number(void *ctx, const char *s, size_t n)
     enum key k = cur_key(p);
     int64_t v;
 
+    if (top_wrong(p, "a number"))
+        return 0;
     if (p->depth == 1 && p->top_is_array) {
         p->t->info->malformed++; /* an event that is not an object */
         return 1;
@@ -516,6 +530,8 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
     struct parser *p = ctx;
     enum key k = cur_key(p);
 
+    if (top_wrong(p, "a string"))
+        return 0;
     if (p->depth == 1 && p->top_is_array) {
         p->t->info->malformed++;
         return 1;
@@ -548,6 +564,8 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 
 static int cb_null(void *ctx)
 {
+    if (top_wrong(ctx, "null"))
+        return 0;
     wrong_type(ctx);
     return 1;
 }
@@ -555,6 +573,8 @@ static int cb_null(void *ctx)
 static int cb_bool(void *ctx, int b)
 {
     (void)b;
+    if (top_wrong(ctx, "a boolean"))
+        return 0;
     wrong_type(ctx);
     return 1;
 }
@@ -617,6 +637,9 @@ static int parse_file(const char *path, struct parser *p, char *errbuf, size_t e
                          (unsigned long long)at);
             } else {
                 unsigned char *m = yajl_get_error(h, 0, NULL, 0);
+                char *nl = m ? strchr((char *)m, '\n') : NULL;
+                if (nl)
+                    *nl = '\0';
                 snprintf(errbuf, errlen, "%s: not valid JSON at byte %llu: %s", path,
                          (unsigned long long)at, m ? (const char *)m : "parse error");
                 if (m)
@@ -627,9 +650,12 @@ static int parse_file(const char *path, struct parser *p, char *errbuf, size_t e
         }
         off += (uint64_t)n;
     }
-    if (n < 0) {
-        int ze;
-        const char *zm = gzerror(gz, &ze);
+    int ze = Z_OK;
+    const char *zm = gzerror(gz, &ze);
+    if (n < 0 || (ze != Z_OK && ze != Z_STREAM_END)) {
+        size_t pl = strlen(path);
+        if (zm && strncmp(zm, path, pl) == 0 && zm[pl] == ':')
+            zm += pl + 2; /* gzerror repeats the path */
         snprintf(errbuf, errlen, "%s: damaged gzip data after %llu decompressed bytes: %s",
                  path, (unsigned long long)off, zm ? zm : "read error");
         rc = -EIO;
@@ -703,7 +729,8 @@ int argus_kineto_import(const char *path, const struct argus_kineto_opts *o,
     }
     if (t.kernels.n == 0 && t.steps.n == 0) {
         snprintf(errbuf, errlen, "%s: empty rank: no GPU events and no ProfilerStep#N "
-                 "among %llu events", path, (unsigned long long)info->events);
+                 "among %llu events (%llu malformed)", path, (unsigned long long)info->events,
+                 (unsigned long long)info->malformed);
         rc = -ENODATA;
         goto out;
     }

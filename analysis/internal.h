@@ -26,6 +26,9 @@
 #define AN_HOST_MATERIAL 0.01    /* host flag: excess >= 1% of the class's step wall */
 #define AN_COMM_MATERIAL 0.01    /* comm flag: excess >= 1% of the job's median step */
 #define AN_STAGE_COVER 0.75      /* flagged share of a stage that makes it a bubble */
+#define AN_W1_Q 64               /* W1: quantile grid points */
+#define AN_W1_MAX_REPS 64        /* W1 matrix: at most this many ranks */
+#define AN_W1_BLOCK 3.0          /* comm group: W1 across groups >= 3x W1 inside it */
 
 /* Job-wide kernel names seen in the summaries. */
 struct an_names {
@@ -148,6 +151,21 @@ size_t an_kernel_excess(struct an_ctx *c, const uint32_t *ranks, size_t nr, size
                         size_t max, double *total);
 /* l1.c: step regression and iteration jitter on the job step time. */
 int an_detect_l1(struct an_ctx *c);
+
+/* w1.c */
+/* W1 distance of two ascending samples on the quantile grid (i+1/2)/AN_W1_Q; NAN when
+ * either is empty. */
+double an_w1_sorted(const double *a, size_t na, const double *b, size_t nb);
+/* Mean off-diagonal W1 of an n x n matrix M inside the members flagged in[] (intra) and
+ * between members and non-members (inter); NAN when there is no such pair. */
+void an_w1_blocks(const double *M, size_t n, const uint8_t *in, double *intra, double *inter);
+/* Ranks to show in the W1 matrix of a comm_degradation anomaly: the members of its group
+ * and of the other groups of the same type (same PP stage first), at most AN_W1_MAX_REPS,
+ * members first; in[i] = 1 for members. Fills M (n x n, row-major, n <= AN_W1_MAX_REPS)
+ * with the W1 distances between the ranks' per-step typical call durations of kernel
+ * `hash` over the step indices [a,b]. Returns n (0 when the layout is unknown). */
+size_t an_w1_matrix(struct an_ctx *c, const struct argus_anomaly *an, uint64_t hash, size_t a,
+                    size_t b, uint32_t *reps, uint8_t *in, double *M);
 
 /* explain.c */
 /* Victims of a source anomaly; fills k->a.victims, returns the median growth of their

@@ -1,9 +1,10 @@
 /* l1.c — iteration-level detectors (L1) on the job step time (per step, the longest
  * step wall over ranks): change points by binary segmentation of the median-filtered log
- * step time (step_regression: upward shifts of >= 5% with both segments >= 5 steps), and
- * ratio-gated robust-z spikes against a local median inside each segment
- * (iteration_jitter). Only adds candidates; suppression against rank-level verdicts is
- * the driver's job.
+ * step time (the full scan; step_regression: upward shifts of >= 5% with both segments
+ * >= 5 steps), timed by an online CUSUM that alarms as a live run would; ratio-gated
+ * robust-z spikes against a local median inside each segment (iteration_jitter), with
+ * spikes that recur at a fixed period reported once as periodic. Only adds candidates;
+ * suppression against rank-level verdicts is the driver's job.
  */
 #include "analysis/internal.h"
 
@@ -15,6 +16,9 @@
 
 #define MAX_CPS 64
 #define JITTER_CLUSTER 16
+#define PERIOD_MIN_SPIKES 3
+#define CUSUM_BASE 64
+#define CUSUM_WARM 8
 
 struct l1 {
     size_t m;           /* valid steps */
@@ -89,9 +93,43 @@ static size_t binseg(struct l1 *w, const struct an_ctx *c, size_t L, size_t *cps
     return n;
 }
 
+/* Online CUSUM on the log step time (ALGORITHMS.md §6.3 b), run as it would run live:
+ * S_t = max(0, S_{t-1} + min(y_t - mu0 - k, h/2)) with mu0 the median of the last
+ * CUSUM_BASE steps since the last alarm, k = max(ln(1.05)/2, sigma/2), h = 7.4 sigma
+ * (5 sigma when k >= sigma), alarm at S_t > h, then reset. The clip at h/2 keeps one
+ * spike from alarming. alarm[t] = 1 at an alarm. Its alarms time the regressions that the
+ * full scan confirms. */
+static void cusum(struct l1 *w, uint8_t *alarm)
+{
+    const double sg = w->sigma, kk = fmax(log(1.0 + AN_REGRESSION_EFFECT) / 2, sg / 2);
+    const double h = kk >= sg ? 5 * sg : 7.4 * sg;
+    double S = 0;
+    size_t base0 = 0;
+    memset(alarm, 0, w->m);
+    for (size_t t = 0; t < w->m; t++) {
+        const size_t lo = t > base0 + CUSUM_BASE ? t - CUSUM_BASE : base0;
+        if (t - lo < CUSUM_WARM)
+            continue;
+        memcpy(w->buf2, w->y + lo, (t - lo) * sizeof *w->buf2);
+        const double mu0 = argus_stats_median(w->buf2, t - lo);
+        S += fmin(w->y[t] - mu0 - kk, h / 2);
+        if (S < 0)
+            S = 0;
+        if (S > h) {
+            alarm[t] = 1;
+            S = 0;
+            base0 = t >= 2 ? t - 2 : 0;
+        }
+    }
+}
+
 static int regressions(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp,
                        size_t L)
 {
+    uint8_t *alarm = malloc(w->m ? w->m : 1);
+    if (!alarm)
+        return -ENOMEM;
+    cusum(w, alarm);
     for (size_t i = 0; i < ncp; i++) {
         const size_t a = i ? cps[i - 1] : 0, k = cps[i], b = i + 1 < ncp ? cps[i + 1] : w->m;
         const double ml = seg_median(w, a, k), mr = seg_median(w, k, b);
@@ -99,20 +137,96 @@ static int regressions(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t
             continue;
         struct an_cand *cand;
         const double t = split_t(w, a, k, b);
-        size_t det = k + L - 1 < b ? k + L - 1 : b - 1;
+        size_t det = k + L - 1 < b ? k + L - 1 : b - 1, cu = 0;
+        /* the online CUSUM alarm, when it came first (the change point may sit a step or
+         * two after the true onset, so look from two steps before it) */
+        for (size_t j = k >= a + 2 ? k - 2 : a; j < det; j++)
+            if (alarm[j]) {
+                det = j < k ? k : j;
+                cu = 1;
+                break;
+            }
         int rc = an_push_cand(c, ARGUS_AK_STEP_REGRESSION, 1, w->idx[k], w->idx[b - 1],
                               w->idx[det], mr / ml, t, mr - ml, &cand);
-        if (rc)
+        if (rc) {
+            free(alarm);
             return rc;
+        }
         snprintf(cand->a.evidence, sizeof cand->a.evidence,
                  "job step time %.1f -> %.1f ms (+%.1f%%) from step %llu to %llu "
-                 "(change point on log step time, shift z %.1f); no rank stands out "
-                 "among its peers",
+                 "(change point on log step time, shift z %.1f; %s at step %llu); no rank "
+                 "stands out among its peers",
                  ml / 1e6, mr / 1e6, 100.0 * (mr / ml - 1.0),
                  (unsigned long long)c->step_id[w->idx[k]],
-                 (unsigned long long)c->step_id[w->idx[b - 1]], t);
+                 (unsigned long long)c->step_id[w->idx[b - 1]], t,
+                 cu ? "online CUSUM alarm" : "full scan", (unsigned long long)c->step_id[w->idx[det]]);
     }
+    free(alarm);
     return 0;
+}
+
+/* Spikes that recur with a fixed period (a checkpoint every 500 steps, evaluation every
+ * 10): at least PERIOD_MIN_SPIKES spike runs whose start-to-start gaps, in step ids, are
+ * all within one step of a multiple (<= 3) of the median gap P >= 2, most of them of P
+ * itself. One anomaly for all of them. Returns 1 when reported, 0 when not periodic. */
+static int periodic(struct an_ctx *c, struct l1 *w, const uint8_t *fl, const double *rt,
+                    const double *zz, const double *base)
+{
+    const size_t m = w->m;
+    size_t ns = 0, first = 0, last = 0;
+    for (size_t i = 0; i < m; i++)
+        if (fl[i] && !(i > 0 && fl[i - 1])) {
+            if (ns == 0)
+                first = i;
+            if (ns > 0)
+                w->buf2[ns - 1] = (double)(c->step_id[w->idx[i]] - c->step_id[w->idx[last]]);
+            last = i;
+            ns++;
+        }
+    if (ns < PERIOD_MIN_SPIKES)
+        return 0;
+    memcpy(w->buf, w->buf2, (ns - 1) * sizeof *w->buf);
+    const double P = round(argus_stats_median(w->buf, ns - 1));
+    if (P < 2)
+        return 0;
+    size_t at_p = 0;
+    for (size_t i = 0; i + 1 < ns; i++) {
+        const double g = w->buf2[i], k = round(g / P);
+        if (k < 1 || k > 3 || fabs(g - k * P) > 1)
+            return 0;
+        at_p += k == 1;
+    }
+    if (3 * at_p < 2 * (ns - 1))
+        return 0;
+    while (last + 1 < m && fl[last + 1])
+        last++;
+    double mr = 0, mb = 0, mx = 0;
+    size_t q = 0;
+    for (size_t j = first; j <= last; j++) {
+        if (!fl[j])
+            continue;
+        w->buf[q++] = zz[j];
+        if (rt[j] > mr) {
+            mr = rt[j];
+            mb = base[j];
+            mx = w->x[j];
+        }
+    }
+    struct an_cand *cand;
+    const double zmed = argus_stats_median(w->buf, q);
+    int rc = an_push_cand(c, ARGUS_AK_ITERATION_JITTER, 1, w->idx[first], w->idx[last],
+                          w->idx[first], mr, zmed, mx - mb, &cand);
+    if (rc)
+        return rc;
+    cand->a.period_steps = (uint32_t)P;
+    cand->a.n_occurrences = (uint32_t)ns;
+    snprintf(cand->a.evidence, sizeof cand->a.evidence,
+             "periodic: %zu step-time spikes every %.0f steps (steps %llu-%llu), up to %.1f "
+             "ms = %.2fx the local median %.1f ms (median z %.1f); recurring work such as "
+             "checkpointing or evaluation; no rank stands out among its peers",
+             ns, P, (unsigned long long)c->step_id[w->idx[first]],
+             (unsigned long long)c->step_id[w->idx[last]], mx / 1e6, mr, mb / 1e6, zmed);
+    return 1;
 }
 
 static int jitter(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp, size_t L)
@@ -161,6 +275,8 @@ static int jitter(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp,
                 fl[k] = 0;
         i = j;
     }
+    if ((rc = periodic(c, w, fl, rt, zz, base)) != 0)
+        goto out; /* > 0: the spikes were periodic and are reported once */
     for (size_t i = 0; i < m; i++) {
         if (!fl[i])
             continue;
@@ -195,6 +311,8 @@ static int jitter(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp,
         i = last;
     }
 out:
+    if (rc > 0)
+        rc = 0;
     free(rt);
     free(zz);
     free(base);

@@ -362,6 +362,8 @@ struct gbest {
     long name;
 };
 
+static void w1_confirm(struct an_ctx *c, struct an_cand *k);
+
 static int comm_type(struct an_ctx *c, int type)
 {
     struct groups g;
@@ -505,6 +507,7 @@ static int comm_type(struct an_ctx *c, int type)
                     break;
                 k->a.kernels[k->a.n_kernels++] = c->names.hash[pick - 1];
             }
+            w1_confirm(c, k);
         }
     }
 out:
@@ -524,6 +527,32 @@ out:
     free(flag);
     free(spans);
     return rc;
+}
+
+/* Block structure of the W1 matrix of the group and its peer groups over the main
+ * collective (ARGUS case 2): small distances inside the group, large ones across. A
+ * group whose distances to the others are not clearly larger than inside it is no
+ * group-level degradation (the whole job slowed, or one member is late): dropped. */
+static void w1_confirm(struct an_ctx *c, struct an_cand *k)
+{
+    uint32_t reps[AN_W1_MAX_REPS];
+    uint8_t in[AN_W1_MAX_REPS];
+    double *M = malloc(AN_W1_MAX_REPS * AN_W1_MAX_REPS * sizeof *M), intra, inter;
+    if (!M || k->a.n_kernels == 0) {
+        free(M);
+        return;
+    }
+    size_t n = an_w1_matrix(c, &k->a, k->a.kernels[0], k->si_a, k->si_b, reps, in, M);
+    if (n >= 2) {
+        an_w1_blocks(M, n, in, &intra, &inter);
+        if (!isnan(inter)) {
+            k->a.w1_inter_ns = inter;
+            k->a.w1_intra_ns = isnan(intra) ? 0 : intra;
+            if (inter < AN_W1_BLOCK * k->a.w1_intra_ns)
+                k->dropped = 1;
+        }
+    }
+    free(M);
 }
 
 int an_detect_comm(struct an_ctx *c)

@@ -12,7 +12,8 @@
 #include "analysis/analysis.h"
 #include "common/jobstore.h"
 
-/* Write report.json, report.md and steps.csv into dir. 0 or negative errno (errbuf). */
+/* Write report.json, report.md, steps.csv, metrics.prom and the SVG heatmaps
+ * (heatmap.svg, heatmap-<id>.svg, w1-<id>.svg) into dir. 0 or negative errno (errbuf). */
 int argus_report_write(const char *dir, const struct argus_jobstore *js,
                        const struct argus_result *r, char *errbuf, size_t errlen);
 

@@ -33,4 +33,22 @@ void an_job_span(const struct argus_jobstore *js, uint64_t *start, uint64_t *end
 /* "rank 5", "ranks 1,3,5,7", "dp group 1,3,5,7" or "all ranks" into buf. */
 void an_describe_sources(const struct argus_anomaly *a, char *buf, size_t len);
 
+/* Pictures written for a report (report_svg.c): job = heatmap.svg, heat[i] =
+ * heatmap-<id>.svg and w1[i] = w1-<id>.svg of the i-th anomaly (i < AN_SVG_MAX). */
+#define AN_SVG_MAX 16
+struct an_svg_set {
+    uint8_t job;
+    uint8_t heat[AN_SVG_MAX], w1[AN_SVG_MAX];
+};
+int an_write_svgs(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
+                  struct an_svg_set *set, char *errbuf, size_t errlen);
+/* report.md, embedding the pictures of set (may be NULL). */
+int an_write_md(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
+                const struct an_svg_set *set, char *errbuf, size_t errlen);
+int an_write_csv(const char *dir, const struct argus_jobstore *js, char *errbuf,
+                 size_t errlen);
+/* metrics.prom (report_prom.c). */
+int an_write_prom(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
+                  char *errbuf, size_t errlen);
+
 #endif /* ARGUS_ANALYSIS_REPORT_INT_H */

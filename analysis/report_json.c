@@ -176,6 +176,23 @@ int an_gen_anomaly(yajl_gen g, const struct argus_jobstore *js, const struct arg
         CKR(key(g, "trace"));
         CKR(an_gen_str(g, a->trace));
     }
+    if (a->period_steps) {
+        CKR(key(g, "period_steps"));
+        CKR(an_gen_uint(g, a->period_steps));
+    }
+    if (a->n_occurrences) {
+        CKR(key(g, "occurrences"));
+        CKR(an_gen_uint(g, a->n_occurrences));
+    }
+    if (a->w1_inter_ns > 0) {
+        CKR(key(g, "w1_us"));
+        CK(yajl_gen_map_open(g));
+        CKR(key(g, "intra_group"));
+        CKR(an_gen_num(g, a->w1_intra_ns / 1e3, 3));
+        CKR(key(g, "to_other_groups"));
+        CKR(an_gen_num(g, a->w1_inter_ns / 1e3, 3));
+        CK(yajl_gen_map_close(g));
+    }
     CK(yajl_gen_map_close(g));
     return 0;
 }
@@ -304,11 +321,6 @@ static int gen_report(yajl_gen g, const struct argus_jobstore *js, const struct 
     return 0;
 }
 
-/* Defined in report_md.c / report_csv.c. */
-int an_write_md(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
-                char *errbuf, size_t errlen);
-int an_write_csv(const char *dir, const struct argus_jobstore *js, char *errbuf,
-                 size_t errlen);
 
 static int write_json(const char *dir, const struct argus_jobstore *js,
                       const struct argus_result *r, char *errbuf, size_t errlen)
@@ -367,7 +379,13 @@ int argus_report_write(const char *dir, const struct argus_jobstore *js,
     }
     if ((rc = write_json(dir, js, r, errbuf, errlen)))
         return rc;
-    if ((rc = an_write_md(dir, js, r, errbuf, errlen)))
+    /* pictures first, so that report.md links only to files that exist */
+    struct an_svg_set set;
+    if ((rc = an_write_svgs(dir, js, r, &set, errbuf, errlen)))
+        return rc;
+    if ((rc = an_write_md(dir, js, r, &set, errbuf, errlen)))
+        return rc;
+    if ((rc = an_write_prom(dir, js, r, errbuf, errlen)))
         return rc;
     return an_write_csv(dir, js, errbuf, errlen);
 }

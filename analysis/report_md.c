@@ -14,9 +14,6 @@
 #include "common/clock.h"
 #include "common/outdir.h"
 
-int an_write_md(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
-                char *errbuf, size_t errlen);
-
 static const char *next_step(int kind)
 {
     switch (kind) {
@@ -65,21 +62,41 @@ static void md_ranks(FILE *f, const uint32_t *v, uint32_t n)
     fputs(n ? buf : "none", f);
 }
 
+static const char *sureness(const struct argus_anomaly *a)
+{
+    const uint64_t len = a->step_last - a->step_first + 1;
+    if (a->score >= 10 && (len >= 5 || a->kind == ARGUS_AK_ITERATION_JITTER))
+        return "high";
+    return a->score >= 5 ? "moderate" : "low";
+}
+
+static const char *what(int kind)
+{
+    switch (kind) {
+    case ARGUS_AK_COMPUTE_STRAGGLER: return "GPU compute slower than its peers";
+    case ARGUS_AK_COMM_DEGRADATION: return "collectives of one group slower (link/NIC)";
+    case ARGUS_AK_PIPELINE_BUBBLE: return "one pipeline stage slower, the others idle";
+    case ARGUS_AK_HOST_STALL: return "GPU idle, the host did not launch work";
+    case ARGUS_AK_STEP_REGRESSION: return "step time rose and stayed up";
+    case ARGUS_AK_ITERATION_JITTER: return "transient step-time spikes";
+    case ARGUS_AK_KERNEL_DEGRADATION: return "particular kernels slower on some ranks";
+    default: return "anomaly";
+    }
+}
+
+/* One table row per anomaly: what, where, since when, how sure, impact. */
 static void headline(FILE *f, const struct argus_anomaly *a)
 {
     char src[300];
     an_describe_sources(a, src, sizeof src);
-    fprintf(f, "- **%s** on %s, steps %llu–%llu",
-            argus_anomaly_kind_name((enum argus_anomaly_kind)a->kind), src,
-            (unsigned long long)a->step_first, (unsigned long long)a->step_last);
-    if (a->phase >= 0)
-        fprintf(f, ", %s", argus_phase_name((enum argus_phase)a->phase));
-    fprintf(f, ", %.2fx; %s confidence (robust z %.1f), evident from step %llu. Next: %s.\n",
-            a->slowdown, a->score >= 10 ? "high" : "moderate", a->score,
-            (unsigned long long)a->detected_at_step, next_step(a->kind));
+    fprintf(f, "| %d | **%s**: %s | %s | %llu (to %llu) | %llu | %.2fx | %s (score %.1f) |\n",
+            a->id, argus_anomaly_kind_name((enum argus_anomaly_kind)a->kind), what(a->kind),
+            src, (unsigned long long)a->step_first, (unsigned long long)a->step_last,
+            (unsigned long long)a->detected_at_step, a->slowdown, sureness(a), a->score);
 }
 
-static void details(FILE *f, const struct argus_jobstore *js, const struct argus_anomaly *a)
+static void details(FILE *f, const struct argus_jobstore *js, const struct argus_anomaly *a,
+                    const struct an_svg_set *set, size_t idx)
 {
     const char *gt = argus_group_type_name((enum argus_group_type)a->group_type);
     fprintf(f, "\n### %d. %s (L%d)\n\n", a->id,
@@ -112,6 +129,55 @@ static void details(FILE *f, const struct argus_jobstore *js, const struct argus
     if (a->trace[0])
         fprintf(f, "- Trace: [%s](%s) (open in https://ui.perfetto.dev)\n", a->trace, a->trace);
     fprintf(f, "- What to look at next: %s.\n", next_step(a->kind));
+    if (set && idx < AN_SVG_MAX && set->heat[idx])
+        fprintf(f, "\n![anomaly %d: per-rank time over peer median](heatmap-%d.svg)\n", a->id,
+                a->id);
+    if (set && idx < AN_SVG_MAX && set->w1[idx])
+        fprintf(f, "\n![anomaly %d: W1 distances, flagged group first](w1-%d.svg)\n"
+                   "\nSmall distances inside the flagged group and large ones to the other "
+                   "groups (block structure) mean the whole group's collectives are slower: "
+                   "the link, not one late rank.\n",
+                a->id, a->id);
+}
+
+/* The lead paragraph: the first anomaly in one sentence — what, where, since when, how
+ * sure — and how many more there are. */
+static void lead(FILE *f, const struct argus_result *r)
+{
+    const struct argus_anomaly *a = &r->anomalies[0];
+    for (size_t i = 1; i < r->n_anomalies; i++)
+        if (r->anomalies[i].n_ranks && !a->n_ranks)
+            a = &r->anomalies[i];
+    char src[300], vic[300];
+    an_describe_sources(a, src, sizeof src);
+    an_format_ranks(a->victims, a->n_victims, vic, sizeof vic);
+    fprintf(f, "**%s on %s since step %llu** (through step %llu, evident at step %llu): %s, "
+               "%.2fx; %s confidence.",
+            argus_anomaly_kind_name((enum argus_anomaly_kind)a->kind), src,
+            (unsigned long long)a->step_first, (unsigned long long)a->step_last,
+            (unsigned long long)a->detected_at_step, what(a->kind), a->slowdown, sureness(a));
+    if (a->n_victims)
+        fprintf(f, " Ranks %s only waited for it (victims, no action needed).", vic);
+    if (r->n_anomalies > 1)
+        fprintf(f, " %zu anomal%s in all, listed below.", r->n_anomalies,
+                r->n_anomalies == 1 ? "y" : "ies");
+    fputc('\n', f);
+}
+
+/* What to look at next, once per kind present. */
+static void next_steps(FILE *f, const struct argus_result *r)
+{
+    unsigned seen = 0;
+    for (size_t i = 0; i < r->n_anomalies; i++) {
+        const int k = r->anomalies[i].kind;
+        if (seen & (1u << k))
+            continue;
+        if (!seen)
+            fputs("\n### What to look at next\n\n", f);
+        seen |= 1u << k;
+        fprintf(f, "- %s: %s.\n", argus_anomaly_kind_name((enum argus_anomaly_kind)k),
+                next_step(k));
+    }
 }
 
 static void rank_table(FILE *f, const struct argus_jobstore *js, const struct argus_result *r)
@@ -140,7 +206,7 @@ static void rank_table(FILE *f, const struct argus_jobstore *js, const struct ar
 }
 
 int an_write_md(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
-                char *errbuf, size_t errlen)
+                const struct an_svg_set *set, char *errbuf, size_t errlen)
 {
     const struct argus_job_meta *m = argus_jobstore_meta_c(js);
     char *data = NULL, path[4096], t0[40], t1[40];
@@ -170,8 +236,14 @@ int an_write_md(const char *dir, const struct argus_jobstore *js, const struct a
         fprintf(f, "No anomalies: no rank, group or stage stood out from its peers by "
                    "%s, and the job step time had no lasting change or spike.\n",
                 "the reporting thresholds");
+    else
+        lead(f, r);
+    if (r->n_anomalies)
+        fputs("\n| # | what | where (sources) | since step | evident at step | slowdown | "
+              "how sure |\n| ---: | --- | --- | --- | ---: | ---: | --- |\n", f);
     for (size_t i = 0; i < r->n_anomalies; i++)
         headline(f, &r->anomalies[i]);
+    next_steps(f, r);
     fputs("\n## Step time\n\n| steps | median ms | p99 ms | cv |\n| ---: | ---: | ---: | ---: |\n",
           f);
     fprintf(f, "| %llu | %.3f | %.3f | %.4f |\n", (unsigned long long)r->steps.count,
@@ -180,10 +252,13 @@ int an_write_md(const char *dir, const struct argus_jobstore *js, const struct a
                "%llu events dropped.\n",
             (unsigned long long)r->kernels_seen, r->summary_bytes_per_rank_step,
             (unsigned long long)r->dropped_events);
+    if (set && set->job)
+        fputs("\n![median GPU compute per step and rank (rows DP replica, columns PP stage / TP "
+              "index)](heatmap.svg)\n", f);
     if (r->n_anomalies)
         fputs("\n## Anomalies\n", f);
     for (size_t i = 0; i < r->n_anomalies; i++)
-        details(f, js, &r->anomalies[i]);
+        details(f, js, &r->anomalies[i], set, i);
     rank_table(f, js, r);
     if (fclose(f) != 0 || !data) {
         free(data);

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "reduce/clocksync.h"
+#include "reduce/window.h"
 
 #define NBUF 4                     /* window buffers: 1 filling, up to 3 queued/in use */
 #define WIN_CAP_MAX (64u << 20)    /* a window buffer never grows past this */
@@ -24,7 +25,8 @@
 #define MSG_VERSION 1
 #define MSG_FINAL 1u
 #define GRACE_MS 2000              /* after an abandoned finish, for rank 0's report */
-#define POLL_NS 1000000L           /* idle poll period of the Argus thread */
+#define POLL_NS 1000000L           /* poll period of the Argus thread while busy */
+#define POLL_MAX_NS 16000000L      /* ... and at most this when idle */
 
 struct msg_hdr {
     uint32_t magic;
@@ -87,6 +89,7 @@ static struct {
     MPI_Request sreq;
     int sending;
     int fwd_pending;
+    int mute;                       /* ARGUS_TEST_MUTE_RANK names this rank */
     struct argus_agent_stats st;
 } ag;
 
@@ -375,6 +378,12 @@ static void ship(int final)
         ag.fwd_pending = 1 + final;
         return;
     }
+    if (ag.mute) { /* test knob: a rank that stops sending */
+        ag.out.len = ag.miss.len = 0;
+        ag.fwd_pending = 0;
+        ag.sent_final = final;
+        return;
+    }
     struct msg_hdr h = {.magic = MSG_MAGIC, .version = MSG_VERSION,
                         .flags = (uint16_t)(final ? MSG_FINAL : 0),
                         .window = ag.fwd_next ? ag.fwd_next - 1 : 0,
@@ -454,6 +463,8 @@ static int finished(void)
 /* The exchange loop; returns when the final window is out or on abort. */
 static void run_loop(int threaded)
 {
+    long idle_ns = POLL_NS;
+
     while (!finished()) {
         int any = take_window();
         any |= progress_children();
@@ -461,12 +472,20 @@ static void run_loop(int threaded)
         try_forward(argus_clock_monotonic_ns());
         if (atomic_load(&ag.abort_now))
             break;
-        if (any)
+        if (any) {
+            idle_ns = POLL_NS;
             continue;
+        }
+        /* back off while idle (many ranks share a core when oversubscribed); in flight
+         * transfers need progress, so never more than POLL_MAX_NS */
+        idle_ns = idle_ns * 2 > POLL_MAX_NS ? POLL_MAX_NS : idle_ns * 2;
         if (threaded) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += POLL_NS;
+            int busy = ag.sending || ag.fwd_next < ag.own_taken;
+            for (int i = 0; i < ag.o.nchildren; i++)
+                busy |= ag.ch[i].posted;
+            ts.tv_nsec += busy ? POLL_NS : idle_ns;
             if (ts.tv_nsec >= 1000000000L) {
                 ts.tv_sec++;
                 ts.tv_nsec -= 1000000000L;
@@ -555,17 +574,8 @@ int argus_agent_start(const struct argus_agent_opts *o)
             goto fail;
     ag.fill = 0;
     ag.bstate[0] = B_FILL;
-    if (o->threaded) {
-        rc = -pthread_create(&ag.th, NULL, agent_main, NULL);
-        if (rc)
-            goto fail;
-        ag.thread_on = 1;
-    } else if (o->parent >= 0 || o->nchildren > 0) {
-        int64_t off = 0;
-        if (argus_clocksync_run(o->comm, o->parent, ag.kids, o->nchildren, 16,
-                                o->deadline_ms, &off) == 0)
-            atomic_store(&ag.offset, off);
-    }
+    const char *mute = getenv("ARGUS_TEST_MUTE_RANK");
+    ag.mute = mute && atoi(mute) == o->rank && o->rank > 0;
     return 0;
 fail:
     for (int i = 0; i < NBUF; i++)
@@ -575,6 +585,49 @@ fail:
     free(ag.scratch);
     memset(&ag, 0, sizeof ag);
     return rc;
+}
+
+int argus_agent_go(void)
+{
+    int rc = 0;
+
+    if (ag.o.threaded) {
+        rc = -pthread_create(&ag.th, NULL, agent_main, NULL);
+        if (rc == 0) {
+            ag.thread_on = 1;
+            return 0;
+        }
+        ag.o.threaded = 0;
+    }
+    if (ag.o.parent >= 0 || ag.o.nchildren > 0) {
+        int64_t off = 0;
+        if (argus_clocksync_run(ag.o.comm, ag.o.parent, ag.kids, ag.o.nchildren, 16,
+                                ag.o.deadline_ms, &off) == 0)
+            atomic_store(&ag.offset, off);
+    }
+    return rc;
+}
+
+static void agent_free(void)
+{
+    for (int i = 0; i < NBUF; i++)
+        argus_window_free(&ag.bufs[i]);
+    for (int i = 0; i < ag.o.nchildren && ag.ch; i++)
+        free(ag.ch[i].in.p);
+    free(ag.kids);
+    free(ag.ch);
+    free(ag.scratch);
+    free(ag.out.p);
+    free(ag.send.p);
+    free(ag.miss.p);
+    pthread_mutex_destroy(&ag.mu);
+    pthread_cond_destroy(&ag.cv);
+    memset(&ag, 0, sizeof ag);
+}
+
+void argus_agent_abandon(void)
+{
+    agent_free();
 }
 
 /* Wait until done or the absolute CLOCK_REALTIME deadline; caller holds mu. */
@@ -588,7 +641,7 @@ static int wait_done_locked(uint64_t until_ns)
     return ag.done;
 }
 
-void argus_agent_finish(void)
+int argus_agent_finish(void)
 {
     uint64_t t0 = argus_clock_realtime_ns();
 
@@ -616,7 +669,8 @@ void argus_agent_finish(void)
         }
         atomic_store(&ag.abort_now, 1);
         run_loop(0);
-        return;
+        agent_free();
+        return 0;
     }
     pthread_mutex_lock(&ag.mu);
     int ok = wait_done_locked(t0 + (uint64_t)ag.o.finalize_ms * 1000000ull);
@@ -628,11 +682,14 @@ void argus_agent_finish(void)
         ok = wait_done_locked(argus_clock_realtime_ns() + GRACE_MS * 1000000ull);
     }
     pthread_mutex_unlock(&ag.mu);
-    if (ok)
-        pthread_join(ag.th, NULL);
-    else
+    if (!ok) {
         pthread_detach(ag.th); /* stuck inside MPI: leave it, never hang the app */
+        return -ETIMEDOUT;
+    }
+    pthread_join(ag.th, NULL);
     ag.thread_on = 0;
+    agent_free();
+    return 0;
 }
 
 void argus_agent_get_stats(struct argus_agent_stats *st)

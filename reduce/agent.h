@@ -36,9 +36,15 @@ struct argus_agent_opts {
     struct argus_rank0 *r0; /* rank 0 only; used from the Argus thread */
 };
 
-/* 0 or negative errno; on error nothing is left running. Called once, from the
- * MPI_Init thread. */
+/* Prepare buffers (no thread, no MPI): pushes are accepted from here on. 0 or negative
+ * errno; on error nothing is left. Called once, from the MPI_Init thread. */
 int argus_agent_start(const struct argus_agent_opts *o);
+/* Start the Argus thread (clock sync, then the exchange loop); without threads, run the
+ * clock sync inline. -errno when the thread could not start (then the exchange happens at
+ * finish, inline). MPI_Init thread, after every rank agreed to go on. */
+int argus_agent_go(void);
+/* Free what start prepared when Argus is turned off before argus_agent_go. */
+void argus_agent_abandon(void);
 /* Application thread (tracer sinks): append one record to the window being filled.
  * A full window (opts.window summaries) is handed to the Argus thread. Never blocks
  * on MPI; no allocation unless a window outgrows its reserve. */
@@ -49,7 +55,7 @@ void argus_agent_push_rankinfo(const struct argus_rank_info *ri);
 int64_t argus_agent_clock_offset(void);
 /* Send the last (partial) window marked final, wait for the exchange to end (bounded),
  * stop the thread. Rank 0 writes the final report. MPI_Finalize thread only. */
-void argus_agent_finish(void);
+int argus_agent_finish(void); /* 0, or -ETIMEDOUT when the thread was left behind */
 
 /* Counters for reduce.json and the tests. */
 struct argus_agent_stats {

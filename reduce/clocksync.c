@@ -14,14 +14,20 @@
 #define TAG_PONG 0x4159
 #define TAG_OFF 0x415a
 
+static int64_t skew = INT64_MIN;
+
+/* Test knob: rank r's clock reads r x ARGUS_TEST_CLOCK_SKEW_NS ahead. */
 static int64_t skew_ns(void)
 {
-    static int64_t skew = INT64_MIN;
-    if (skew == INT64_MIN) {
-        const char *s = getenv("ARGUS_TEST_CLOCK_SKEW_NS");
-        skew = s ? strtoll(s, NULL, 10) : 0;
-    }
-    return skew;
+    return skew == INT64_MIN ? 0 : skew;
+}
+
+static void skew_init(MPI_Comm comm)
+{
+    const char *s = getenv("ARGUS_TEST_CLOCK_SKEW_NS");
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    skew = s ? strtoll(s, NULL, 10) * rank : 0;
 }
 
 static uint64_t now_ns(void)
@@ -45,7 +51,7 @@ int argus_clocksync_run(MPI_Comm comm, int parent, const int *kids, int nkids, i
     MPI_Request rq[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, oreq = MPI_REQUEST_NULL;
     uint64_t ping_buf = 0;
 
-    (void)skew_ns();
+    skew_init(comm);
     if (!have_total)
         MPI_Irecv(&parent_total, 1, MPI_INT64_T, parent, TAG_OFF, comm, &oreq);
     for (;;) {
@@ -101,7 +107,7 @@ int argus_clocksync_run(MPI_Comm comm, int parent, const int *kids, int nkids, i
         if (argus_clock_monotonic_ns() > until)
             break;
         if (!progressed) {
-            struct timespec ts = {0, 20000};
+            struct timespec ts = {0, 200000};
             nanosleep(&ts, NULL);
         }
     }

@@ -11,8 +11,8 @@
  * the offset at that time; a Holt filter (level alpha, trend beta) smooths it and tracks
  * a linear drift (20 ppm is 20 us per second) without lag. Pure arithmetic, no MPI.
  *
- * ARGUS_TEST_CLOCK_SKEW_NS (tests only) adds a fixed skew to this rank's clock readings
- * here, so that an injected offset can be recovered.
+ * ARGUS_TEST_CLOCK_SKEW_NS (tests only): rank r's clock readings here are r times that
+ * ahead, so that injected offsets can be recovered.
  */
 #ifndef ARGUS_REDUCE_CLOCKSYNC_H
 #define ARGUS_REDUCE_CLOCKSYNC_H

@@ -1,5 +1,7 @@
-/* runtime.c — Argus inside one rank: configuration, the private communicator, the tracer's
- * sinks, window exchanges and (on rank 0) the diagnosis. All state is this file's own.
+/* runtime.c — Argus inside one rank: configuration, the private communicator, the
+ * node-aware reduction tree, the tracer's sinks (which hand summaries to the Argus thread,
+ * agent.c) and (on rank 0) the output. MPI calls on the private communicator happen here
+ * only before the Argus thread starts and after it has stopped.
  * Must never abort, exit or change the application's MPI results. */
 #include "reduce/runtime.h"
 
@@ -14,8 +16,9 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "reduce/agent.h"
 #include "reduce/rank0.h"
-#include "reduce/window.h"
+#include "reduce/tree.h"
 #include "tracer/tracer.h"
 
 static struct {
@@ -23,11 +26,10 @@ static struct {
     struct argus_config cfg;
     MPI_Comm comm;
     int rank, size;
-    struct argus_window win;
-    uint32_t steps_in_window;
-    uint64_t windows_done;
+    int threaded;              /* MPI_THREAD_MULTIPLE: the Argus thread runs */
+    int agent_on;
     int sent_rankinfo;
-    int exchange_failed;
+    int *parent;               /* the reduction tree, parent[size] */
     struct argus_rank0 r0;     /* rank 0 only */
 } rt = {.comm = MPI_COMM_NULL};
 
@@ -45,33 +47,10 @@ static void rankinfo_fill(struct argus_rank_info *ri)
     ri->host[sizeof ri->host - 1] = '\0';
 }
 
-/* One window's exchange: every rank calls it the same number of times. */
-static void window_flush(void)
-{
-    uint8_t *all = NULL;
-    size_t len = 0;
-    int rc = argus_window_exchange(&rt.win, rt.comm, (int)rt.cfg.fanin, &all, &len);
-
-    if (rc && !rt.exchange_failed) {
-        rt.exchange_failed = 1;
-        argus_log(ARGUS_LOG_WARN, "rank %d: window exchange failed (%s); its summaries are lost",
-                  rt.rank, strerror(-rc));
-    }
-    if (rt.rank == 0 && all) {
-        argus_rank0_ingest(&rt.r0, all, len);
-        argus_rank0_report(&rt.r0, 0);
-    }
-    free(all);
-    rt.steps_in_window = 0;
-    rt.windows_done++;
-}
-
 static void on_name(void *ctx, uint64_t hash, const char *name)
 {
     (void)ctx;
-    if (argus_window_add_name(&rt.win, hash, name) != 0)
-        argus_log_once(ARGUS_LOG_WARN, "name-oom", "rank %d: out of memory for kernel names",
-                       rt.rank);
+    argus_agent_push_name(hash, name);
 }
 
 static void on_summary(void *ctx, const struct argus_step_summary *s)
@@ -80,14 +59,10 @@ static void on_summary(void *ctx, const struct argus_step_summary *s)
     if (!rt.sent_rankinfo) {
         struct argus_rank_info ri;
         rankinfo_fill(&ri);
-        if (argus_window_add_rankinfo(&rt.win, &ri) == 0)
-            rt.sent_rankinfo = 1;
+        argus_agent_push_rankinfo(&ri);
+        rt.sent_rankinfo = 1;
     }
-    if (argus_window_add_summary(&rt.win, s) != 0)
-        argus_log_once(ARGUS_LOG_WARN, "sum-oom", "rank %d: a step summary could not be kept",
-                       rt.rank);
-    if (++rt.steps_in_window >= (uint32_t)rt.cfg.window)
-        window_flush();
+    argus_agent_push_summary(s);
 }
 
 /* 1 when every rank says ok (logical AND over the private communicator). */
@@ -105,14 +80,70 @@ static void runtime_off(void)
     argus_tracer_stop();
     if (rt.rank == 0 && rt.r0.js)
         argus_rank0_close(&rt.r0);
-    argus_window_free(&rt.win);
+    free(rt.parent);
+    rt.parent = NULL;
     if (rt.comm != MPI_COMM_NULL)
         MPI_Comm_free(&rt.comm);
     rt.comm = MPI_COMM_NULL;
     rt.active = 0;
 }
 
-void argus_runtime_init(void)
+/* The node-aware tree: node = lowest rank sharing memory with us (MPI_Comm_split_type);
+ * everyone learns everyone's node (one Allgather at start, 4 bytes per rank). */
+static int tree_setup(void)
+{
+    MPI_Comm local = MPI_COMM_NULL;
+    int leader = rt.rank;
+    int *node_of = malloc((size_t)rt.size * sizeof *node_of);
+
+    rt.parent = malloc((size_t)rt.size * sizeof *rt.parent);
+    if (!node_of || !rt.parent) {
+        free(node_of);
+        return -ENOMEM;
+    }
+    if (MPI_Comm_split_type(rt.comm, MPI_COMM_TYPE_SHARED, rt.rank, MPI_INFO_NULL, &local) ==
+        MPI_SUCCESS) {
+        MPI_Allreduce(&rt.rank, &leader, 1, MPI_INT, MPI_MIN, local);
+        MPI_Comm_free(&local);
+    }
+    int rc = MPI_Allgather(&leader, 1, MPI_INT, node_of, 1, MPI_INT, rt.comm) == MPI_SUCCESS
+                 ? argus_tree_build_topo(rt.size, node_of, (int)rt.cfg.fanin, rt.parent)
+                 : -EIO;
+    free(node_of);
+    return rc;
+}
+
+/* Prepare the agent (no thread yet, no MPI). */
+static int agent_setup(void)
+{
+    int rc;
+    int nk = argus_tree_children_of(rt.parent, rt.size, rt.rank, NULL, 0);
+    int *kids = malloc((size_t)(nk + 1) * sizeof *kids);
+    if (!kids)
+        return -ENOMEM;
+    argus_tree_children_of(rt.parent, rt.size, rt.rank, kids, nk);
+    struct argus_agent_opts ao = {
+        .comm = rt.comm, .rank = rt.rank, .size = rt.size, .parent = rt.parent[rt.rank],
+        .children = kids, .nchildren = nk,
+        .height = argus_tree_height_of(rt.parent, rt.size, rt.rank),
+        .window = rt.cfg.window, .deadline_ms = rt.cfg.deadline_ms,
+        .finalize_ms = rt.cfg.finalize_ms, .threaded = rt.threaded,
+        .r0 = rt.rank == 0 ? &rt.r0 : NULL,
+    };
+    if (rt.rank == 0) {
+        rt.r0.tree_parent = rt.parent;
+        rt.r0.tree_size = rt.size;
+        rt.r0.tree_depth = argus_tree_depth_of(rt.parent, rt.size);
+        rt.r0.fanin = (int)rt.cfg.fanin;
+        rt.r0.threaded = rt.threaded;
+        rt.r0.window_steps = rt.cfg.window;
+    }
+    rc = argus_agent_start(&ao);
+    free(kids);
+    return rc;
+}
+
+void argus_runtime_init(int thread_level)
 {
     char err[512];
     int ok = 1;
@@ -134,10 +165,9 @@ void argus_runtime_init(void)
     if (cfg_rc && rt.rank == 0)
         argus_log(ARGUS_LOG_WARN, "%s; using the default", err);
 
-    size_t reserve = (size_t)rt.cfg.window * argus_summary_encoded_max(64);
-    if (argus_window_init(&rt.win, reserve) != 0)
-        ok = 0;
-
+    rt.threaded = thread_level >= MPI_THREAD_MULTIPLE;
+    if (getenv("ARGUS_TEST_NO_THREAD")) /* test knob: behave as if MULTIPLE was refused */
+        rt.threaded = 0;
     /* Rank 0 prepares the output; everyone learns whether that worked. */
     if (rt.rank == 0 && ok) {
         char jobid[256];
@@ -147,6 +177,23 @@ void argus_runtime_init(void)
                              sizeof err) != 0) {
             argus_log(ARGUS_LOG_ERROR, "%s; Argus is off for this job, training goes on", err);
             ok = 0;
+        }
+    }
+    /* collective: every rank, whatever ok says */
+    int trc0 = tree_setup();
+    if (trc0 && ok) {
+        argus_log(ARGUS_LOG_WARN, "rank %d: cannot build the reduction tree (%s)", rt.rank,
+                  strerror(-trc0));
+        ok = 0;
+    }
+    if (ok) {
+        int arc = agent_setup();
+        if (arc) {
+            argus_log(ARGUS_LOG_WARN, "rank %d: the reduction could not start (%s)", rt.rank,
+                      strerror(-arc));
+            ok = 0;
+        } else {
+            rt.agent_on = 1;
         }
     }
     if (ok) {
@@ -167,9 +214,19 @@ void argus_runtime_init(void)
     if (!all_ok(ok)) {
         if (rt.rank == 0 && ok)
             argus_log(ARGUS_LOG_WARN, "another rank could not start Argus; Argus is off");
+        /* the Argus thread has not started: nobody else uses the communicator */
+        argus_tracer_stop();
+        if (rt.agent_on)
+            argus_agent_abandon();
+        rt.agent_on = 0;
         runtime_off();
         return;
     }
+    if (argus_agent_go() != 0)
+        rt.threaded = 0;
+    if (rt.rank == 0 && !rt.threaded)
+        argus_log(ARGUS_LOG_WARN, "MPI_THREAD_MULTIPLE refused (level %d); summaries are "
+                  "kept in memory and exchanged at MPI_Finalize", thread_level);
     if (rt.rank == 0)
         argus_log(ARGUS_LOG_INFO, "on for %d ranks; window %ld steps, fan-in %ld; output in %s",
                   rt.size, rt.cfg.window, rt.cfg.fanin, rt.r0.dir);
@@ -179,16 +236,13 @@ void argus_runtime_finalize(void)
 {
     if (!rt.active)
         return;
-    argus_tracer_stop();
-    /* Ranks may have done different numbers of windows; align, then flush the rest. */
-    unsigned long long mine = rt.windows_done, most = mine;
-    MPI_Allreduce(&mine, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rt.comm);
-    while (rt.windows_done < most)
-        window_flush();
-    window_flush();
-    if (rt.rank == 0) {
-        argus_rank0_report(&rt.r0, 1);
-        argus_rank0_close(&rt.r0);
+    argus_tracer_stop(); /* delivers the last summaries to the sinks */
+    if (rt.agent_on && argus_agent_finish() != 0) {
+        /* the Argus thread is stuck inside MPI: leave it its communicator and tree */
+        rt.comm = MPI_COMM_NULL;
+        rt.parent = NULL;
     }
+    rt.agent_on = 0;
+    rt.r0.js = NULL;
     runtime_off();
 }

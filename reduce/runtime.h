@@ -8,7 +8,9 @@
 #ifndef ARGUS_REDUCE_RUNTIME_H
 #define ARGUS_REDUCE_RUNTIME_H
 
-void argus_runtime_init(void);
+/* thread_level: what PMPI_Init_thread provided; below MPI_THREAD_MULTIPLE there is no
+ * Argus thread and the exchange happens at finalize (said once by rank 0). */
+void argus_runtime_init(int thread_level);
 void argus_runtime_finalize(void);
 
 #endif /* ARGUS_REDUCE_RUNTIME_H */

@@ -1,7 +1,5 @@
-/* window.h — one rank's outgoing records for the current window, and the exchange of a
- * window up the tree (first version: blocking point-to-point on Argus's private
- * communicator, called at window boundaries; issue 7 makes it non-blocking on an Argus
- * thread with deadlines).
+/* window.h — one rank's outgoing records for one window (a growable byte buffer of
+ * encoded wire records). agent.c keeps a few of these and moves them up the tree.
  *
  * The buffer grows only at window boundaries or when a new kernel name arrives, never
  * per kernel event: its capacity is reserved at create for window × the largest summary.
@@ -9,7 +7,6 @@
 #ifndef ARGUS_REDUCE_WINDOW_H
 #define ARGUS_REDUCE_WINDOW_H
 
-#include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,11 +27,5 @@ int argus_window_add_summary(struct argus_window *w, const struct argus_step_sum
 int argus_window_add_name(struct argus_window *w, uint64_t hash, const char *name);
 int argus_window_add_rankinfo(struct argus_window *w, const struct argus_rank_info *ri);
 void argus_window_reset(struct argus_window *w);
-
-/* Gather every rank's window up the k-ary tree. On rank 0, *out and *outlen receive the
- * concatenated records of all ranks (malloc'd, caller frees); elsewhere they are NULL/0.
- * Collective over comm: every rank must call it once per window. 0 or negative errno. */
-int argus_window_exchange(struct argus_window *w, MPI_Comm comm, int fanin, uint8_t **out,
-                          size_t *outlen);
 
 #endif /* ARGUS_REDUCE_WINDOW_H */

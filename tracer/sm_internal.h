@@ -28,10 +28,13 @@ struct name_slot {
     uint32_t idx1; /* name index + 1; 0 = empty */
 };
 
-/* Name pointer -> name index, valid only if the text still equals the kept copy. */
+/* Name pointer -> name index, valid only if the text still equals the kept copy; a
+ * trusted entry was made for a name its caller declared immutable (the _static entry
+ * point), so that caller need not compare the text again. */
 struct name_cache {
     const char *ptr;
     uint32_t idx;
+    uint32_t trusted;
 };
 
 /* From t on (until the next segment) kernels get this phase. */
@@ -45,6 +48,26 @@ struct cand {
     uint64_t hash, sum, min, max;
     uint32_t lo, count;
     uint8_t mode, kclass, phase;
+};
+
+/* A stored event's duration key (argus_dkey: duration and phase), name index (NAME_NONE
+ * when the table was full) and class. */
+struct ev_key {
+    uint64_t key;
+    uint32_t idx;
+    uint32_t kclass;
+};
+
+struct ev_span {
+    uint64_t start, end;
+};
+
+/* Union of the stored intervals clipped below at the step begin, kept while their
+ * (clipped) starts arrive in order: sum of closed runs + the open run [cs, ce). max_end:
+ * the latest end seen (the part after the step end is taken off at the end). */
+struct busy_run {
+    uint64_t sum, cs, ce, max_end;
+    int any, sorted;
 };
 
 struct argus_summarizer {
@@ -70,12 +93,13 @@ struct argus_summarizer {
     char namebuf[ARGUS_NAME_MAX + 1]; /* what on_name gets */
     char keybuf[ARGUS_NAME_MAX + 1];  /* a long name, truncated before hashing */
 
-    /* Current step. */
+    /* Current step: stored events, in arrival order. */
     int in_step, have_last;
     uint64_t step, last_step, begin;
-    struct argus_kernel_event *ev; /* [max_events] */
-    uint32_t *ev_name;             /* [max_events] name index or NAME_NONE */
+    struct ev_key *ek;  /* [max_events] duration key, name index, class */
+    struct ev_span *es; /* [max_events] start/end, for busy time */
     size_t n_ev;
+    struct busy_run busy; /* running union of the stored intervals */
     uint64_t step_kernels, step_dropped;
     uint32_t step_flags;
     unsigned ovf_classes; /* classes of stored events whose name did not fit */
@@ -90,6 +114,7 @@ struct argus_summarizer {
     uint64_t wall_t;
     struct phase_seg *segs; /* [MAX_SEGS] this step's timeline */
     size_t n_segs;
+    size_t seg_cur; /* segment of the last lookup (kernels come mostly in time order) */
     int segs_full;
 
     /* Scratch for step end. */

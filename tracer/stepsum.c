@@ -9,32 +9,59 @@
 
 #include "tracer/sm_internal.h"
 
-/* Length of the union of the stored kernels' intervals clipped to [begin, end]. */
-static uint64_t busy_time(struct argus_summarizer *sm, uint64_t begin, uint64_t end)
+/* Length of the union of pa[0..n) ([key, val) intervals); sorts pa. */
+static uint64_t union_len(struct argus_sort_pair *pa, struct argus_sort_pair *pb, size_t n)
 {
-    size_t n = 0;
     uint64_t busy = 0, cs = 0, ce = 0;
 
+    argus_sort_pairs(pa, pb, n);
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || pa[i].key > ce) {
+            busy += ce - cs;
+            cs = pa[i].key;
+            ce = pa[i].val;
+        } else if (pa[i].val > ce) {
+            ce = pa[i].val;
+        }
+    }
+    return busy + (ce - cs);
+}
+
+/* Length of the union of the stored kernels' intervals clipped to [begin, end]. When the
+ * (begin-clipped) starts came in order, the running union (sm->busy) holds the answer
+ * up to the part after end, which is measured from the few kernels that end after it;
+ * otherwise the intervals are sorted here. */
+static uint64_t busy_time(struct argus_summarizer *sm, uint64_t begin, uint64_t end)
+{
+    const struct busy_run *b = &sm->busy;
+    size_t n = 0;
+
+    if (b->sorted) {
+        if (!b->any)
+            return 0;
+        uint64_t busy = b->sum + (b->ce - b->cs);
+        if (b->max_end <= end)
+            return busy;
+        for (size_t i = 0; i < sm->n_ev; i++) {
+            const struct ev_span *e = &sm->es[i];
+            if (e->end > end) {
+                sm->pa[n].key = e->start > end ? e->start : end;
+                sm->pa[n].val = e->end;
+                n++;
+            }
+        }
+        return busy - union_len(sm->pa, sm->pb, n);
+    }
     for (size_t i = 0; i < sm->n_ev; i++) {
-        uint64_t s = sm->ev[i].start_ns > begin ? sm->ev[i].start_ns : begin;
-        uint64_t e = sm->ev[i].end_ns < end ? sm->ev[i].end_ns : end;
+        uint64_t s = sm->es[i].start > begin ? sm->es[i].start : begin;
+        uint64_t e = sm->es[i].end < end ? sm->es[i].end : end;
         if (e > s) {
             sm->pa[n].key = s - begin;
             sm->pa[n].val = e - begin;
             n++;
         }
     }
-    argus_sort_pairs(sm->pa, sm->pb, n);
-    for (size_t i = 0; i < n; i++) {
-        if (i == 0 || sm->pa[i].key > ce) {
-            busy += ce - cs;
-            cs = sm->pa[i].key;
-            ce = sm->pa[i].val;
-        } else if (sm->pa[i].val > ce) {
-            ce = sm->pa[i].val;
-        }
-    }
-    return busy + (ce - cs);
+    return union_len(sm->pa, sm->pb, n);
 }
 
 static uint8_t phase_argmax(const uint64_t w[ARGUS_PH_COUNT])
@@ -61,10 +88,10 @@ static size_t build_cands(struct argus_summarizer *sm)
         off += sm->name_count[idx];
     }
     for (size_t i = 0; i < sm->n_ev; i++) {
-        if (sm->ev_name[i] == NAME_NONE)
+        if (sm->ek[i].idx == NAME_NONE)
             continue;
-        sm->pa[m].key = argus_dkey(sm->ev[i].end_ns - sm->ev[i].start_ns, sm->ev[i].phase);
-        sm->pa[m].val = sm->ev_name[i];
+        sm->pa[m].key = sm->ek[i].key;
+        sm->pa[m].val = sm->ek[i].idx;
         m++;
     }
     argus_sort_pairs(sm->pa, sm->pb, m);
@@ -98,21 +125,55 @@ static size_t build_cands(struct argus_summarizer *sm)
     return nc;
 }
 
-/* Add sorted duration keys to a sketch (runs of equal durations at once); optionally
- * accumulate per-phase time. */
+/* Bucket index of a duration > 0 in a qsketch: the base of a fresh sketch holding only it
+ * (so the index is the sketch's own arithmetic, not a copy of it). */
+static int32_t bucket_of(uint64_t d)
+{
+    struct argus_qsketch t;
+
+    argus_qsketch_init(&t);
+    argus_qsketch_add(&t, d);
+    return t.base;
+}
+
+/* Add sorted duration keys to a sketch; optionally accumulate per-phase time. A sketch
+ * keeps bucket counts only, so each run of durations in one bucket goes in at once
+ * (found by galloping over the sorted keys: a few bucket lookups per run instead of one
+ * per distinct duration); the result is the sketch of adding them one by one. */
 static void sketch_keys(struct argus_qsketch *sk, const struct argus_sort_pair *v, size_t n,
                         uint64_t *w)
 {
-    for (size_t i = 0; i < n;) {
-        uint64_t d = argus_dkey_dur(v[i].key);
-        size_t j = i + 1;
-        while (j < n && argus_dkey_dur(v[j].key) == d)
-            j++;
-        argus_qsketch_add_n(sk, d, (uint32_t)(j - i));
-        if (w)
-            for (size_t k = i; k < j; k++)
-                w[argus_dkey_phase(v[k].key)] += d + 1;
-        i = j;
+    size_t i = 0;
+
+    if (w)
+        for (size_t k = 0; k < n; k++)
+            w[argus_dkey_phase(v[k].key)] += argus_dkey_dur(v[k].key) + 1;
+    while (i < n && argus_dkey_dur(v[i].key) == 0)
+        i++;
+    if (i)
+        argus_qsketch_add_n(sk, 0, (uint32_t)i);
+    while (i < n) {
+        int32_t b = bucket_of(argus_dkey_dur(v[i].key));
+        size_t lo = i, hi = n, step = 1; /* v[lo] is in b; v[hi] (if < n) is not */
+        while (lo + step < n) {
+            if (bucket_of(argus_dkey_dur(v[lo + step].key)) != b) {
+                hi = lo + step;
+                break;
+            }
+            lo += step;
+            step *= 2;
+        }
+        if (hi == n && lo + 1 < n && bucket_of(argus_dkey_dur(v[n - 1].key)) == b)
+            lo = n - 1;
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (bucket_of(argus_dkey_dur(v[mid].key)) == b)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        argus_qsketch_add_n(sk, argus_dkey_dur(v[i].key), (uint32_t)(hi - i));
+        i = hi;
     }
 }
 
@@ -216,9 +277,10 @@ static void build_kmodes(struct argus_summarizer *sm, struct argus_step_summary 
     }
     if (sm->ovf_classes) {
         for (size_t i = 0; i < sm->n_ev; i++) {
-            const struct argus_kernel_event *e = &sm->ev[i];
-            if (sm->ev_name[i] == NAME_NONE)
-                fold_add(&fold[e->kclass], e->end_ns - e->start_ns, e->phase);
+            const struct ev_key *e = &sm->ek[i];
+            if (e->idx == NAME_NONE)
+                fold_add(&fold[e->kclass], argus_dkey_dur(e->key),
+                         (uint8_t)argus_dkey_phase(e->key));
         }
     }
     for (unsigned k = 0; k < ARGUS_KC_COUNT; k++) {

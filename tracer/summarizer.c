@@ -68,8 +68,8 @@ int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_
     sm->arena = malloc(sm->arena_cap);
     sm->cache = calloc(CACHE_SIZE, sizeof *sm->cache);
     sm->touched = calloc(sm->max_touched, sizeof *sm->touched);
-    sm->ev = calloc(o->max_events, sizeof *sm->ev);
-    sm->ev_name = calloc(o->max_events, sizeof *sm->ev_name);
+    sm->ek = calloc(o->max_events, sizeof *sm->ek);
+    sm->es = calloc(o->max_events, sizeof *sm->es);
     sm->segs = calloc(MAX_SEGS, sizeof *sm->segs);
     sm->pa = calloc(o->max_events, sizeof *sm->pa);
     sm->pb = calloc(o->max_events, sizeof *sm->pb);
@@ -77,8 +77,8 @@ int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_
     sm->cands = calloc(sm->max_cands, sizeof *sm->cands);
     sm->ord = calloc(2 * sm->max_cands, sizeof *sm->ord);
     if (!sm->slots || !sm->name_hash || !sm->name_count || !sm->name_off || !sm->name_class ||
-        !sm->name_text || !sm->arena || !sm->cache || !sm->touched || !sm->ev || !sm->ev_name || !sm->segs || !sm->pa || !sm->pb || !sm->ylog ||
-        !sm->cands || !sm->ord) {
+        !sm->name_text || !sm->arena || !sm->cache || !sm->touched || !sm->ek || !sm->es ||
+        !sm->segs || !sm->pa || !sm->pb || !sm->ylog || !sm->cands || !sm->ord) {
         argus_summarizer_free(sm);
         return -ENOMEM;
     }
@@ -99,8 +99,8 @@ void argus_summarizer_free(struct argus_summarizer *sm)
     free(sm->arena);
     free(sm->cache);
     free(sm->touched);
-    free(sm->ev);
-    free(sm->ev_name);
+    free(sm->ek);
+    free(sm->es);
     free(sm->segs);
     free(sm->pa);
     free(sm->pb);
@@ -185,27 +185,33 @@ static uint32_t intern(struct argus_summarizer *sm, const char *name, uint64_t h
     return idx;
 }
 
-/* Index (or NAME_NONE) and hash of a name; the pointer cache avoids re-hashing. */
-static uint32_t lookup_name(struct argus_summarizer *sm, const char *name, uint64_t *hash)
+/* Index (or NAME_NONE) of a name; the pointer cache avoids re-hashing. trusted: the
+ * caller promises the text at name never changes (then a trusted entry is used without
+ * comparing the text, and a matching entry becomes trusted). */
+static inline uint32_t lookup_name(struct argus_summarizer *sm, const char *name, int trusted)
 {
     uint64_t p = (uint64_t)(uintptr_t)name * UINT64_C(0x9e3779b97f4a7c15);
     struct name_cache *c = &sm->cache[p >> (64 - CACHE_BITS)];
     uint32_t idx;
 
-    if (c->ptr == name && strcmp(name, sm->arena + sm->name_text[c->idx] - 1) == 0) {
-        *hash = sm->name_hash[c->idx];
-        return c->idx;
+    if (c->ptr == name) {
+        if (trusted && c->trusted)
+            return c->idx;
+        if (strcmp(name, sm->arena + sm->name_text[c->idx] - 1) == 0) {
+            c->trusted |= (uint32_t)trusted;
+            return c->idx;
+        }
     }
     if (strnlen(name, ARGUS_NAME_MAX + 1) > ARGUS_NAME_MAX) {
         memcpy(sm->keybuf, name, ARGUS_NAME_MAX);
         sm->keybuf[ARGUS_NAME_MAX] = '\0';
         name = sm->keybuf; /* never cached: its text differs from the caller's */
     }
-    *hash = argus_name_hash(name);
-    idx = intern(sm, name, *hash);
+    idx = intern(sm, name, argus_name_hash(name));
     if (idx != NAME_NONE && sm->name_text[idx]) {
         c->ptr = name;
         c->idx = idx;
+        c->trusted = (uint32_t)trusted;
     }
     return idx;
 }
@@ -250,15 +256,27 @@ static void phase_mark(struct argus_summarizer *sm, uint64_t t)
     sm->n_segs++;
 }
 
-static uint8_t phase_at(const struct argus_summarizer *sm, uint64_t t)
+/* Phase of a kernel starting at t: the segment with the largest start <= t (the first one
+ * before it; the open state once the timeline is full). Kernels come mostly in time
+ * order, so the segment of the last lookup (or the next one) usually answers. */
+static uint8_t phase_at(struct argus_summarizer *sm, uint64_t t)
 {
-    size_t lo = 0, hi = sm->n_segs;
+    size_t lo = sm->seg_cur, hi = sm->n_segs;
 
-    if (t >= sm->segs[hi - 1].t)
-        return sm->segs_full ? cur_phase(sm) : sm->segs[hi - 1].phase;
-    if (t < sm->segs[0].t)
-        return sm->segs[0].phase;
-    /* Largest i with segs[i].t <= t. */
+    if (lo >= hi || t < sm->segs[lo].t) {
+        if (t < sm->segs[0].t)
+            return sm->segs[0].phase;
+        lo = 0;
+    } else if (lo + 1 < hi && t >= sm->segs[lo + 1].t) {
+        lo++;
+        if (lo + 1 < hi && t >= sm->segs[lo + 1].t)
+            lo++;
+        else
+            hi = lo + 1;
+    } else {
+        hi = lo + 1;
+    }
+    /* Largest i in [lo, hi) with segs[i].t <= t (segs[lo].t <= t holds). */
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
         if (sm->segs[mid].t <= t)
@@ -266,6 +284,9 @@ static uint8_t phase_at(const struct argus_summarizer *sm, uint64_t t)
         else
             hi = mid;
     }
+    sm->seg_cur = lo;
+    if (lo == sm->n_segs - 1 && sm->segs_full)
+        return cur_phase(sm);
     return sm->segs[lo].phase;
 }
 
@@ -299,10 +320,31 @@ void argus_summarizer_phase_pop(struct argus_summarizer *sm, uint64_t t_ns)
 
 /* ---- events ------------------------------------------------------------------------ */
 
-void argus_summarizer_kernel(struct argus_summarizer *sm, const char *name, uint64_t start_ns,
-                             uint64_t end_ns, uint32_t device, uint32_t stream, int kclass)
+/* Add [s, e) (s already clipped to the step begin) to the running union while starts
+ * come in order; the first start out of order leaves busy time to the step end. */
+static void busy_add(struct busy_run *b, uint64_t s, uint64_t e)
 {
-    uint64_t dur, hash;
+    if (e > b->max_end)
+        b->max_end = e;
+    if (!b->any) {
+        b->any = 1;
+        b->cs = s;
+        b->ce = e;
+    } else if (s < b->cs) {
+        b->sorted = 0;
+    } else if (s > b->ce) {
+        b->sum += b->ce - b->cs;
+        b->cs = s;
+        b->ce = e;
+    } else if (e > b->ce) {
+        b->ce = e;
+    }
+}
+
+static inline void kernel_add(struct argus_summarizer *sm, const char *name,
+                              uint64_t start_ns, uint64_t end_ns, int kclass, int trusted)
+{
+    uint64_t dur, s;
     uint32_t idx;
     uint8_t ph;
 
@@ -329,7 +371,7 @@ void argus_summarizer_kernel(struct argus_summarizer *sm, const char *name, uint
     }
     if (!name)
         name = "[unnamed]";
-    idx = lookup_name(sm, name, &hash);
+    idx = lookup_name(sm, name, trusted);
     if (idx == NAME_NONE) {
         sm->ovf_classes |= 1u << kclass;
         sm->step_flags |= ARGUS_SF_PARTIAL;
@@ -337,17 +379,27 @@ void argus_summarizer_kernel(struct argus_summarizer *sm, const char *name, uint
         sm->touched[sm->n_touched++] = idx;
         sm->name_class[idx] = (uint8_t)kclass;
     }
-    struct argus_kernel_event *e = &sm->ev[sm->n_ev];
-    e->name_hash = hash;
-    e->start_ns = start_ns;
-    e->end_ns = end_ns;
-    e->device = device;
-    e->stream = stream;
-    e->kclass = (uint8_t)kclass;
-    e->phase = ph;
-    e->pad = 0;
-    e->corr = 0;
-    sm->ev_name[sm->n_ev++] = idx;
+    sm->ek[sm->n_ev] = (struct ev_key){argus_dkey(dur, ph), idx, (uint32_t)kclass};
+    sm->es[sm->n_ev] = (struct ev_span){start_ns, end_ns};
+    sm->n_ev++;
+    s = start_ns > sm->begin ? start_ns : sm->begin;
+    if (end_ns > s && sm->busy.sorted)
+        busy_add(&sm->busy, s, end_ns);
+}
+
+void argus_summarizer_kernel(struct argus_summarizer *sm, const char *name, uint64_t start_ns,
+                             uint64_t end_ns, uint32_t device, uint32_t stream, int kclass)
+{
+    (void)device, (void)stream;
+    kernel_add(sm, name, start_ns, end_ns, kclass, 0);
+}
+
+void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *name,
+                                    uint64_t start_ns, uint64_t end_ns, uint32_t device,
+                                    uint32_t stream, int kclass)
+{
+    (void)device, (void)stream;
+    kernel_add(sm, name, start_ns, end_ns, kclass, 1);
 }
 
 void argus_summarizer_step_begin(struct argus_summarizer *sm, uint64_t step, uint64_t t_ns)
@@ -377,7 +429,10 @@ void argus_summarizer_step_begin(struct argus_summarizer *sm, uint64_t step, uin
     sm->segs[0].t = t_ns;
     sm->segs[0].phase = cur_phase(sm);
     sm->n_segs = 1;
+    sm->seg_cur = 0;
     sm->segs_full = 0;
+    memset(&sm->busy, 0, sizeof sm->busy);
+    sm->busy.sorted = 1;
 }
 
 void argus_summarizer_step_end(struct argus_summarizer *sm, uint64_t step, uint64_t t_ns)

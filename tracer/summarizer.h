@@ -48,6 +48,13 @@ void argus_summarizer_phase_push(struct argus_summarizer *sm, const char *name, 
 void argus_summarizer_phase_pop(struct argus_summarizer *sm, uint64_t t_ns);
 void argus_summarizer_kernel(struct argus_summarizer *sm, const char *name, uint64_t start_ns,
                              uint64_t end_ns, uint32_t device, uint32_t stream, int kclass);
+/* The same for a name whose text never changes while the summariser lives (CUPTI kernel
+ * names, string literals): after the first call with a pointer, later calls with it skip
+ * comparing the text, so they cost no string work at all. A name that may be freed or
+ * rewritten (a caller's buffer) must go through argus_summarizer_kernel. */
+void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *name,
+                                    uint64_t start_ns, uint64_t end_ns, uint32_t device,
+                                    uint32_t stream, int kclass);
 
 /* For the open step: add records the source dropped (CUPTI's dropped count) to its
  * dropped total (sets ARGUS_SF_PARTIAL when n > 0); OR flags (ARGUS_SF_*) into it. No-op

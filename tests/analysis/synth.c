@@ -167,6 +167,8 @@ static void set_factors(struct job *j, struct rk *r)
         const struct synth_fault *f = &o->f[i];
         if (j->step < f->lo || j->step > f->hi)
             continue;
+        if (f->period > 0 && (j->step - f->lo) % f->period != 0)
+            continue;
         switch (f->kind) {
         case SY_STRAGGLER:
             if (has(f, r->rank))
@@ -201,6 +203,13 @@ static void set_factors(struct job *j, struct rk *r)
                 r->dead = 1;
             break;
         }
+    }
+    if (o->step_sigma > 0) {
+        /* step-time variability: a job-wide factor per step (data-dependent work) and a
+         * smaller per-rank one (GPU-to-GPU variation) */
+        uint64_t sj = mix(o->seed ^ 0x5157ull, (uint64_t)j->step);
+        uint64_t sr = mix(sj, (uint64_t)r->rank + 1);
+        cf *= lognormal(&sj, o->step_sigma) * lognormal(&sr, o->step_sigma / 3);
     }
     for (int k = 0; k < K_N; k++)
         if (kdefs[k].kclass == ARGUS_KC_COMPUTE)
@@ -237,6 +246,10 @@ static void compute(struct job *j, struct rk *r, int kid)
 {
     gap(r);
     double d = kdefs[kid].us * 1e3 * lognormal(&r->rng, j->o->noise) * r->kf[kid];
+    if (j->o->tail > 0 && unit(&r->rng) < j->o->tail) {
+        double p = pow(unit(&r->rng), -1.0 / 1.5); /* Pareto, alpha 1.5, >= 1 */
+        d *= p > 20 ? 20 : p;
+    }
     emit(r, kid, r->t, r->t + (uint64_t)(d < 1000 ? 1000 : d));
 }
 

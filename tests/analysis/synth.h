@@ -37,6 +37,7 @@ struct synth_fault {
     int stage;
     int group_tp;        /* SY_COMM: 0 = DP group, 1 = TP group */
     int group_index;     /* DP: tp + tp_size * pp; TP: dp + dp_size * pp */
+    int period;          /* > 0: only steps lo, lo + period, ... up to hi */
 };
 
 struct synth_opts {
@@ -44,6 +45,8 @@ struct synth_opts {
     int steps, microbatches, layers;
     uint64_t seed;
     double noise;
+    double step_sigma;   /* > 0: lognormal step-time variability (job-wide + per rank / 3) */
+    double tail;         /* > 0: probability of a heavy-tailed (Pareto 1.5, <= 20x) kernel */
     int no_coords;       /* leave coordinates unknown */
     int nf;
     struct synth_fault f[SYNTH_MAX_FAULTS];

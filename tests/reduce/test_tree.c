@@ -58,11 +58,52 @@ static void test_depth(void **state)
     assert_int_equal(hops, 2);
 }
 
+/* Node-aware tree: 8 ranks per node (ranks interleaved over nodes on purpose); only
+ * node leaders have a parent on another node, everyone reaches rank 0, depth is
+ * log_k(nodes) + log_k(ranks per node). */
+static void test_topo(void **state)
+{
+    (void)state;
+    static const int sizes[] = {1, 8, 9, 64, 1000, 4096};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        int size = sizes[si], k = 4, nodes = (size + 7) / 8;
+        int *node = malloc((size_t)size * sizeof *node);
+        int *parent = malloc((size_t)size * sizeof *parent);
+        assert_non_null(node);
+        assert_non_null(parent);
+        for (int r = 0; r < size; r++)
+            node[r] = r % nodes; /* round-robin placement */
+        assert_int_equal(argus_tree_build_topo(size, node, k, parent), 0);
+        assert_int_equal(parent[0], -1);
+        int cross = 0;
+        for (int r = 1; r < size; r++) {
+            assert_true(parent[r] >= 0 && parent[r] < size);
+            assert_true(argus_tree_in_subtree(parent, size, r, 0));
+            if (node[parent[r]] != node[r]) {
+                cross++;
+                assert_true(r < nodes); /* a leader: the lowest rank of its node */
+            }
+        }
+        assert_int_equal(cross, nodes - 1);
+        int depth = argus_tree_depth_of(parent, size);
+        assert_true(depth <= argus_tree_depth(nodes, k) + argus_tree_depth(8, k));
+        assert_int_equal(argus_tree_height_of(parent, size, 0), depth);
+        int kids[8];
+        int n = argus_tree_children_of(parent, size, 0, kids, 8);
+        assert_true(n <= 2 * k);
+        free(node);
+        free(parent);
+    }
+    int bad[2] = {1, 0}, parent[2];
+    assert_int_equal(argus_tree_build_topo(2, bad, 4, parent), 0); /* rank 0 still leads */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parent_child_consistent),
         cmocka_unit_test(test_depth),
+        cmocka_unit_test(test_topo),
     };
     return cmocka_run_group_tests_name("reduce_tree", tests, NULL, NULL);
 }
