@@ -9,9 +9,8 @@ here=$PWD
 ./scripts/install-deps.sh
 mkdir -p m4
 echo "quickstart: building into _build-quickstart/ and installing into _install/ (log: _build-quickstart/build.log)"
-autoreconf -fi >/dev/null 2>&1
 mkdir -p _build-quickstart
-if ! (cd _build-quickstart && ../configure -q --prefix="$here/_install" && make -j2 && make install) \
+if ! (autoreconf -fi && cd _build-quickstart && ../configure -q --prefix="$here/_install" && make -j2 && make install) \
         >_build-quickstart/build.log 2>&1; then
     tail -n 40 _build-quickstart/build.log
     echo "quickstart: the build failed; the whole log is _build-quickstart/build.log" >&2

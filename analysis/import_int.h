@@ -48,8 +48,15 @@ struct kt_trace {
     struct argus_kineto_info *info;
 };
 
+/* import_ktab.c: tables (a push past max_mem sets over_mem and fails), interning (arena
+ * offset, UINT32_MAX when out of memory), "1.5" µs -> 1500 ns (0 or -1), plain integers
+ * (-1 for fractions, exponents or values beyond int64), rank from a file name or -1. */
 int kt_vec_push(struct kt_trace *t, struct kt_vec *v, const void *elem);
 void kt_trace_free(struct kt_trace *t);
+uint32_t kt_intern(struct kt_trace *t, const char *name);
+int kt_parse_us(const char *s, size_t n, int64_t *out);
+int kt_parse_int(const char *s, size_t n, int64_t *out);
+int32_t kt_rank_from_name(const char *path);
 
 /* Feed the parsed trace through a summariser into sink (import_kfeed.c). */
 int kt_feed(struct kt_trace *t, const char *path, const struct argus_kineto_opts *o,

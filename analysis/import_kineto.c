@@ -55,164 +55,6 @@ struct parser {
     char unknown[16][CAT_MAX];
 };
 
-/* ---- numbers ----------------------------------------------------------------------- */
-
-/* "123", "-4", "1694128201429795", "4203669603187.439", "1e3": microseconds -> ns. */
-static int parse_us(const char *s, size_t n, int64_t *out)
-{
-    size_t i = 0;
-    int neg = 0, frac = 0;
-    int64_t v = 0;
-
-    if (i < n && (s[i] == '-' || s[i] == '+'))
-        neg = s[i++] == '-';
-    if (i >= n || !isdigit((unsigned char)s[i]))
-        return -1;
-    for (; i < n && isdigit((unsigned char)s[i]); i++) {
-        if (v > (INT64_MAX - 9) / 10 / 1000)
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    v *= 1000;
-    if (i < n && s[i] == '.') {
-        int64_t scale = 100;
-        for (i++; i < n && isdigit((unsigned char)s[i]); i++, frac++)
-            if (scale) {
-                v += (s[i] - '0') * scale;
-                scale /= 10;
-            }
-    }
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        char buf[64];
-        if (n >= sizeof buf)
-            return -1;
-        memcpy(buf, s, n);
-        buf[n] = '\0';
-        double d = strtod(buf, NULL) * 1000.0;
-        if (!(d > -9e18 && d < 9e18))
-            return -1;
-        *out = (int64_t)d;
-        return 0;
-    }
-    if (i != n)
-        return -1;
-    *out = neg ? -v : v;
-    return 0;
-}
-
-static int parse_int(const char *s, size_t n, int64_t *out)
-{
-    int64_t v = 0;
-    size_t i = 0;
-    int neg = 0;
-
-    if (i < n && s[i] == '-')
-        neg = 1, i++;
-    if (i >= n)
-        return -1;
-    for (; i < n; i++) {
-        if (!isdigit((unsigned char)s[i]) || v > (INT64_MAX - 9) / 10)
-            return -1; /* fractions, exponents, huge values: not an id */
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = neg ? -v : v;
-    return 0;
-}
-
-/* ---- tables -------------------------------------------------------------------------- */
-
-int kt_vec_push(struct kt_trace *t, struct kt_vec *v, const void *elem)
-{
-    if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 256;
-        if (t->mem + (nc - v->cap) * v->elem > t->max_mem) {
-            t->over_mem = 1;
-            return -ENOMEM;
-        }
-        void *p = realloc(v->v, nc * v->elem);
-        if (!p)
-            return -ENOMEM;
-        t->mem += (nc - v->cap) * v->elem;
-        v->v = p;
-        v->cap = nc;
-    }
-    memcpy((char *)v->v + v->n++ * v->elem, elem, v->elem);
-    return 0;
-}
-
-void kt_trace_free(struct kt_trace *t)
-{
-    free(t->kernels.v);
-    free(t->launches.v);
-    free(t->steps.v);
-    free(t->ranges.v);
-    free(t->arena);
-    free(t->slots);
-    free(t->slot_hash);
-    memset(t, 0, sizeof *t);
-}
-
-/* Arena offset of name, interning it; UINT32_MAX when out of memory. */
-static uint32_t intern(struct kt_trace *t, const char *name)
-{
-    uint64_t h = argus_name_hash(name);
-    size_t len = strlen(name);
-
-    if (!t->slots || 2 * (t->n_names + 1) > t->slot_mask + 1) {
-        size_t ncap = t->slots ? 2 * (t->slot_mask + 1) : 1024;
-        uint32_t *ns = calloc(ncap, sizeof *ns);
-        uint64_t *nh = calloc(ncap, sizeof *nh);
-        if (!ns || !nh) {
-            free(ns);
-            free(nh);
-            return UINT32_MAX;
-        }
-        for (size_t i = 0; t->slots && i <= t->slot_mask; i++) {
-            if (!t->slots[i])
-                continue;
-            size_t j = (size_t)t->slot_hash[i] & (ncap - 1);
-            while (ns[j])
-                j = (j + 1) & (ncap - 1);
-            ns[j] = t->slots[i];
-            nh[j] = t->slot_hash[i];
-        }
-        t->mem += (ncap - (t->slots ? t->slot_mask + 1 : 0)) * 12;
-        free(t->slots);
-        free(t->slot_hash);
-        t->slots = ns;
-        t->slot_hash = nh;
-        t->slot_mask = ncap - 1;
-    }
-    size_t i = (size_t)h & t->slot_mask;
-    while (t->slots[i]) {
-        if (t->slot_hash[i] == h && strcmp(t->arena + t->slots[i] - 1, name) == 0)
-            return t->slots[i] - 1;
-        i = (i + 1) & t->slot_mask;
-    }
-    if (t->arena_used + len + 1 > t->arena_cap) {
-        size_t nc = t->arena_cap ? t->arena_cap * 2 : 65536;
-        while (nc < t->arena_used + len + 1)
-            nc *= 2;
-        if (nc > UINT32_MAX || t->mem + nc - t->arena_cap > t->max_mem) {
-            t->over_mem = 1;
-            return UINT32_MAX;
-        }
-        char *p = realloc(t->arena, nc);
-        if (!p)
-            return UINT32_MAX;
-        t->mem += nc - t->arena_cap;
-        t->arena = p;
-        t->arena_cap = nc;
-    }
-    uint32_t off = (uint32_t)t->arena_used;
-    memcpy(t->arena + off, name, len + 1);
-    t->arena_used += len + 1;
-    t->slots[i] = off + 1;
-    t->slot_hash[i] = h;
-    t->n_names++;
-    return off;
-}
-
 /* ---- one finished event ---------------------------------------------------------- */
 
 static void count_unknown(struct parser *p, const char *cat)
@@ -259,7 +101,7 @@ static void end_event(struct parser *p)
             return;
         }
         struct kt_kernel k = {0};
-        uint32_t off = intern(t, e->name);
+        uint32_t off = kt_intern(t, e->name);
         if (off == UINT32_MAX)
             return;
         k.start = (uint64_t)(p->base_ns + e->ts);
@@ -290,7 +132,7 @@ static void end_event(struct parser *p)
         r.gpu = (uint8_t)gpu_ann;
         if (!cpu_op && strncmp(e->name, "ProfilerStep#", 13) == 0) {
             int64_t n;
-            if (parse_int(e->name + 13, strlen(e->name + 13), &n) != 0 || n < 0) {
+            if (kt_parse_int(e->name + 13, strlen(e->name + 13), &n) != 0 || n < 0) {
                 t->info->malformed++;
                 return;
             }
@@ -491,7 +333,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
     }
     if (in_event(p)) {
         if (k == K_TS || k == K_DUR) {
-            if (parse_us(s, n, &v) != 0) {
+            if (kt_parse_us(s, n, &v) != 0) {
                 p->e.bad = 1;
                 return 1;
             }
@@ -503,7 +345,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
             p->e.bad = 1;
         }
     } else if (in_args(p)) {
-        if (parse_int(s, n, &v) != 0 || v < 0)
+        if (kt_parse_int(s, n, &v) != 0 || v < 0)
             return 1;
         if (k == K_STREAM)
             p->e.stream = v, p->e.have |= 32;
@@ -512,14 +354,14 @@ static int cb_number(void *ctx, const char *s, size_t n)
         else if (k == K_CORR)
             p->e.corr = v, p->e.have |= 16;
     } else if (p->di_depth > 0 && p->depth == p->di_depth) {
-        if (parse_int(s, n, &v) != 0 || v < 0 || v > INT32_MAX)
+        if (kt_parse_int(s, n, &v) != 0 || v < 0 || v > INT32_MAX)
             return 1;
         if (k == K_RANK)
             p->t->info->rank = (int32_t)v;
         else if (k == K_WORLD)
             p->t->info->world_size = (int32_t)v;
     } else if (p->depth == 1 && k == K_BASE_TIME) {
-        if (parse_int(s, n, &v) == 0)
+        if (kt_parse_int(s, n, &v) == 0)
             p->base_ns = v;
     }
     return 1;
@@ -556,7 +398,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
         }
     } else if (p->depth == 1 && k == K_BASE_TIME) {
         int64_t v;
-        if (parse_int((const char *)s, n, &v) == 0)
+        if (kt_parse_int((const char *)s, n, &v) == 0)
             p->base_ns = v;
     }
     return 1;
@@ -585,29 +427,6 @@ static const yajl_callbacks callbacks = {
 };
 
 /* ---- driver ------------------------------------------------------------------------ */
-
-/* Rank from a file name: "rank-34.", "rank0.json", "sampled_rank-1", "worker3_step". */
-static int32_t rank_from_name(const char *path)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    static const char *const keys[] = {"rank", "worker"};
-    for (size_t k = 0; k < 2; k++) {
-        const char *s = base;
-        while ((s = strcasestr(s, keys[k])) != NULL) {
-            s += strlen(keys[k]);
-            const char *d = s;
-            if (*d == '-' || *d == '_' || *d == '.')
-                d++;
-            if (isdigit((unsigned char)*d)) {
-                long v = strtol(d, NULL, 10);
-                if (v >= 0 && v < INT32_MAX)
-                    return (int32_t)v;
-            }
-        }
-    }
-    return -1;
-}
 
 static int parse_file(const char *path, struct parser *p, char *errbuf, size_t errlen)
 {
@@ -718,7 +537,7 @@ int argus_kineto_import(const char *path, const struct argus_kineto_opts *o,
         goto out;
     }
     if (info->rank < 0) {
-        info->rank = rank_from_name(path);
+        info->rank = kt_rank_from_name(path);
         info->rank_from_name = 1;
     }
     if (info->rank < 0) {

@@ -22,7 +22,7 @@
 #define AN_JITTER_FLOOR 0.005    /* jitter: scale floor, fraction of the baseline */
 #define AN_PEER_FLOOR 0.02       /* peer z: scale floor, fraction of the reference */
 #define AN_KERNEL_SHARE 0.7      /* kernel_degradation: share of the excess in one name */
-#define AN_KERNEL_MATERIAL 0.03  /* kernel flag: excess >= 3% of the class's compute */
+#define AN_KERNEL_MATERIAL 0.015 /* kernel flag: excess >= 1.5% of the class compute */
 #define AN_HOST_MATERIAL 0.01    /* host flag: excess >= 1% of the class's step wall */
 #define AN_COMM_MATERIAL 0.01    /* comm flag: excess >= 1% of the job's median step */
 #define AN_STAGE_COVER 0.75      /* flagged share of a stage that makes it a bubble */

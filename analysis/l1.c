@@ -258,6 +258,10 @@ static int jitter(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp,
             continue;
         struct argus_robust rb;
         argus_stats_robust(w->buf, q, AN_JITTER_FLOOR, w->buf2, &rb);
+        /* a local MAD over a few dozen steps can come out far below the job's real
+         * step-to-step noise: never judge against less than the whole run's */
+        if (rb.scale < w->sigma * rb.ref)
+            rb.scale = w->sigma * rb.ref;
         rt[i] = argus_stats_ratio(w->x[i], &rb);
         zz[i] = argus_stats_z(w->x[i], &rb);
         base[i] = rb.ref;

@@ -170,7 +170,7 @@ static int detect_stages(struct an_ctx *c)
     double *sp = malloc((size_t)P * S * sizeof *sp);
     double *rel = malloc(S * sizeof *rel), *zz = malloc(S * sizeof *zz);
     double *rr = malloc(S * sizeof *rr), *ex = malloc(S * sizeof *ex);
-    double *buf = malloc((S + P) * sizeof *buf), *buf2 = malloc((S + P) * sizeof *buf2);
+    double *buf = malloc((S + P) * sizeof *buf), *buf2 = malloc(2 * (S + P) * sizeof *buf2);
     uint8_t *flag = malloc(S);
     struct an_span *spans = malloc(S * sizeof *spans);
     if (!sp || !rel || !zz || !rr || !ex || !buf || !buf2 || !flag || !spans) {
@@ -204,9 +204,24 @@ static int detect_stages(struct an_ctx *c)
             if (!isnan(sp[(size_t)k * S + si]))
                 zz[ms++] = sp[(size_t)k * S + si];
         }
-        struct argus_robust rref, sref;
-        argus_stats_robust_low(buf, m, AN_PEER_FLOOR, buf2, &rref);
-        argus_stats_robust_low(zz, ms, AN_PEER_FLOOR, buf2, &sref);
+        struct argus_robust rref, sref, r2;
+        /* the lower half of the whole run, or the first quarter when lower: a slow stage
+         * that lasts past half the run would otherwise lift its own baseline */
+        const size_t m4 = m / 4, ms4 = ms / 4;
+        if (m4 >= 8) {
+            memcpy(buf2, buf, m4 * sizeof *buf);
+            argus_stats_robust(buf2, m4, AN_PEER_FLOOR, buf2 + m4, &r2);
+        }
+        argus_stats_robust_low(buf, m, AN_PEER_FLOOR, buf2 + m, &rref);
+        if (m4 >= 8 && r2.ref < rref.ref)
+            rref = r2;
+        if (ms4 >= 8) {
+            memcpy(buf2, zz, ms4 * sizeof *zz);
+            argus_stats_robust(buf2, ms4, AN_PEER_FLOOR, buf2 + ms4, &r2);
+        }
+        argus_stats_robust_low(zz, ms, AN_PEER_FLOOR, buf2 + ms, &sref);
+        if (ms4 >= 8 && r2.ref < sref.ref)
+            sref = r2;
         memset(flag, 0, S);
         for (size_t si = 0; si < S; si++) {
             double own = sp[(size_t)k * S + si];

@@ -1,7 +1,8 @@
-/* report_md.c — report.md: the diagnosis for a person. A headline per anomaly (what,
- * which ranks, since which step, how sure, what to look at next), the step-time table,
- * each anomaly's details and the flagged ranks. Same result as report.json; written to
- * report.md.partial and renamed.
+/* report.md — the diagnosis for a person, as an incident summary: a lead sentence (what,
+ * where, since when, how sure), one table row per anomaly, what to look at next per kind,
+ * the step-time table with the rank heatmap, then each anomaly's evidence with its
+ * heatmap and W1 matrix (report_svg.c) and the flagged ranks. Same result as report.json;
+ * embeds only pictures that were written; written to report.md.partial and renamed.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -193,7 +193,8 @@ int main(int argc, char **argv)
            "\"bytes_per_rank_step\":%ld,\"raw_bytes_per_step\":%.0f,"
            "\"compression_ratio\":%.0f,\"kmodes\":%u,\"mem_steps\":%ld,\"rss_kb_after_1k\":%ld,"
            "\"rss_kb_end\":%ld}\n",
-           KPS, NAMES, steps, ns_rec, ns_end, ns_walk, bytes, raw, bytes > 0 ? raw / (double)bytes : 0.0,
+           KPS, NAMES, steps, ns_rec, ns_end, ns_walk, bytes, raw,
+           bytes > 0 ? raw / (double)bytes : 0.0,
            last.n_kmodes, mem_steps, rss_1k, rss_kb());
     argus_ring_free(ring);
     argus_budget_free(bud);

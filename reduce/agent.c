@@ -653,9 +653,8 @@ int argus_agent_finish(void)
     pthread_mutex_unlock(&ag.mu);
 
     if (!ag.thread_on) {
-        /* Inline exchange, bounded by an abort from a watchdog-free check: the loop's
-         * deadlines are per window; the overall bound is enforced by a timer thread-free
-         * check below. */
+        /* No Argus thread: run the exchange here, for at most finalize_ms; then abandon
+         * it as the threaded path does (run_loop with abort_now set). */
         uint64_t until = argus_clock_monotonic_ns() + (uint64_t)ag.o.finalize_ms * 1000000ull;
         while (!finished() && argus_clock_monotonic_ns() < until) {
             int any = take_window();

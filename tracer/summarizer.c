@@ -11,15 +11,20 @@
  *   FORWARD/BACKWARD/OPTIMIZER/OTHER walls are reported; ranges that map to COMM or HOST
  *   are measured by kernel time and host gap instead.
  * - A kernel's phase is the innermost open range's phase at its start time (looked up in
- *   the step's phase timeline; OTHER when no range was open).
+ *   the step's phase timeline from the last lookup's segment; OTHER when no range was
+ *   open).
+ * - Hot path per kernel: no hashing, no sort; the busy-time union is kept as kernels come
+ *   (while their starts are in order) so the step end sorts only the durations.
  * - kernel_count and the class/phase kernel totals include events dropped for lack of
  *   buffer space; busy_ns and the kmodes cover stored events only (PARTIAL then set).
  *   Kernels outside a step count only in the running dropped total.
  * - Names are truncated to ARGUS_NAME_MAX bytes, then hashed (argus_name_hash), so the
- *   hash always matches the name handed to on_name. The table keeps each name's hash and, while its fixed arena has room,
- *   a copy of names shorter than ARGUS_NAME_MAX: a small cache keyed by the caller's name
- *   pointer, verified with strcmp against that copy, then skips re-hashing (hashing a
- *   150-byte mangled name costs ~10x the compare). Names beyond max_names and the records
+ *   hash always matches the name handed to on_name. The table keeps each name's hash
+ *   and, while its fixed arena has room, a copy of names shorter than ARGUS_NAME_MAX: a
+ *   small cache keyed by the caller's name pointer, verified with strcmp against that
+ *   copy, then skips re-hashing (hashing a 150-byte mangled name costs ~10x the compare);
+ *   for names declared immutable (argus_summarizer_kernel_static: CUPTI's) the compare
+ *   is done once per pointer. Names beyond max_names and the records
  *   beyond ARGUS_MAX_KMODES fold into one record per class named "[other]" whose mode
  *   field is the class, so (name_hash, mode) stays unique.
  */

@@ -3,6 +3,7 @@
  * (step, rank), report.md is written, anomalies.jsonl gets each anomaly once across
  * repeated analyses, the one-line anomaly JSON and the printed summary.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -82,17 +83,57 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *fx = *state;
-    const char *files[] = { "report.json", "report.md", "steps.csv", "anomalies.jsonl" };
     char p[512];
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        snprintf(p, sizeof p, "%s/%s", fx->dir, files[i]);
+    DIR *d = opendir(fx->dir);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(p, sizeof p, "%s/%s", fx->dir, e->d_name);
         unlink(p);
     }
-    rmdir(fx->dir);
+    if (d)
+        closedir(d);
+    assert_int_equal(rmdir(fx->dir), 0);
     argus_result_free(&fx->r);
     argus_jobstore_free(fx->js);
     free(fx);
     return 0;
+}
+
+/* report.md leads with the incident (what, where, since when, how sure, next) and embeds
+ * the heatmaps; metrics.prom counts the anomaly by kind; the SVGs start as XML. */
+static void test_md_prom_svg(void **state)
+{
+    struct fixture *fx = *state;
+    char err[256], p[512];
+    assert_int_equal(argus_report_write(fx->dir, fx->js, &fx->r, err, sizeof err), 0);
+    assert_int_equal(fx->r.n_anomalies, 1);
+    snprintf(p, sizeof p, "%s/report.md", fx->dir);
+    char *md = slurp(p, NULL);
+    assert_non_null(md);
+    assert_non_null(strstr(md, "**compute_straggler on rank 5 since step"));
+    assert_non_null(strstr(md, "confidence"));
+    assert_non_null(strstr(md, "### What to look at next"));
+    assert_non_null(strstr(md, "](heatmap.svg)"));
+    assert_non_null(strstr(md, "](heatmap-1.svg)"));
+    free(md);
+    snprintf(p, sizeof p, "%s/metrics.prom", fx->dir);
+    char *prom = slurp(p, NULL);
+    assert_non_null(prom);
+    assert_non_null(strstr(prom, "# TYPE argus_anomalies gauge\n"));
+    assert_non_null(strstr(prom, "argus_anomalies{job=\"1234\",step=\"0\",kind=\"compute_straggler\"} 1\n"));
+    assert_non_null(strstr(prom, "argus_rank_flagged{job=\"1234\",step=\"0\",rank=\"5\","));
+    assert_null(strstr(prom, ".partial"));
+    free(prom);
+    const char *svgs[] = { "heatmap.svg", "heatmap-1.svg" };
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/%s", fx->dir, svgs[i]);
+        char *svg = slurp(p, NULL);
+        assert_non_null(svg);
+        assert_true(strncmp(svg, "<?xml", 5) == 0);
+        assert_non_null(strstr(svg, "</svg>\n"));
+        free(svg);
+    }
 }
 
 static void test_json(void **state)
@@ -281,6 +322,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_csv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_md_prom_svg, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jsonl_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_line_and_summary, setup, teardown),
         cmocka_unit_test(test_empty_store),

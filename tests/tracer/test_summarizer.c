@@ -595,6 +595,105 @@ static void test_radix_sort(void **state)
     free(ref);
 }
 
+/* The fast paths give what the plain ones give: kernels in order (running busy union,
+ * the part after the step end taken off) vs shuffled (sorted at the end); names through
+ * the _static entry vs the comparing one; bucket runs into the sketch vs one add per
+ * duration. */
+static void feed_step(struct argus_summarizer *sm, const uint64_t (*ev)[2], const int *perm,
+                      int n, int stat, uint64_t end)
+{
+    static const char *nm[3] = {"gemm_a", "gemm_b", "ncclDevKernel_AllReduce"};
+
+    argus_summarizer_step_begin(sm, 1, B + 500);
+    for (int i = 0; i < n; i++) {
+        int k = perm[i];
+        const char *name = nm[k % 3];
+        if (stat)
+            argus_summarizer_kernel_static(sm, name, ev[k][0], ev[k][1], 0, 0, k % 3 == 2);
+        else
+            argus_summarizer_kernel(sm, name, ev[k][0], ev[k][1], 0, 0, k % 3 == 2);
+    }
+    argus_summarizer_step_end(sm, 1, end);
+}
+
+static void test_fast_paths_match(void **state)
+{
+    enum { N = 3000 };
+    static uint64_t ev[N][2];
+    static int perm[N], ident[N];
+    static struct sink k1, k2;
+    uint64_t t = B;
+    uint32_t seed = 99;
+    (void)state;
+
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        uint64_t d = (uint64_t)(i % 3 + 1) * 10 * US + (seed >> 16) % (2 * US);
+        ev[i][0] = t;
+        ev[i][1] = t + d;
+        t += (seed >> 8) % 3 ? d / 2 : d + 3 * US; /* overlaps and gaps */
+        perm[i] = ident[i] = i;
+    }
+    for (int i = N - 1; i > 0; i--) {
+        seed = seed * 1103515245u + 12345u;
+        int j = (int)((seed >> 8) % (uint32_t)(i + 1)), x = perm[i];
+        perm[i] = perm[j];
+        perm[j] = x;
+    }
+    for (int cut = 0; cut < 2; cut++) {
+        uint64_t end = cut ? ev[N / 2][0] + 7 : t + US; /* cut: half the kernels after it */
+        struct argus_summarizer *a = make(&k1, N, 16), *b = make(&k2, N, 16);
+        feed_step(a, ev, ident, N, 1, end);
+        feed_step(b, ev, perm, N, 0, end);
+        assert_int_equal(k1.last.busy_ns, k2.last.busy_ns);
+        assert_int_equal(k1.last.host_gap_ns, k2.last.host_gap_ns);
+        assert_int_equal(k1.last.n_kmodes, k2.last.n_kmodes);
+        assert_memory_equal(k1.last.kmodes, k2.last.kmodes,
+                            k1.last.n_kmodes * sizeof k1.last.kmodes[0]);
+        argus_summarizer_free(a);
+        argus_summarizer_free(b);
+    }
+    /* The sketch of each (kernel, mode) is the one of adding its durations one by one. */
+    for (uint32_t m = 0; m < k1.last.n_kmodes; m++) {
+        const struct argus_kmode_stats *km = &k1.last.kmodes[m];
+        struct argus_qsketch want;
+        argus_qsketch_init(&want);
+        for (int i = 0; i < N; i++) {
+            uint64_t d = ev[i][1] - ev[i][0];
+            if (argus_name_hash(i % 3 == 0 ? "gemm_a" : i % 3 == 1 ? "gemm_b"
+                                           : "ncclDevKernel_AllReduce") == km->name_hash &&
+                d >= km->min_ns && d <= km->max_ns)
+                argus_qsketch_add(&want, d);
+        }
+        assert_memory_equal(&want, &km->sketch, sizeof want);
+    }
+}
+
+/* A pointer first seen through the comparing entry with other text is re-checked once by
+ * the _static entry, not trusted blindly. */
+static void test_static_names_after_reuse(void **state)
+{
+    struct sink k;
+    struct argus_summarizer *sm = make(&k, 64, 16);
+    char buf[32] = "first_kernel";
+    (void)state;
+
+    argus_summarizer_step_begin(sm, 1, B);
+    argus_summarizer_kernel(sm, buf, B, B + 10, 0, 0, 0);
+    strcpy(buf, "second_kernel");
+    argus_summarizer_kernel_static(sm, buf, B + 10, B + 30, 0, 0, 0);
+    argus_summarizer_kernel_static(sm, buf, B + 30, B + 50, 0, 0, 0);
+    argus_summarizer_step_end(sm, 1, B + 100);
+    assert_int_equal(k.last.n_kmodes, 2);
+    for (unsigned i = 0; i < 2; i++) {
+        const struct argus_kmode_stats *km = &k.last.kmodes[i];
+        int second = km->name_hash == argus_name_hash("second_kernel");
+        assert_true(second || km->name_hash == argus_name_hash("first_kernel"));
+        assert_int_equal(km->count, second ? 2 : 1);
+    }
+    argus_summarizer_free(sm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -610,6 +709,8 @@ int main(void)
         cmocka_unit_test(test_create_args),
         cmocka_unit_test(test_modes_split),
         cmocka_unit_test(test_radix_sort),
+        cmocka_unit_test(test_fast_paths_match),
+        cmocka_unit_test(test_static_names_after_reuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

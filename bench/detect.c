@@ -1,0 +1,291 @@
+/* detect.c — the issue-4 scenario suite: every anomaly kind at three severities on the
+ * synthetic Megatron job of tests/analysis/synth.c (the same injections and the same
+ * schedule model as argus-simtrain, in-process, so a few hundred runs take seconds), several
+ * seeds, plus clean runs with 2 %, 5 % and 9 % step-time variability and heavy-tailed kernel
+ * noise. Prints one JSON line: precision and recall of source ranks (all severities and
+ * severities >= x1.3), kind accuracy, detection latency in steps from onset (and in
+ * ARGUS_WINDOW=10-step windows), false alarms per 1,000 clean steps per variability level.
+ * Usage: bench/detect [--seeds N] [--clean-steps N] [--ranks64] [--verbose]. Not run by
+ * `make check`; deterministic for given arguments.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis/analysis.h"
+#include "tests/analysis/synth.h"
+
+#define STEPS 100
+#define ONSET 40
+#define END 79
+#define WINDOW 10
+
+struct scen {
+    const char *kind_name;
+    int kind;        /* expected enum argus_anomaly_kind */
+    int sy;          /* enum synth_kind */
+    double sev;      /* factor, or ms for host stalls */
+    int strong;      /* severity >= x1.3 class (comm x1.5 and x3, host 50/500 ms too) */
+};
+
+static const struct scen scens[] = {
+    { "compute_straggler", ARGUS_AK_COMPUTE_STRAGGLER, SY_STRAGGLER, 1.1, 0 },
+    { "compute_straggler", ARGUS_AK_COMPUTE_STRAGGLER, SY_STRAGGLER, 1.3, 1 },
+    { "compute_straggler", ARGUS_AK_COMPUTE_STRAGGLER, SY_STRAGGLER, 2.0, 1 },
+    { "kernel_degradation", ARGUS_AK_KERNEL_DEGRADATION, SY_KERNEL, 1.1, 0 },
+    { "kernel_degradation", ARGUS_AK_KERNEL_DEGRADATION, SY_KERNEL, 1.3, 1 },
+    { "kernel_degradation", ARGUS_AK_KERNEL_DEGRADATION, SY_KERNEL, 2.0, 1 },
+    { "pipeline_bubble", ARGUS_AK_PIPELINE_BUBBLE, SY_BUBBLE, 1.1, 0 },
+    { "pipeline_bubble", ARGUS_AK_PIPELINE_BUBBLE, SY_BUBBLE, 1.3, 1 },
+    { "pipeline_bubble", ARGUS_AK_PIPELINE_BUBBLE, SY_BUBBLE, 2.0, 1 },
+    { "comm_degradation", ARGUS_AK_COMM_DEGRADATION, SY_COMM, 1.5, 1 },
+    { "comm_degradation", ARGUS_AK_COMM_DEGRADATION, SY_COMM, 3.0, 1 },
+    { "host_stall", ARGUS_AK_HOST_STALL, SY_HOST, 50, 1 },
+    { "host_stall", ARGUS_AK_HOST_STALL, SY_HOST, 500, 1 },
+    { "step_regression", ARGUS_AK_STEP_REGRESSION, SY_REGRESSION, 1.1, 0 },
+    { "step_regression", ARGUS_AK_STEP_REGRESSION, SY_REGRESSION, 1.3, 1 },
+    { "step_regression", ARGUS_AK_STEP_REGRESSION, SY_REGRESSION, 2.0, 1 },
+    { "iteration_jitter", ARGUS_AK_ITERATION_JITTER, SY_JITTER, 1.1, 0 },
+    { "iteration_jitter", ARGUS_AK_ITERATION_JITTER, SY_JITTER, 1.3, 1 },
+    { "iteration_jitter", ARGUS_AK_ITERATION_JITTER, SY_JITTER, 2.0, 1 },
+};
+#define NSCEN (sizeof scens / sizeof scens[0])
+
+struct tally {
+    double tp, fp, fn;       /* source ranks (rank-less kinds: the job as one "rank") */
+    double runs, detected, kind_ok, lat_sum, lat_max, lat_n, within2w, fa;
+};
+
+static void add_rank(int *v, int *n, int r)
+{
+    for (int i = 0; i < *n; i++)
+        if (v[i] == r)
+            return;
+    v[(*n)++] = r;
+}
+
+static int overlaps(const struct argus_anomaly *a, int lo, int hi)
+{
+    return (int64_t)a->step_first <= hi + 2 && (int64_t)a->step_last + 2 >= lo;
+}
+
+/* One fault run; adds to t. */
+static int run_fault(const struct scen *sc, int tp, int pp, int dp, uint64_t seed,
+                     struct tally *t, int verbose)
+{
+    struct synth_opts o;
+    struct argus_jobstore *js = NULL;
+    struct argus_result r;
+    synth_default(&o, seed);
+    o.tp = tp;
+    o.pp = pp;
+    o.dp = dp;
+    o.steps = STEPS;
+    const int n = tp * pp * dp;
+    const int hi = sc->sy == SY_JITTER ? ONSET : sc->sy == SY_REGRESSION ? STEPS - 1 : END;
+    struct synth_fault *f = synth_add(&o, sc->sy, ONSET, hi, sc->sy == SY_HOST ? 1.0 : sc->sev);
+    int truth[SYNTH_MAX_RANKS], nt = 0;
+    const int victim = (int)((seed * 7 + 3) % (uint64_t)n);
+    switch (sc->sy) {
+    case SY_STRAGGLER:
+    case SY_HOST:
+    case SY_KERNEL:
+        f->ranks[f->nranks++] = victim;
+        truth[nt++] = victim;
+        f->ms = sc->sev;
+        f->kernel = "flash_bwd";
+        break;
+    case SY_BUBBLE:
+        f->stage = pp - 1;
+        for (int q = 0; q < n; q++)
+            if (q / (tp * dp) == pp - 1)
+                truth[nt++] = q;
+        break;
+    case SY_COMM:
+        f->group_index = (int)(seed % (uint64_t)(tp * pp));
+        for (int q = 0; q < n; q++) /* DP group tp_i + tp * pp_i */
+            if (q % tp + tp * (q / (tp * dp)) == f->group_index)
+                truth[nt++] = q;
+        break;
+    default:
+        break;
+    }
+    if (synth_job(&o, &js) || argus_analyze(js, NULL, &r)) {
+        argus_jobstore_free(js);
+        return -1;
+    }
+    int pred[SYNTH_MAX_RANKS], np = 0, det = 0, job_named = 0;
+    const struct argus_anomaly *best = NULL;
+    for (size_t i = 0; i < r.n_anomalies; i++) {
+        const struct argus_anomaly *a = &r.anomalies[i];
+        if (!overlaps(a, ONSET, hi)) {
+            t->fa++;
+            continue;
+        }
+        for (uint32_t k = 0; k < a->n_ranks; k++)
+            add_rank(pred, &np, (int)a->ranks[k]);
+        job_named |= a->n_ranks == 0;
+        if (!best || (best->kind != sc->kind && a->kind == sc->kind))
+            best = a;
+        det = 1;
+    }
+    if (nt == 0) { /* rank-less kinds: the job is the one "rank" */
+        t->tp += job_named;
+        t->fn += !job_named;
+        t->fp += np;
+    } else {
+        for (int i = 0; i < np; i++) {
+            int in = 0;
+            for (int k = 0; k < nt; k++)
+                in |= pred[i] == truth[k];
+            t->tp += in;
+            t->fp += !in;
+        }
+        for (int k = 0; k < nt; k++) {
+            int in = 0;
+            for (int i = 0; i < np; i++)
+                in |= pred[i] == truth[k];
+            t->fn += !in;
+        }
+        t->fp += job_named;
+    }
+    t->runs++;
+    if (det) {
+        t->detected++;
+        t->kind_ok += best->kind == sc->kind;
+        const double lat = (double)best->detected_at_step - ONSET;
+        t->lat_sum += lat;
+        t->lat_n++;
+        t->lat_max = lat > t->lat_max ? lat : t->lat_max;
+        t->within2w += lat <= 2 * WINDOW;
+    }
+    if (verbose && (!det || best->kind != sc->kind || np != nt))
+        fprintf(stderr, "miss: %s %.2g n=%d seed=%llu: %zu anomalies, first kind %s\n",
+                sc->kind_name, sc->sev, n, (unsigned long long)seed, r.n_anomalies,
+                best ? argus_anomaly_kind_name((enum argus_anomaly_kind)best->kind) : "-");
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+    return 0;
+}
+
+static double ratio(double a, double b)
+{
+    return b > 0 ? a / b : 1.0;
+}
+
+static void print_tally(const char *name, const struct tally *t)
+{
+    printf("\"%s\":{\"runs\":%.0f,\"precision\":%.4f,\"recall\":%.4f,\"detected\":%.4f,"
+           "\"kind_accuracy\":%.4f,\"latency_steps_mean\":%.2f,\"latency_steps_max\":%.0f,"
+           "\"within_2_windows\":%.4f,\"false_alarms\":%.0f}",
+           name, t->runs, ratio(t->tp, t->tp + t->fp), ratio(t->tp, t->tp + t->fn),
+           ratio(t->detected, t->runs), ratio(t->kind_ok, t->detected),
+           t->lat_n ? t->lat_sum / t->lat_n : 0, t->lat_max, ratio(t->within2w, t->lat_n), t->fa);
+}
+
+static void tally_add(struct tally *d, const struct tally *s)
+{
+    d->tp += s->tp;
+    d->fp += s->fp;
+    d->fn += s->fn;
+    d->runs += s->runs;
+    d->detected += s->detected;
+    d->kind_ok += s->kind_ok;
+    d->lat_sum += s->lat_sum;
+    d->lat_n += s->lat_n;
+    d->lat_max = s->lat_max > d->lat_max ? s->lat_max : d->lat_max;
+    d->within2w += s->within2w;
+    d->fa += s->fa;
+}
+
+int main(int argc, char **argv)
+{
+    int seeds = 3, clean_steps = 10000, big = 0, verbose = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
+            seeds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--clean-steps") && i + 1 < argc)
+            clean_steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--ranks64"))
+            big = 1;
+        else if (!strcmp(argv[i], "--verbose"))
+            verbose = 1;
+        else {
+            fprintf(stderr, "usage: detect [--seeds N] [--clean-steps N] [--ranks64] "
+                            "[--verbose]\n");
+            return 2;
+        }
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    static const int lay[2][3] = { { 2, 2, 4 }, { 2, 4, 8 } };
+    struct tally all = { 0 }, strong = { 0 }, per[NSCEN];
+    memset(per, 0, sizeof per);
+    for (int L = 0; L <= big; L++)
+        for (size_t s = 0; s < NSCEN; s++)
+            for (int k = 0; k < seeds; k++)
+                if (run_fault(&scens[s], lay[L][0], lay[L][1], lay[L][2],
+                              1000u + 17u * (uint64_t)k + 101u * s, &per[s], verbose)) {
+                    fprintf(stderr, "detect: run failed\n");
+                    return 1;
+                }
+    for (size_t s = 0; s < NSCEN; s++) {
+        tally_add(&all, &per[s]);
+        if (scens[s].strong)
+            tally_add(&strong, &per[s]);
+    }
+    /* clean runs: false alarms per 1,000 steps at each variability level */
+    static const double var[] = { 0.024, 0.06, 0.11 }; /* sigma giving step cv ~2, 5, 9 % */
+    double fa[4] = { 0 }, steps[4] = { 0 }, cv[4] = { 0 };
+    const int per_run = 500;
+    for (int v = 0; v < 4; v++) {
+        int runs = (clean_steps + per_run - 1) / per_run;
+        for (int k = 0; k < runs; k++) {
+            struct synth_opts o;
+            struct argus_jobstore *js = NULL;
+            struct argus_result r;
+            synth_default(&o, 5000u + 31u * (uint64_t)k + 7u * (uint64_t)v);
+            o.steps = per_run;
+            o.step_sigma = v < 3 ? var[v] : var[2];
+            o.tail = v == 3 ? 0.002 : 0;
+            if (synth_job(&o, &js) || argus_analyze(js, NULL, &r)) {
+                fprintf(stderr, "detect: clean run failed\n");
+                return 1;
+            }
+            fa[v] += (double)r.n_anomalies;
+            steps[v] += per_run;
+            cv[v] += r.steps.cv / runs;
+            if (verbose && r.n_anomalies)
+                fprintf(stderr, "false alarm: var %d seed %d: %s\n", v, k,
+                        argus_anomaly_kind_name((enum argus_anomaly_kind)r.anomalies[0].kind));
+            argus_result_free(&r);
+            argus_jobstore_free(js);
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("{\"bench\":\"detect\",\"ranks\":%s,\"seeds\":%d,\"steps_per_run\":%d,"
+           "\"onset_step\":%d,\"window_steps\":%d,",
+           big ? "[16,64]" : "[16]", seeds, STEPS, ONSET, WINDOW);
+    print_tally("all", &all);
+    putchar(',');
+    print_tally("severity_ge_1.3", &strong);
+    printf(",\"by_scenario\":{");
+    for (size_t s = 0; s < NSCEN; s++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s_x%g%s", scens[s].kind_name, scens[s].sev,
+                 scens[s].sy == SY_HOST ? "ms" : "");
+        if (s)
+            putchar(',');
+        print_tally(nm, &per[s]);
+    }
+    printf("},\"clean\":{");
+    static const char *const vn[] = { "var_2pct", "var_5pct", "var_9pct", "var_9pct_heavy_tail" };
+    for (int v = 0; v < 4; v++)
+        printf("%s\"%s\":{\"steps\":%.0f,\"step_cv\":%.4f,\"false_alarms\":%.0f,"
+               "\"per_1000_steps\":%.3f}",
+               v ? "," : "", vn[v], steps[v], cv[v], fa[v], steps[v] ? 1000 * fa[v] / steps[v] : 0);
+    printf("},\"seconds\":%.1f}\n",
+           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    return 0;
+}

@@ -1,0 +1,182 @@
+/* reduce_scale.c — rank 0's cost of the window aggregate at scale, in one process: P
+ * virtual ranks (8 per node) each fold a window of W step summaries (K kernel-modes each)
+ * into a leaf aggregate; the aggregates merge up the same node-aware tree the runtime
+ * builds (reduce/tree.c, fan-in 32), children encoded and decoded as on the wire. Rank 0's
+ * inbound bytes are its children's encoded aggregates; rank 0's CPU is decode + merge of
+ * those plus L1-L3 analysis of the window's rows (a job store of P ranks x W steps).
+ * Prints one JSON line. Usage: reduce_scale [P ...] (default 1024 4096 16384 65536). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis/analysis.h"
+#include "common/aggregate.h"
+#include "common/jobstore.h"
+#include "reduce/tree.h"
+
+#define W 10
+#define K 40
+#define FANIN 32
+#define PER_NODE 8
+
+static struct argus_step_summary *sum;
+static int P, *parent, *kid_start, *kids;
+
+static uint64_t rng = 0x853c49e6748fea9bull;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void fill_summary(int rank, int step)
+{
+    memset(sum, 0, offsetof(struct argus_step_summary, kmodes));
+    sum->rank = (uint32_t)rank;
+    sum->step = (uint64_t)step;
+    sum->start_ns = 1000000000ull * (uint64_t)step;
+    sum->end_ns = sum->start_ns + 900000000ull + rnd() % 1000000;
+    sum->phase_wall_ns[0] = 300000000 + rnd() % 100000;
+    sum->phase_wall_ns[1] = 500000000 + rnd() % 100000;
+    sum->compute_ns = 700000000 + rnd() % 100000;
+    sum->collective_ns = 150000000 + rnd() % 100000;
+    sum->coords.pp = (uint16_t)(rank / (P / 4 ? P / 4 : 1));
+    sum->coords.pp_size = 4;
+    sum->n_kmodes = K;
+    for (int k = 0; k < K; k++) {
+        struct argus_kmode_stats *m = &sum->kmodes[k];
+        memset(m, 0, sizeof *m);
+        m->name_hash = 0xabc000 + (uint64_t)k * 104729;
+        m->kclass = k < 32 ? 0 : 1;
+        uint64_t base = 20000ull + 5000ull * (uint64_t)k;
+        m->min_ns = UINT64_MAX;
+        for (int i = 0; i < 8; i++) {
+            uint64_t d = base + rnd() % (base / 4);
+            m->count++;
+            m->sum_ns += d;
+            m->min_ns = d < m->min_ns ? d : m->min_ns;
+            m->max_ns = d > m->max_ns ? d : m->max_ns;
+            argus_qsketch_add(&m->sketch, d);
+        }
+    }
+}
+
+/* Reduce the subtree of r into out (post-order; memory O(depth)). */
+static void reduce(int r, struct argus_aggregate *out, double *cpu0, size_t *bytes0,
+                   struct argus_aggregate *scratch)
+{
+    argus_agg_init(out);
+    for (int s = 0; s < W; s++) {
+        fill_summary(r, s);
+        argus_agg_add_summary(out, sum);
+    }
+    for (int i = kid_start[r]; i < kid_start[r + 1]; i++) {
+        struct argus_aggregate sub;
+        reduce(kids[i], &sub, cpu0, bytes0, scratch);
+        size_t n = argus_agg_encoded_size(&sub);
+        uint8_t *buf = malloc(n);
+        argus_agg_encode(&sub, buf, n);
+        argus_agg_free(&sub);
+        double t0 = cpu_s();
+        char err[128];
+        argus_agg_decode(scratch, buf, n, err, sizeof err);
+        argus_agg_merge(out, scratch);
+        if (r == 0) {
+            *cpu0 += cpu_s() - t0;
+            *bytes0 += n;
+        }
+        free(buf);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static const int defaults[] = {1024, 4096, 16384, 65536};
+    int nP = argc > 1 ? argc - 1 : 4;
+
+    sum = malloc(sizeof *sum);
+    printf("{\"bench\":\"reduce_scale\",\"window_steps\":%d,\"kmodes_per_rank_step\":%d,"
+           "\"fanin\":%d,\"ranks_per_node\":%d,\"runs\":[", W, K, FANIN, PER_NODE);
+    for (int pi = 0; pi < nP; pi++) {
+        P = argc > 1 ? atoi(argv[pi + 1]) : defaults[pi];
+        int *node = malloc((size_t)P * sizeof *node);
+        parent = malloc((size_t)P * sizeof *parent);
+        kid_start = calloc((size_t)P + 2, sizeof *kid_start);
+        kids = malloc((size_t)P * sizeof *kids);
+        for (int r = 0; r < P; r++)
+            node[r] = r / PER_NODE;
+        argus_tree_build_topo(P, node, FANIN, parent);
+        for (int r = 1; r < P; r++)
+            kid_start[parent[r] + 2]++;
+        for (int r = 0; r <= P; r++)
+            kid_start[r + 1] += kid_start[r];
+        for (int r = 1; r < P; r++)
+            kids[kid_start[parent[r] + 1]++] = r;
+
+        struct argus_aggregate root, scratch;
+        argus_agg_init(&scratch);
+        double cpu_merge = 0;
+        size_t bytes0 = 0;
+        reduce(0, &root, &cpu_merge, &bytes0, &scratch);
+
+        /* analysis of the window at rank 0: rows become kernel-less summaries */
+        struct argus_jobstore *js;
+        argus_jobstore_create((uint32_t)P, &js);
+        double t0 = cpu_s();
+        memset(sum, 0, sizeof *sum);
+        for (size_t i = 0; i < root.nrows; i++) {
+            const struct argus_agg_row *row = &root.rows[i];
+            sum->rank = row->rank;
+            sum->step = row->step;
+            sum->start_ns = row->start_ns;
+            sum->end_ns = row->start_ns + 1000ull * row->us[0];
+            sum->phase_wall_ns[0] = 1000ull * row->us[1];
+            sum->phase_wall_ns[1] = 1000ull * row->us[2];
+            sum->phase_wall_ns[2] = 1000ull * row->us[3];
+            sum->phase_wall_ns[3] = 1000ull * row->us[4];
+            sum->host_gap_ns = 1000ull * row->us[5];
+            sum->compute_ns = 1000ull * row->us[6];
+            sum->collective_ns = 1000ull * row->us[7];
+            argus_jobstore_add_summary(js, sum);
+        }
+        struct argus_analysis_opts o;
+        struct argus_result res;
+        argus_analysis_opts_default(&o);
+        memset(&res, 0, sizeof res);
+        int arc = argus_analyze(js, &o, &res);
+        double cpu_an = cpu_s() - t0;
+        argus_result_free(&res);
+        argus_jobstore_free(js);
+
+        size_t kpart = argus_agg_encoded_size(&root) - root.nrows * ARGUS_AGG_ROW_BYTES;
+        double bps = (double)bytes0 / W;
+        printf("%s{\"P\":%d,\"depth\":%d,\"rank0_children\":%d,\"rank0_in_bytes_per_step\":%.0f,"
+               "\"bytes_per_rank_step\":%.1f,\"goal_bytes_per_step\":%d,"
+               "\"root_kernel_part_bytes\":%zu,\"kmode_entries\":%zu,"
+               "\"rank0_merge_ms_per_step\":%.3f,\"rank0_analysis_ms_per_step\":%.3f,"
+               "\"rank0_cpu_ms_per_step\":%.3f,\"analysis_rc\":%d}",
+               pi ? "," : "", P, argus_tree_depth_of(parent, P), kid_start[1] - kid_start[0],
+               bps, bps / P, 64 * P + 65536, kpart, root.nkm, 1e3 * cpu_merge / W,
+               1e3 * cpu_an / W, 1e3 * (cpu_merge + cpu_an) / W, arc);
+        fflush(stdout);
+        argus_agg_free(&root);
+        argus_agg_free(&scratch);
+        free(node);
+        free(parent);
+        free(kid_start);
+        free(kids);
+    }
+    printf("]}\n");
+    free(sum);
+    return 0;
+}

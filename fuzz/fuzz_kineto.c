@@ -1,0 +1,41 @@
+/* fuzz_kineto.c — libFuzzer harness of the Kineto importer (import_kineto.c + the feeder
+ * through the live summariser): any bytes, as a plain or gzip file named rank-1.json, must
+ * import or fail with one error line, never crash or leak. Build and run: fuzz/run.sh.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/import.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void on_sum(void *ctx, const struct argus_step_summary *s)
+{
+    (void)ctx;
+    (void)s;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static char path[64];
+    char err[1024];
+    struct argus_kineto_info in;
+    struct argus_import_sink sink = {on_sum, NULL, NULL};
+    struct argus_kineto_opts o = {4096, 8u << 20};
+
+    if (!path[0])
+        snprintf(path, sizeof path, "/tmp/argus-fuzz-%d-rank-1.json", (int)getpid());
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return 0;
+    fwrite(data, 1, size, f);
+    fclose(f);
+    err[0] = '\0';
+    if (argus_kineto_import(path, &o, &sink, &in, err, sizeof err) != 0 &&
+        (!err[0] || strchr(err, '\n')))
+        __builtin_trap(); /* an error must come with exactly one line */
+    return 0;
+}

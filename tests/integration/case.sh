@@ -1,0 +1,39 @@
+# case.sh — sourced by t_case_*.sh (the ARGUS case studies, ALGORITHMS.md §1.5) with
+# CASE_ARGS (simulator arguments after the default 16-rank job), EXPECT_KIND and
+# EXPECT_RANKS ("" for rank-less kinds; "none" for a clean run): one run under argus-run;
+# the report must hold exactly one anomaly, of that kind, naming exactly those sources,
+# never comm_degradation unless expected; score.py must accept it against the simulator's
+# truth; the report files must pass check_report.py (strict Prometheus text, SVG as XML,
+# embedded pictures exist, report.json fields) and `promtool check metrics` when installed.
+# CASE_CHECK, when set, is extra Python run on the parsed report (variable r).
+. "$(dirname "$0")/lib.sh"
+# shellcheck disable=SC2086
+run_sim "case-$$" $CASE_ARGS || { cat "$WORK/stderr" >&2; fail "simulated job failed"; }
+d=$REPORT_DIR
+[ -f "$d/report.json" ] || fail "no report.json in $d"
+EXPECT_KIND=${EXPECT_KIND:-none} EXPECT_RANKS=${EXPECT_RANKS:-} CASE_CHECK=${CASE_CHECK:-} \
+python3 - "$d/report.json" <<'PY' || fail "case diagnosis wrong ($CASE_ARGS)"
+import json, os, sys
+r = json.load(open(sys.argv[1]))
+kind, want = os.environ["EXPECT_KIND"], os.environ["EXPECT_RANKS"]
+an = r["anomalies"]
+if kind == "none":
+    assert an == [], an
+else:
+    assert len(an) == 1, json.dumps(an, indent=1)
+    a = an[0]
+    assert a["kind"] == kind, a
+    ranks = [int(x) for x in want.split(",")] if want else []
+    assert a["ranks"] == ranks, (a["ranks"], ranks)
+    assert not set(a["victims"]) & set(a["ranks"]), a
+    print("case ok:", a["kind"], a["ranks"], a["steps"], "detected at", a["detected_at_step"])
+    print("evidence:", a["evidence"])
+exec(os.environ["CASE_CHECK"] or "pass")
+PY
+$SCORE "$d/report.json" "$WORK/truth.json" || fail "score.py rejects the report"
+python3 "$top_srcdir/tests/analysis/check_report.py" "$d" \
+    "$([ "$EXPECT_KIND" = none ] && echo clean || echo case)" || fail "report files invalid"
+if command -v promtool >/dev/null 2>&1; then
+    out=$(promtool check metrics <"$d/metrics.prom" 2>&1) || fail "promtool: $out"
+    [ -z "$out" ] || fail "promtool lint: $out"
+fi

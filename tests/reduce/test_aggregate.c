@@ -1,0 +1,269 @@
+/* test_aggregate.c — the window aggregate (common/aggregate.h), property-style over random
+ * inputs: trees of fan-in 2, 8 and 32 and a shuffled left fold give byte-identical
+ * encodings; merge is commutative and associative; quantiles stay within alpha of the
+ * exact sample quantiles; encode/decode round-trips and rejects damage. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "common/aggregate.h"
+#include "reduce/tree.h"
+
+#define NR 2000 /* ranks (x 5 steps = 10,000 inputs) */
+#define NS 5
+#define NK 6
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Durations of kernel k stay within a 3x span so that no sketch collapses. */
+static uint64_t dur(int k)
+{
+    uint64_t base = 10000ull << k;
+    return base + rnd() % (2 * base);
+}
+
+static struct argus_step_summary *sum;
+static uint64_t *raw[NK];   /* every duration of kernel k (mode 0, group 0) */
+static size_t nraw[NK];
+
+static void make_summary(uint32_t rank, uint64_t step)
+{
+    memset(sum, 0, sizeof *sum);
+    sum->rank = rank;
+    sum->step = step;
+    sum->start_ns = 1000000000ull * step + rnd() % 1000;
+    sum->end_ns = sum->start_ns + 90000000 + rnd() % 1000000;
+    sum->compute_ns = rnd() % 50000000;
+    sum->host_gap_ns = rnd() % 1000000;
+    sum->coords.pp = (uint16_t)(rank % 2);
+    sum->n_kmodes = NK;
+    for (int k = 0; k < NK; k++) {
+        struct argus_kmode_stats *m = &sum->kmodes[k];
+        m->name_hash = 0x1000 + (uint64_t)k * 7919;
+        m->kclass = k < 4 ? 0 : 1;
+        argus_qsketch_init(&m->sketch);
+        m->min_ns = UINT64_MAX;
+        int n = 1 + (int)(rnd() % 4);
+        for (int i = 0; i < n; i++) {
+            uint64_t d = dur(k);
+            m->count++;
+            m->sum_ns += d;
+            if (d < m->min_ns)
+                m->min_ns = d;
+            if (d > m->max_ns)
+                m->max_ns = d;
+            argus_qsketch_add(&m->sketch, d);
+            if (sum->coords.pp == 0)
+                raw[k][nraw[k]++] = d;
+        }
+    }
+}
+
+static struct argus_aggregate leaves[NR];
+
+static int setup(void **state)
+{
+    (void)state;
+    sum = malloc(sizeof *sum);
+    for (int k = 0; k < NK; k++)
+        raw[k] = malloc(NR * NS * 4 * sizeof *raw[k]);
+    for (uint32_t r = 0; r < NR; r++) {
+        argus_agg_init(&leaves[r]);
+        for (uint64_t s = 0; s < NS; s++) {
+            make_summary(r, s);
+            assert_int_equal(argus_agg_add_summary(&leaves[r], sum), 0);
+        }
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (int r = 0; r < NR; r++)
+        argus_agg_free(&leaves[r]);
+    for (int k = 0; k < NK; k++)
+        free(raw[k]);
+    free(sum);
+    return 0;
+}
+
+static void copy(struct argus_aggregate *dst, const struct argus_aggregate *src)
+{
+    argus_agg_init(dst);
+    assert_int_equal(argus_agg_merge(dst, src), 0);
+}
+
+static uint8_t *enc(const struct argus_aggregate *a, size_t *len)
+{
+    *len = argus_agg_encoded_size(a);
+    uint8_t *b = malloc(*len);
+    assert_int_equal(argus_agg_encode(a, b, *len), (long)*len);
+    return b;
+}
+
+/* Reduce the leaves up a k-ary tree: deepest ranks first, each merged into its parent,
+ * children in rank order (as the live tree does, level by level). */
+static uint8_t *tree_reduce(int fanin, size_t *len)
+{
+    struct argus_aggregate *w = calloc(NR, sizeof *w);
+    for (int r = 0; r < NR; r++)
+        copy(&w[r], &leaves[r]);
+    for (int r = NR - 1; r > 0; r--)
+        assert_int_equal(argus_agg_merge(&w[argus_tree_parent(r, fanin)], &w[r]), 0);
+    uint8_t *b = enc(&w[0], len);
+    for (int r = 0; r < NR; r++)
+        argus_agg_free(&w[r]);
+    free(w);
+    return b;
+}
+
+static uint8_t *fold_shuffled(size_t *len)
+{
+    int *perm = malloc(NR * sizeof *perm);
+    for (int i = 0; i < NR; i++)
+        perm[i] = i;
+    for (int i = NR - 1; i > 0; i--) {
+        int j = (int)(rnd() % (uint64_t)(i + 1)), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    struct argus_aggregate acc;
+    argus_agg_init(&acc);
+    for (int i = 0; i < NR; i++)
+        assert_int_equal(argus_agg_merge(&acc, &leaves[perm[i]]), 0);
+    uint8_t *b = enc(&acc, len);
+    argus_agg_free(&acc);
+    free(perm);
+    return b;
+}
+
+static void test_tree_shapes_identical(void **state)
+{
+    (void)state;
+    size_t l2, l8, l32, lf;
+    uint8_t *b2 = tree_reduce(2, &l2), *b8 = tree_reduce(8, &l8), *b32 = tree_reduce(32, &l32);
+    uint8_t *bf = fold_shuffled(&lf);
+    assert_int_equal(l2, l8);
+    assert_int_equal(l2, l32);
+    assert_int_equal(l2, lf);
+    assert_memory_equal(b2, b8, l2);
+    assert_memory_equal(b2, b32, l2);
+    assert_memory_equal(b2, bf, l2);
+
+    /* round trip, and the kernel part does not grow with the rank count */
+    struct argus_aggregate d;
+    argus_agg_init(&d);
+    char err[128];
+    assert_int_equal(argus_agg_decode(&d, b2, l2, err, sizeof err), 0);
+    assert_int_equal(d.nrows, NR * NS);
+    assert_int_equal(d.nkm, NK * 2);
+    size_t l3;
+    uint8_t *b3 = enc(&d, &l3);
+    assert_int_equal(l3, l2);
+    assert_memory_equal(b3, b2, l2);
+    /* damage is refused */
+    b3[l3 / 2] ^= 0x40;
+    assert_int_not_equal(argus_agg_decode(&d, b3, l3, err, sizeof err), 0);
+    assert_int_not_equal(argus_agg_decode(&d, b2, l2 - 3, err, sizeof err), 0);
+    argus_agg_free(&d);
+    free(b3);
+    free(b2);
+    free(b8);
+    free(b32);
+    free(bf);
+}
+
+static void test_commutative_associative(void **state)
+{
+    (void)state;
+    for (int trial = 0; trial < 50; trial++) {
+        const struct argus_aggregate *x = &leaves[rnd() % NR], *y = &leaves[rnd() % NR],
+                                     *z = &leaves[rnd() % NR];
+        struct argus_aggregate ab, ba, l, r, yz;
+        size_t n1, n2, n3, n4;
+        copy(&ab, x);
+        argus_agg_merge(&ab, y);
+        copy(&ba, y);
+        argus_agg_merge(&ba, x);
+        uint8_t *e1 = enc(&ab, &n1), *e2 = enc(&ba, &n2);
+        assert_int_equal(n1, n2);
+        assert_memory_equal(e1, e2, n1);
+        copy(&l, &ab);
+        argus_agg_merge(&l, z);
+        copy(&yz, y);
+        argus_agg_merge(&yz, z);
+        copy(&r, x);
+        argus_agg_merge(&r, &yz);
+        uint8_t *e3 = enc(&l, &n3), *e4 = enc(&r, &n4);
+        assert_int_equal(n3, n4);
+        assert_memory_equal(e3, e4, n3);
+        free(e1), free(e2), free(e3), free(e4);
+        argus_agg_free(&ab), argus_agg_free(&ba), argus_agg_free(&l), argus_agg_free(&r);
+        argus_agg_free(&yz);
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_quantile_error_and_extremes(void **state)
+{
+    (void)state;
+    struct argus_aggregate acc;
+    argus_agg_init(&acc);
+    for (int r = 0; r < NR; r++)
+        argus_agg_merge(&acc, &leaves[r]);
+    for (int k = 0; k < NK; k++) {
+        const struct argus_agg_kmode *m = NULL;
+        for (size_t i = 0; i < acc.nkm; i++)
+            if (acc.km[i].name_hash == 0x1000 + (uint64_t)k * 7919 && acc.km[i].group == 0)
+                m = &acc.km[i];
+        assert_non_null(m);
+        assert_int_equal(m->sketch.flags & ARGUS_QS_COLLAPSED, 0);
+        qsort(raw[k], nraw[k], sizeof *raw[k], cmp_u64);
+        assert_int_equal(m->count, nraw[k]);
+        assert_int_equal(m->min_ns, raw[k][0]);
+        assert_int_equal(m->max_ns, raw[k][nraw[k] - 1]);
+        static const double qs[] = {0.01, 0.25, 0.5, 0.9, 0.99};
+        for (size_t qi = 0; qi < sizeof qs / sizeof qs[0]; qi++) {
+            double exact = (double)raw[k][(size_t)floor(qs[qi] * (double)(nraw[k] - 1))];
+            double est = argus_qsketch_quantile(&m->sketch, qs[qi]);
+            assert_true(fabs(est - exact) <= ARGUS_QSKETCH_ALPHA * exact * 1.0001);
+        }
+        /* extremes are ordered and really the extremes of the per-rank means */
+        assert_int_equal(m->ntop, ARGUS_AGG_TOPK);
+        for (int t = 1; t < m->ntop; t++) {
+            assert_true(m->top[t - 1].value >= m->top[t].value);
+            assert_true(m->bot[t - 1].value <= m->bot[t].value);
+        }
+        assert_true(m->top[0].value <= m->max_ns && m->bot[0].value >= m->min_ns);
+    }
+    argus_agg_free(&acc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tree_shapes_identical),
+        cmocka_unit_test(test_commutative_associative),
+        cmocka_unit_test(test_quantile_error_and_extremes),
+    };
+    return cmocka_run_group_tests_name("reduce_aggregate", tests, setup, teardown);
+}
