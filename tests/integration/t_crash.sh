@@ -10,5 +10,8 @@ python3 - "$REPORT_DIR/report.json" <<'PY' || fail "report after a dead rank is 
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["job"]["complete"] is False, r["job"]
-assert 20 <= r["steps"]["count"] <= 35, r["steps"]
+# Windows are exchanged asynchronously: how many reached rank 0 before the job was
+# torn down depends on scheduling, but every one that did is in the report, and
+# nothing past the crash (step 35) can be.
+assert 10 <= r["steps"]["count"] <= 35 and r["steps"]["last"] <= 35, r["steps"]
 PY
