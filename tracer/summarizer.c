@@ -268,6 +268,8 @@ static uint8_t phase_at(struct argus_summarizer *sm, uint64_t t)
 {
     size_t lo = sm->seg_cur, hi = sm->n_segs;
 
+    if (lo + 1 == hi && t >= sm->segs[lo].t) /* the newest segment: the common case */
+        return sm->segs_full ? cur_phase(sm) : sm->segs[lo].phase;
     if (lo >= hi || t < sm->segs[lo].t) {
         if (t < sm->segs[0].t)
             return sm->segs[0].phase;
