@@ -19,7 +19,7 @@ int an_write_csv(const char *dir, const struct argus_jobstore *js, char *errbuf,
     const uint32_t nr = argus_jobstore_nranks(js);
     uint64_t *steps;
     size_t ns, len = 0;
-    char *data = NULL, path[4096];
+    char *data = NULL;
     int rc = an_job_steps(js, &steps, &ns);
 
     if (rc) {
@@ -48,17 +48,5 @@ int an_write_csv(const char *dir, const struct argus_jobstore *js, char *errbuf,
                     s->phase_wall_ns[ARGUS_PH_COMM] / 1e6, (double)hg / 1e6);
         }
     free(steps);
-    if (fclose(f) != 0 || !data) {
-        free(data);
-        snprintf(errbuf, errlen, "steps.csv: out of memory");
-        return -ENOMEM;
-    }
-    if ((size_t)snprintf(path, sizeof path, "%s/steps.csv", dir) >= sizeof path) {
-        snprintf(errbuf, errlen, "%s: output directory name too long", dir);
-        rc = -ENAMETOOLONG;
-    } else {
-        rc = argus_file_write_atomic(path, data, len, errbuf, errlen);
-    }
-    free(data);
-    return rc;
+    return an_emit_memstream(f, &data, &len, dir, "steps.csv", errbuf, errlen);
 }

@@ -40,6 +40,10 @@ struct an_svg_set {
     uint8_t job;
     uint8_t heat[AN_SVG_MAX], w1[AN_SVG_MAX];
 };
+/* Close the memstream f (opened on *data, *len) and write its text atomically to
+ * dir/name; frees and clears *data. 0 or negative errno with errbuf. */
+int an_emit_memstream(FILE *f, char **data, size_t *len, const char *dir, const char *name,
+                      char *errbuf, size_t errlen);
 int an_write_svgs(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
                   struct an_svg_set *set, char *errbuf, size_t errlen);
 /* report.md, embedding the pictures of set (may be NULL). */

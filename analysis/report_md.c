@@ -210,7 +210,7 @@ int an_write_md(const char *dir, const struct argus_jobstore *js, const struct a
                 const struct an_svg_set *set, char *errbuf, size_t errlen)
 {
     const struct argus_job_meta *m = argus_jobstore_meta_c(js);
-    char *data = NULL, path[4096], t0[40], t1[40];
+    char *data = NULL, t0[40], t1[40];
     size_t len = 0;
     uint64_t start, end;
     FILE *f = open_memstream(&data, &len);
@@ -261,18 +261,5 @@ int an_write_md(const char *dir, const struct argus_jobstore *js, const struct a
     for (size_t i = 0; i < r->n_anomalies; i++)
         details(f, js, &r->anomalies[i], set, i);
     rank_table(f, js, r);
-    if (fclose(f) != 0 || !data) {
-        free(data);
-        snprintf(errbuf, errlen, "report.md: out of memory");
-        return -ENOMEM;
-    }
-    int rc;
-    if ((size_t)snprintf(path, sizeof path, "%s/report.md", dir) >= sizeof path) {
-        snprintf(errbuf, errlen, "%s: output directory name too long", dir);
-        rc = -ENAMETOOLONG;
-    } else {
-        rc = argus_file_write_atomic(path, data, len, errbuf, errlen);
-    }
-    free(data);
-    return rc;
+    return an_emit_memstream(f, &data, &len, dir, "report.md", errbuf, errlen);
 }

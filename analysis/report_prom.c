@@ -203,27 +203,14 @@ static void gen(FILE *f, const struct argus_jobstore *js, const struct argus_res
 int an_write_prom(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
                   char *errbuf, size_t errlen)
 {
-    char *data = NULL, path[4096];
+    char *data = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&data, &len);
-    int rc;
 
     if (!f) {
         snprintf(errbuf, errlen, "metrics.prom: out of memory");
         return -ENOMEM;
     }
     gen(f, js, r);
-    if (fclose(f) != 0 || !data) {
-        free(data);
-        snprintf(errbuf, errlen, "metrics.prom: out of memory");
-        return -ENOMEM;
-    }
-    if ((size_t)snprintf(path, sizeof path, "%s/metrics.prom", dir) >= sizeof path) {
-        snprintf(errbuf, errlen, "%s: output directory name too long", dir);
-        rc = -ENAMETOOLONG;
-    } else {
-        rc = argus_file_write_atomic(path, data, len, errbuf, errlen);
-    }
-    free(data);
-    return rc;
+    return an_emit_memstream(f, &data, &len, dir, "metrics.prom", errbuf, errlen);
 }

@@ -61,18 +61,6 @@ static void colour(double t, char *buf, size_t len)
     snprintf(buf, len, "#%02x%02x%02x", r, g, b);
 }
 
-static int flush(FILE *f, char *data, size_t len, const char *dir, const char *name,
-                 char *errbuf, size_t errlen)
-{
-    char path[4096];
-    (void)f;
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
-        snprintf(errbuf, errlen, "%s: output directory name too long", dir);
-        return -ENAMETOOLONG;
-    }
-    return argus_file_write_atomic(path, data, len, errbuf, errlen);
-}
-
 static void svg_open(FILE *f, int w, int h, const char *title)
 {
     if (w < 600)
@@ -186,22 +174,6 @@ static void step_range(const struct an_ctx *c, const struct argus_anomaly *a, si
     }
 }
 
-static int emit(FILE *f, char **data, size_t *len, const char *dir, const char *name,
-                char *errbuf, size_t errlen)
-{
-    int rc;
-    if (fclose(f) != 0 || !*data) {
-        snprintf(errbuf, errlen, "%s: out of memory", name);
-        rc = -ENOMEM;
-    } else {
-        rc = flush(f, *data, *len, dir, name, errbuf, errlen);
-    }
-    free(*data);
-    *data = NULL;
-    *len = 0;
-    return rc;
-}
-
 static void w1_svg(FILE *f, const struct an_ctx *c, const struct argus_anomaly *a,
                    const char *kname, const uint32_t *reps, const uint8_t *in, size_t n,
                    const double *M)
@@ -283,7 +255,7 @@ int an_write_svgs(const char *dir, const struct argus_jobstore *js, const struct
         goto out;
     }
     heatmap(f, &c, v, t, "Median GPU compute time per step, whole run", "ms", NULL);
-    if ((rc = emit(f, &data, &len, dir, "heatmap.svg", errbuf, errlen)))
+    if ((rc = an_emit_memstream(f, &data, &len, dir, "heatmap.svg", errbuf, errlen)))
         goto out;
     set->job = 1;
     for (size_t i = 0; i < r->n_anomalies && i < AN_SVG_MAX; i++) {
@@ -318,7 +290,7 @@ int an_write_svgs(const char *dir, const struct argus_jobstore *js, const struct
         }
         heatmap(f, &c, v, t, title, host ? "excess over peers (relative)" : "x peer median", a);
         snprintf(name, sizeof name, "heatmap-%d.svg", a->id);
-        if ((rc = emit(f, &data, &len, dir, name, errbuf, errlen)))
+        if ((rc = an_emit_memstream(f, &data, &len, dir, name, errbuf, errlen)))
             goto out;
         set->heat[i] = 1;
         if (!comm || a->n_kernels == 0)
@@ -334,7 +306,7 @@ int an_write_svgs(const char *dir, const struct argus_jobstore *js, const struct
         }
         w1_svg(f, &c, a, kn, reps, in, n, M);
         snprintf(name, sizeof name, "w1-%d.svg", a->id);
-        if ((rc = emit(f, &data, &len, dir, name, errbuf, errlen)))
+        if ((rc = an_emit_memstream(f, &data, &len, dir, name, errbuf, errlen)))
             goto out;
         set->w1[i] = 1;
     }

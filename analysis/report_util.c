@@ -9,6 +9,7 @@
 
 #include "analysis/internal.h"
 #include "analysis/report_int.h"
+#include "common/outdir.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -101,4 +102,25 @@ void an_describe_sources(const struct argus_anomaly *a, char *buf, size_t len)
         snprintf(buf, len, "%s group %s", gt, rk);
     else
         snprintf(buf, len, "rank%s %s", a->n_ranks > 1 ? "s" : "", rk);
+}
+
+int an_emit_memstream(FILE *f, char **data, size_t *len, const char *dir, const char *name,
+                      char *errbuf, size_t errlen)
+{
+    char path[4096];
+    int rc;
+
+    if (fclose(f) != 0 || !*data) {
+        snprintf(errbuf, errlen, "%s: out of memory", name);
+        rc = -ENOMEM;
+    } else if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+        snprintf(errbuf, errlen, "%s: output directory name too long", dir);
+        rc = -ENAMETOOLONG;
+    } else {
+        rc = argus_file_write_atomic(path, *data, *len, errbuf, errlen);
+    }
+    free(*data);
+    *data = NULL;
+    *len = 0;
+    return rc;
 }

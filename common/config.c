@@ -5,6 +5,7 @@
  * exits, never logs: the caller decides what to do with the message.
  */
 #include "common/config.h"
+#include "common/errbuf.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -26,19 +27,6 @@ const struct argus_config_var argus_config_vars[] = {
 };
 const size_t argus_config_nvars = sizeof argus_config_vars / sizeof argus_config_vars[0];
 
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!errbuf || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* "..." after a value cut at 64 bytes in a message. */
 static const char *ell(const char *s) { return s && strlen(s) > 64 ? "..." : ""; }
 
@@ -59,7 +47,7 @@ static int parse_INT(const struct argus_config_var *v, const char *s, void *dst,
         ok = errno == 0 && end && *end == '\0' && x >= lo && x <= hi;
     }
     if (!ok || dstsz != sizeof(long)) {
-        seterr(errbuf, errlen, "%s=%.64s%s: not an integer in [%ld, %ld]", v->name,
+        argus_seterr(errbuf, errlen, "%s=%.64s%s: not an integer in [%ld, %ld]", v->name,
                s ? s : "", ell(s), lo, hi);
         return -EINVAL;
     }
@@ -80,7 +68,7 @@ static int parse_DOUBLE(const struct argus_config_var *v, const char *s, void *d
         ok = errno == 0 && end && *end == '\0' && isfinite(x) && x >= v->min && x <= v->max;
     }
     if (!ok || dstsz != sizeof(double)) {
-        seterr(errbuf, errlen, "%s=%.64s%s: not a number in [%g, %g]", v->name,
+        argus_seterr(errbuf, errlen, "%s=%.64s%s: not a number in [%g, %g]", v->name,
                s ? s : "", ell(s), v->min, v->max);
         return -EINVAL;
     }
@@ -104,7 +92,7 @@ static int parse_BOOL(const struct argus_config_var *v, const char *s, void *dst
     int i = word_index(s, words, 8);
 
     if (i < 0 || dstsz != sizeof(int)) {
-        seterr(errbuf, errlen, "%s=%.64s%s: not a boolean in [0, 1] (0/1, off/on, no/yes, "
+        argus_seterr(errbuf, errlen, "%s=%.64s%s: not a boolean in [0, 1] (0/1, off/on, no/yes, "
                "false/true)", v->name, s ? s : "", ell(s));
         return -EINVAL;
     }
@@ -120,7 +108,7 @@ static int parse_MODE(const struct argus_config_var *v, const char *s, void *dst
     int i = word_index(s, mode_words, 3);
 
     if (i < 0 || dstsz != sizeof(int)) {
-        seterr(errbuf, errlen, "%s=%.64s%s: not one of off, on, full", v->name,
+        argus_seterr(errbuf, errlen, "%s=%.64s%s: not one of off, on, full", v->name,
                s ? s : "", ell(s));
         return -EINVAL;
     }
@@ -136,7 +124,7 @@ static int parse_LEVEL(const struct argus_config_var *v, const char *s, void *ds
     enum argus_log_level lvl;
 
     if (argus_log_parse_level(s, &lvl) < 0 || dstsz != sizeof(int)) {
-        seterr(errbuf, errlen, "%s=%.64s%s: not one of error, warn, info, debug", v->name,
+        argus_seterr(errbuf, errlen, "%s=%.64s%s: not one of error, warn, info, debug", v->name,
                s ? s : "", ell(s));
         return -EINVAL;
     }
@@ -150,7 +138,7 @@ static int parse_STR(const struct argus_config_var *v, const char *s, void *dst,
     size_t n = s ? strlen(s) : 0;
 
     if (!s || n >= dstsz) {
-        seterr(errbuf, errlen, "%s=%.64s%s: %zu bytes, at most %zu", v->name,
+        argus_seterr(errbuf, errlen, "%s=%.64s%s: %zu bytes, at most %zu", v->name,
                s ? s : "", ell(s), n, dstsz - 1);
         return -EINVAL;
     }
@@ -221,7 +209,7 @@ int argus_config_check(const char *name, const char *value, char *errbuf, size_t
             return parse_var(&tmp, i, value, errbuf, errlen);
         }
     }
-    seterr(errbuf, errlen, "%.64s: unknown variable", name);
+    argus_seterr(errbuf, errlen, "%.64s: unknown variable", name);
     return -ENOENT;
 }
 

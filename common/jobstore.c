@@ -6,6 +6,7 @@
  * readers must never touch kmodes[i] for i >= n_kmodes. One owner; not thread-safe.
  */
 #include "common/jobstore.h"
+#include "common/errbuf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -335,19 +336,6 @@ uint64_t argus_jobstore_missing_since(const struct argus_jobstore *js, uint32_t 
 
 /* ---- ingest ------------------------------------------------------------------------ */
 
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!errbuf || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, errlen, fmt, ap);
-    va_end(ap);
-}
-
 int argus_jobstore_ingest(struct argus_jobstore *js, int type, const uint8_t *rec,
                           size_t len, char *errbuf, size_t errlen)
 {
@@ -360,7 +348,7 @@ int argus_jobstore_ingest(struct argus_jobstore *js, int type, const uint8_t *re
         if (!js->scratch) {
             js->scratch = malloc(sizeof *js->scratch);
             if (!js->scratch) {
-                seterr(errbuf, errlen, "out of memory decoding a summary");
+                argus_seterr(errbuf, errlen, "out of memory decoding a summary");
                 return -ENOMEM;
             }
         }
@@ -369,10 +357,10 @@ int argus_jobstore_ingest(struct argus_jobstore *js, int type, const uint8_t *re
             return rc;
         rc = argus_jobstore_add_summary(js, js->scratch);
         if (rc == -EINVAL)
-            seterr(errbuf, errlen, "summary of rank %u, step %llu: rank outside job of %u",
+            argus_seterr(errbuf, errlen, "summary of rank %u, step %llu: rank outside job of %u",
                    js->scratch->rank, (unsigned long long)js->scratch->step, js->n_ranks);
         else if (rc < 0)
-            seterr(errbuf, errlen, "out of memory storing a summary");
+            argus_seterr(errbuf, errlen, "out of memory storing a summary");
         return rc;
     case ARGUS_REC_NAME: {
         uint64_t hash;
@@ -381,7 +369,7 @@ int argus_jobstore_ingest(struct argus_jobstore *js, int type, const uint8_t *re
             return rc;
         rc = argus_jobstore_add_name(js, hash, js->name_scratch);
         if (rc < 0)
-            seterr(errbuf, errlen, "out of memory storing a kernel name");
+            argus_seterr(errbuf, errlen, "out of memory storing a kernel name");
         return rc;
     }
     case ARGUS_REC_JOBINFO: {
@@ -391,12 +379,12 @@ int argus_jobstore_ingest(struct argus_jobstore *js, int type, const uint8_t *re
             return rc;
         rc = argus_jobstore_set_rankinfo(js, &ri);
         if (rc < 0)
-            seterr(errbuf, errlen, "rank info of rank %u: rank outside job of %u", ri.rank,
+            argus_seterr(errbuf, errlen, "rank info of rank %u: rank outside job of %u", ri.rank,
                    js->n_ranks);
         return rc;
     }
     default:
-        seterr(errbuf, errlen, "unknown record type %d", type);
+        argus_seterr(errbuf, errlen, "unknown record type %d", type);
         return -EPROTO;
     }
 }
@@ -417,7 +405,7 @@ int argus_jobstore_ingest_buffer(struct argus_jobstore *js, const uint8_t *buf, 
         char inner[256] = "";
         int rc = argus_jobstore_ingest(js, type, buf + off, (size_t)n, inner, sizeof inner);
         if (rc < 0) {
-            seterr(errbuf, errlen, "record at offset %llu: %s",
+            argus_seterr(errbuf, errlen, "record at offset %llu: %s",
                    (unsigned long long)(base_offset + off), inner);
             return rc;
         }

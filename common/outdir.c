@@ -5,6 +5,7 @@
  * Must not follow a symlink for anything it creates, and never exits.
  */
 #include "common/outdir.h"
+#include "common/errbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,19 +22,6 @@
 #define DIR_MODE 0750
 #define FILE_MODE 0640
 
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!errbuf || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* mkdir -p: create every missing component of path (symlinks above the final directory
  * are the site's business and are followed). */
 static int mkdir_p(const char *path, char *errbuf, size_t errlen)
@@ -43,7 +31,7 @@ static int mkdir_p(const char *path, char *errbuf, size_t errlen)
     size_t n = strlen(path);
 
     if (n == 0 || n >= sizeof tmp) {
-        seterr(errbuf, errlen, "%s: bad directory name", path);
+        argus_seterr(errbuf, errlen, "%s: bad directory name", path);
         return -ENAMETOOLONG;
     }
     memcpy(tmp, path, n + 1);
@@ -54,13 +42,13 @@ static int mkdir_p(const char *path, char *errbuf, size_t errlen)
         tmp[i] = '\0';
         if (mkdir(tmp, DIR_MODE) != 0 && errno != EEXIST) {
             int e = errno;
-            seterr(errbuf, errlen, "%s: cannot create directory: %s", tmp, strerror(e));
+            argus_seterr(errbuf, errlen, "%s: cannot create directory: %s", tmp, strerror(e));
             return -e;
         }
         tmp[i] = save;
     }
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        seterr(errbuf, errlen, "%s: not a directory", path);
+        argus_seterr(errbuf, errlen, "%s: not a directory", path);
         return -ENOTDIR;
     }
     return 0;
@@ -75,7 +63,7 @@ static int subdir_open(int dirfd, const char *name, const char *shown, char *err
 
     if (!created && errno != EEXIST) {
         int e = errno;
-        seterr(errbuf, errlen, "%s: cannot create directory: %s", shown, strerror(e));
+        argus_seterr(errbuf, errlen, "%s: cannot create directory: %s", shown, strerror(e));
         return -e;
     }
     int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -83,22 +71,22 @@ static int subdir_open(int dirfd, const char *name, const char *shown, char *err
         int e = errno;
         struct stat st;
         if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
-            seterr(errbuf, errlen, "%s: is a symbolic link; refusing to use it", shown);
+            argus_seterr(errbuf, errlen, "%s: is a symbolic link; refusing to use it", shown);
             return -ELOOP;
         }
-        seterr(errbuf, errlen, "%s: cannot open directory: %s", shown, strerror(e));
+        argus_seterr(errbuf, errlen, "%s: cannot open directory: %s", shown, strerror(e));
         return -e;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        seterr(errbuf, errlen, "%s: %s", shown, strerror(e));
+        argus_seterr(errbuf, errlen, "%s: %s", shown, strerror(e));
         return -e;
     }
     if (geteuid() != 0 && st.st_uid != geteuid()) {
         close(fd);
-        seterr(errbuf, errlen, "%s: owned by uid %u, not by us; refusing to use it", shown,
+        argus_seterr(errbuf, errlen, "%s: owned by uid %u, not by us; refusing to use it", shown,
                (unsigned)st.st_uid);
         return -EPERM;
     }
@@ -106,7 +94,7 @@ static int subdir_open(int dirfd, const char *name, const char *shown, char *err
     if (created && fchmod(fd, DIR_MODE) != 0) {
         int e = errno;
         close(fd);
-        seterr(errbuf, errlen, "%s: chmod: %s", shown, strerror(e));
+        argus_seterr(errbuf, errlen, "%s: chmod: %s", shown, strerror(e));
         return -e;
     }
     return fd;
@@ -134,14 +122,14 @@ int argus_outdir_create(const char *base, const char *jobid, char *out, size_t o
     if (!base || !*base)
         base = ".";
     if (!jobid_ok(jobid)) {
-        seterr(errbuf, errlen, "job id '%.64s': only [A-Za-z0-9._-], 1 to 200 characters",
+        argus_seterr(errbuf, errlen, "job id '%.64s': only [A-Za-z0-9._-], 1 to 200 characters",
                jobid ? jobid : "");
         return -EINVAL;
     }
     snprintf(name, sizeof name, "argus-%s", jobid);
     if (snprintf(path, sizeof path, "%s/%s", base, name) >= (int)sizeof path ||
         snprintf(traces, sizeof traces, "%s/traces", path) >= (int)sizeof traces) {
-        seterr(errbuf, errlen, "%s/%s: path too long", base, name);
+        argus_seterr(errbuf, errlen, "%s/%s: path too long", base, name);
         return -ENAMETOOLONG;
     }
     rc = mkdir_p(base, errbuf, errlen);
@@ -150,7 +138,7 @@ int argus_outdir_create(const char *base, const char *jobid, char *out, size_t o
     basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (basefd < 0) {
         rc = -errno;
-        seterr(errbuf, errlen, "%s: cannot open directory: %s", base, strerror(-rc));
+        argus_seterr(errbuf, errlen, "%s: cannot open directory: %s", base, strerror(-rc));
         goto out;
     }
     dirfd = subdir_open(basefd, name, path, errbuf, errlen);
@@ -165,7 +153,7 @@ int argus_outdir_create(const char *base, const char *jobid, char *out, size_t o
     }
     if (out && outlen) {
         if (snprintf(out, outlen, "%s", path) >= (int)outlen) {
-            seterr(errbuf, errlen, "%s: path longer than the caller's buffer", path);
+            argus_seterr(errbuf, errlen, "%s: path longer than the caller's buffer", path);
             rc = -ENAMETOOLONG;
             goto out;
         }
@@ -179,23 +167,6 @@ out:
     if (basefd >= 0)
         close(basefd);
     return rc;
-}
-
-static int write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
 }
 
 /* fsync the directory holding path so the rename itself is durable; best effort. */
@@ -229,36 +200,36 @@ int argus_file_write_atomic(const char *path, const void *data, size_t len, char
     int fd = -1, rc;
 
     if (!path || (!data && len)) {
-        seterr(errbuf, errlen, "atomic write: no path or data");
+        argus_seterr(errbuf, errlen, "atomic write: no path or data");
         return -EINVAL;
     }
     if (snprintf(tmp, sizeof tmp, "%s.partial", path) >= (int)sizeof tmp) {
-        seterr(errbuf, errlen, "%s: path too long", path);
+        argus_seterr(errbuf, errlen, "%s: path too long", path);
         return -ENAMETOOLONG;
     }
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, FILE_MODE);
     if (fd < 0) {
         rc = -errno;
-        seterr(errbuf, errlen, "%s: cannot create: %s", tmp, strerror(-rc));
+        argus_seterr(errbuf, errlen, "%s: cannot create: %s", tmp, strerror(-rc));
         return rc;
     }
-    rc = write_all(fd, data, len);
+    rc = argus_write_all(fd, data, len);
     if (rc == 0 && fsync(fd) != 0)
         rc = -errno;
     if (rc < 0) {
-        seterr(errbuf, errlen, "%s: write: %s", tmp, strerror(-rc));
+        argus_seterr(errbuf, errlen, "%s: write: %s", tmp, strerror(-rc));
         goto fail;
     }
     if (close(fd) != 0) {
         fd = -1;
         rc = -errno;
-        seterr(errbuf, errlen, "%s: close: %s", tmp, strerror(-rc));
+        argus_seterr(errbuf, errlen, "%s: close: %s", tmp, strerror(-rc));
         goto fail;
     }
     fd = -1;
     if (rename(tmp, path) != 0) {
         rc = -errno;
-        seterr(errbuf, errlen, "%s: rename from %s: %s", path, tmp, strerror(-rc));
+        argus_seterr(errbuf, errlen, "%s: rename from %s: %s", path, tmp, strerror(-rc));
         goto fail;
     }
     fsync_parent(path);
@@ -273,7 +244,7 @@ fail:
 int argus_file_append_line(const char *path, const char *line, char *errbuf, size_t errlen)
 {
     if (!path || !line) {
-        seterr(errbuf, errlen, "append: no path or line");
+        argus_seterr(errbuf, errlen, "append: no path or line");
         return -EINVAL;
     }
     size_t n = strlen(line);
@@ -281,7 +252,7 @@ int argus_file_append_line(const char *path, const char *line, char *errbuf, siz
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, FILE_MODE);
     if (fd < 0) {
         int e = errno;
-        seterr(errbuf, errlen, "%s: cannot open for append: %s", path, strerror(e));
+        argus_seterr(errbuf, errlen, "%s: cannot open for append: %s", path, strerror(e));
         return -e;
     }
     /* One writev, so concurrent appenders do not interleave inside a line. */
@@ -299,6 +270,6 @@ int argus_file_append_line(const char *path, const char *line, char *errbuf, siz
     if (close(fd) != 0 && rc == 0)
         rc = -errno;
     if (rc < 0)
-        seterr(errbuf, errlen, "%s: append: %s", path, strerror(-rc));
+        argus_seterr(errbuf, errlen, "%s: append: %s", path, strerror(-rc));
     return rc;
 }

@@ -6,6 +6,7 @@
  * damage, naming its offset in the decompressed stream. Never allocates per record.
  */
 #include "common/spool.h"
+#include "common/errbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,36 +27,6 @@ struct argus_spool_writer {
     uint8_t *out;
     size_t out_cap;
 };
-
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!errbuf || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, errlen, fmt, ap);
-    va_end(ap);
-}
-
-static int write_all(int fd, const void *data, size_t len)
-{
-    const uint8_t *p = data;
-
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
 
 static void header_build(uint8_t h[SPOOL_HDR])
 {
@@ -96,27 +67,27 @@ int argus_spool_open_write(const char *path, struct argus_spool_writer **out, ch
     w->out = malloc(w->out_cap);
     w->cctx = ZSTD_createCCtx();
     if (!w->out || !w->cctx) {
-        seterr(errbuf, errlen, "%s: out of memory", path);
+        argus_seterr(errbuf, errlen, "%s: out of memory", path);
         rc = -ENOMEM;
         goto fail;
     }
     if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, SPOOL_LEVEL)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_nbWorkers, 0))) {
-        seterr(errbuf, errlen, "%s: zstd refused the spool parameters", path);
+        argus_seterr(errbuf, errlen, "%s: zstd refused the spool parameters", path);
         rc = -EINVAL;
         goto fail;
     }
     w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
     if (w->fd < 0) {
         rc = -errno;
-        seterr(errbuf, errlen, "%s: cannot create: %s", path, strerror(-rc));
+        argus_seterr(errbuf, errlen, "%s: cannot create: %s", path, strerror(-rc));
         goto fail;
     }
     header_build(hdr);
-    rc = write_all(w->fd, hdr, sizeof hdr);
+    rc = argus_write_all(w->fd, hdr, sizeof hdr);
     if (rc < 0) {
-        seterr(errbuf, errlen, "%s: write: %s", path, strerror(-rc));
+        argus_seterr(errbuf, errlen, "%s: write: %s", path, strerror(-rc));
         goto fail;
     }
     *out = w;
@@ -143,7 +114,7 @@ static int spool_pump(struct argus_spool_writer *w, const void *in, size_t len,
         if (ZSTD_isError(left))
             return -EIO;
         if (ob.pos) {
-            int rc = write_all(w->fd, w->out, ob.pos);
+            int rc = argus_write_all(w->fd, w->out, ob.pos);
             if (rc < 0)
                 return rc;
         }
@@ -242,7 +213,7 @@ static int deliver(struct spool_rd *r, argus_spool_record_fn fn, void *ctx, char
         int type = 0;
         long n = argus_record_peek(p, avail, r->base + r->start, &type, msg, sizeof msg);
         if (n < 0) {
-            seterr(errbuf, errlen, "%s: %s", r->path, msg);
+            argus_seterr(errbuf, errlen, "%s: %s", r->path, msg);
             return (int)n;
         }
         int stop = fn ? fn(ctx, type, p, (size_t)n) : 0;
@@ -266,7 +237,7 @@ int argus_spool_read(const char *path, argus_spool_record_fn fn, void *ctx, char
     r.fd = open(path, O_RDONLY | O_CLOEXEC);
     if (r.fd < 0) {
         rc = -errno;
-        seterr(errbuf, errlen, "%s: cannot open: %s", path, strerror(-rc));
+        argus_seterr(errbuf, errlen, "%s: cannot open: %s", path, strerror(-rc));
         return rc;
     }
     /* Header: read exactly 16 bytes (a short file is not a spool). */
@@ -274,7 +245,7 @@ int argus_spool_read(const char *path, argus_spool_record_fn fn, void *ctx, char
     while (hn < SPOOL_HDR) {
         rc = read_some(r.fd, hdr + hn, SPOOL_HDR - hn, &got);
         if (rc < 0) {
-            seterr(errbuf, errlen, "%s: read: %s", path, strerror(-rc));
+            argus_seterr(errbuf, errlen, "%s: read: %s", path, strerror(-rc));
             goto out;
         }
         if (got == 0)
@@ -283,17 +254,17 @@ int argus_spool_read(const char *path, argus_spool_record_fn fn, void *ctx, char
     }
     header_build(want);
     if (hn < 8 || !argus_spool_sniff(hdr, hn)) {
-        seterr(errbuf, errlen, "%s: not an Argus spool file (bad magic at offset 0)", path);
+        argus_seterr(errbuf, errlen, "%s: not an Argus spool file (bad magic at offset 0)", path);
         rc = -EPROTO;
         goto out;
     }
     if (hn < SPOOL_HDR) {
-        seterr(errbuf, errlen, "%s: truncated spool header at offset %zu", path, hn);
+        argus_seterr(errbuf, errlen, "%s: truncated spool header at offset %zu", path, hn);
         rc = -EPROTO;
         goto out;
     }
     if (memcmp(hdr + 8, want + 8, 2) != 0) {
-        seterr(errbuf, errlen, "%s: unsupported spool version %u at offset 8 (this build "
+        argus_seterr(errbuf, errlen, "%s: unsupported spool version %u at offset 8 (this build "
                "reads %d)", path, (unsigned)(hdr[8] | (hdr[9] << 8)), ARGUS_SPOOL_VERSION);
         rc = -EPROTO;
         goto out;
@@ -301,7 +272,7 @@ int argus_spool_read(const char *path, argus_spool_record_fn fn, void *ctx, char
     uint32_t hcrc = (uint32_t)hdr[12] | ((uint32_t)hdr[13] << 8) |
                     ((uint32_t)hdr[14] << 16) | ((uint32_t)hdr[15] << 24);
     if (hcrc != argus_crc32c(hdr, 12)) {
-        seterr(errbuf, errlen, "%s: spool header checksum mismatch at offset 12", path);
+        argus_seterr(errbuf, errlen, "%s: spool header checksum mismatch at offset 12", path);
         rc = -EPROTO;
         goto out;
     }
@@ -312,7 +283,7 @@ int argus_spool_read(const char *path, argus_spool_record_fn fn, void *ctx, char
     r.rb = malloc(r.rb_cap);
     r.dctx = ZSTD_createDCtx();
     if (!r.in || !r.rb || !r.dctx) {
-        seterr(errbuf, errlen, "%s: out of memory", path);
+        argus_seterr(errbuf, errlen, "%s: out of memory", path);
         rc = -ENOMEM;
         goto out;
     }
@@ -322,7 +293,7 @@ int argus_spool_read(const char *path, argus_spool_record_fn fn, void *ctx, char
         if (ib.pos == ib.size && !eof) {
             rc = read_some(r.fd, r.in, r.in_cap, &got);
             if (rc < 0) {
-                seterr(errbuf, errlen, "%s: read: %s", path, strerror(-rc));
+                argus_seterr(errbuf, errlen, "%s: read: %s", path, strerror(-rc));
                 goto out;
             }
             ib.size = got;
@@ -347,7 +318,7 @@ int argus_spool_read(const char *path, argus_spool_record_fn fn, void *ctx, char
         if (rc != 0)
             goto out;
         if (ZSTD_isError(zret)) {
-            seterr(errbuf, errlen, "%s: compressed stream damaged at offset %llu: %s", path,
+            argus_seterr(errbuf, errlen, "%s: compressed stream damaged at offset %llu: %s", path,
                    (unsigned long long)(r.base + r.end), ZSTD_getErrorName(zret));
             rc = -EBADMSG;
             goto out;
@@ -356,7 +327,7 @@ int argus_spool_read(const char *path, argus_spool_record_fn fn, void *ctx, char
             break;
     }
     if (last != 0) {
-        seterr(errbuf, errlen, "%s: truncated at offset %llu (the zstd frame does not end; "
+        argus_seterr(errbuf, errlen, "%s: truncated at offset %llu (the zstd frame does not end; "
                "records after the last flush are lost)", path,
                (unsigned long long)(r.base + r.start));
         rc = -EBADMSG;
@@ -367,7 +338,7 @@ int argus_spool_read(const char *path, argus_spool_record_fn fn, void *ctx, char
         int type;
         long n = argus_record_peek(r.rb + r.start, r.end - r.start, r.base + r.start, &type,
                                    msg, sizeof msg);
-        seterr(errbuf, errlen, "%s: %s", path, n < 0 ? msg : "trailing bytes");
+        argus_seterr(errbuf, errlen, "%s: %s", path, n < 0 ? msg : "trailing bytes");
         rc = -EBADMSG;
         goto out;
     }

@@ -16,6 +16,7 @@
  *                    u64 started_ns, u8 len, len bytes of host (len < ARGUS_HOST_MAX)
  */
 #include "common/wire.h"
+#include "common/errbuf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -206,19 +207,6 @@ long argus_rankinfo_encode(const struct argus_rank_info *ri, uint8_t *buf, size_
 
 /* ---- reader ------------------------------------------------------------------------ */
 
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!errbuf || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static size_t payload_max(int type)
 {
     switch (type) {
@@ -235,44 +223,44 @@ long argus_record_peek(const uint8_t *buf, size_t len, uint64_t base_offset, int
     unsigned long long off = (unsigned long long)base_offset;
 
     if (!buf || len < ARGUS_WIRE_HDR) {
-        seterr(errbuf, errlen, "truncated record at offset %llu: %zu of %d header bytes",
+        argus_seterr(errbuf, errlen, "truncated record at offset %llu: %zu of %d header bytes",
                off, buf ? len : 0, ARGUS_WIRE_HDR);
         return -EBADMSG;
     }
     uint32_t magic = load32(buf);
     if (magic != ARGUS_WIRE_MAGIC) {
-        seterr(errbuf, errlen, "bad magic at offset %llu: 0x%08x", off, magic);
+        argus_seterr(errbuf, errlen, "bad magic at offset %llu: 0x%08x", off, magic);
         return -EBADMSG;
     }
     uint16_t version = load16(buf + 4);
     if (version != ARGUS_WIRE_VERSION) {
-        seterr(errbuf, errlen, "unsupported version %u at offset %llu (this build reads %d)",
+        argus_seterr(errbuf, errlen, "unsupported version %u at offset %llu (this build reads %d)",
                version, off + 4, ARGUS_WIRE_VERSION);
         return -EPROTO;
     }
     uint16_t t = load16(buf + 6);
     size_t pmax = payload_max(t);
     if (pmax == 0) {
-        seterr(errbuf, errlen, "unknown record type %u at offset %llu", t, off + 6);
+        argus_seterr(errbuf, errlen, "unknown record type %u at offset %llu", t, off + 6);
         return -EPROTO;
     }
     uint32_t plen = load32(buf + 8);
     if (plen > pmax) {
-        seterr(errbuf, errlen,
+        argus_seterr(errbuf, errlen,
                "bad record length at offset %llu: payload of %u bytes, at most %zu", off + 8,
                plen, pmax);
         return -EBADMSG;
     }
     size_t total = ARGUS_WIRE_HDR + (size_t)plen + ARGUS_WIRE_TRAILER;
     if (len < total) {
-        seterr(errbuf, errlen, "truncated record at offset %llu: %zu of %zu bytes", off, len,
+        argus_seterr(errbuf, errlen, "truncated record at offset %llu: %zu of %zu bytes", off, len,
                total);
         return -EBADMSG;
     }
     uint32_t want = load32(buf + total - ARGUS_WIRE_TRAILER);
     uint32_t got = argus_crc32c(buf, total - ARGUS_WIRE_TRAILER);
     if (want != got) {
-        seterr(errbuf, errlen, "checksum mismatch at offset %llu: record says 0x%08x, "
+        argus_seterr(errbuf, errlen, "checksum mismatch at offset %llu: record says 0x%08x, "
                "content gives 0x%08x", off, want, got);
         return -EBADMSG;
     }
@@ -343,22 +331,22 @@ static int rec_open(const uint8_t *rec, size_t len, int type, const char *what,
                     struct rbuf *r, char *errbuf, size_t errlen)
 {
     if (!rec || len < ARGUS_WIRE_HDR + ARGUS_WIRE_TRAILER) {
-        seterr(errbuf, errlen, "%s: truncated record at offset 0: %zu bytes", what,
+        argus_seterr(errbuf, errlen, "%s: truncated record at offset 0: %zu bytes", what,
                rec ? len : 0);
         return -EBADMSG;
     }
     if (load32(rec) != ARGUS_WIRE_MAGIC || load16(rec + 4) != ARGUS_WIRE_VERSION) {
-        seterr(errbuf, errlen, "%s: bad magic or version at offset 0", what);
+        argus_seterr(errbuf, errlen, "%s: bad magic or version at offset 0", what);
         return -EBADMSG;
     }
     if (load16(rec + 6) != type) {
-        seterr(errbuf, errlen, "%s: record type %u at offset 6, expected %d", what,
+        argus_seterr(errbuf, errlen, "%s: record type %u at offset 6, expected %d", what,
                load16(rec + 6), type);
         return -EINVAL;
     }
     uint32_t plen = load32(rec + 8);
     if ((size_t)plen != len - ARGUS_WIRE_HDR - ARGUS_WIRE_TRAILER) {
-        seterr(errbuf, errlen, "%s: payload length %u at offset 8 disagrees with record "
+        argus_seterr(errbuf, errlen, "%s: payload length %u at offset 8 disagrees with record "
                "size %zu", what, plen, len);
         return -EBADMSG;
     }
@@ -374,11 +362,11 @@ static int rec_open(const uint8_t *rec, size_t len, int type, const char *what,
 static int rec_close(const struct rbuf *r, const char *what, char *errbuf, size_t errlen)
 {
     if (r->bad) {
-        seterr(errbuf, errlen, "%s: payload ends early at offset %zu", what, r->bad_at);
+        argus_seterr(errbuf, errlen, "%s: payload ends early at offset %zu", what, r->bad_at);
         return -EBADMSG;
     }
     if (r->pos != r->end) {
-        seterr(errbuf, errlen, "%s: %zu trailing payload bytes at offset %zu", what,
+        argus_seterr(errbuf, errlen, "%s: %zu trailing payload bytes at offset %zu", what,
                r->end - r->pos, r->pos);
         return -EBADMSG;
     }
@@ -418,7 +406,7 @@ int argus_summary_decode(const uint8_t *rec, size_t len, struct argus_step_summa
     size_t at = r.pos;
     uint32_t n = get32(&r);
     if (!r.bad && n > ARGUS_MAX_KMODES) {
-        seterr(errbuf, errlen, "summary: %u kernel modes at offset %zu, at most %d", n, at,
+        argus_seterr(errbuf, errlen, "summary: %u kernel modes at offset %zu, at most %d", n, at,
                ARGUS_MAX_KMODES);
         return -EBADMSG;
     }
@@ -443,12 +431,12 @@ int argus_summary_decode(const uint8_t *rec, size_t len, struct argus_step_summa
         if (r.bad)
             break;
         if (k->kclass >= ARGUS_KC_COUNT || k->phase >= ARGUS_PH_COUNT) {
-            seterr(errbuf, errlen, "summary: kernel mode %u at offset %zu has class %u, "
+            argus_seterr(errbuf, errlen, "summary: kernel mode %u at offset %zu has class %u, "
                    "phase %u", i, kat, k->kclass, k->phase);
             return -EBADMSG;
         }
         if (k->sketch.nbuckets > ARGUS_QSKETCH_BUCKETS) {
-            seterr(errbuf, errlen, "summary: sketch of %u buckets at offset %zu, at most %d",
+            argus_seterr(errbuf, errlen, "summary: sketch of %u buckets at offset %zu, at most %d",
                    k->sketch.nbuckets, nbat, ARGUS_QSKETCH_BUCKETS);
             return -EBADMSG;
         }
@@ -476,13 +464,13 @@ int argus_name_decode(const uint8_t *rec, size_t len, uint64_t *hash, char *name
     size_t at = r.pos;
     uint16_t n = get16(&r);
     if (!r.bad && n > ARGUS_NAME_MAX) {
-        seterr(errbuf, errlen, "name: length %u at offset %zu, at most %d", n, at,
+        argus_seterr(errbuf, errlen, "name: length %u at offset %zu, at most %d", n, at,
                ARGUS_NAME_MAX);
         return -EBADMSG;
     }
     if (!r.bad && need(&r, n)) {
         if (memchr(r.p + r.pos, '\0', n)) {
-            seterr(errbuf, errlen, "name: NUL byte inside the name at offset %zu", r.pos);
+            argus_seterr(errbuf, errlen, "name: NUL byte inside the name at offset %zu", r.pos);
             return -EBADMSG;
         }
         memcpy(name, r.p + r.pos, n);
@@ -512,13 +500,13 @@ int argus_rankinfo_decode(const uint8_t *rec, size_t len, struct argus_rank_info
     size_t at = r.pos;
     uint8_t n = get8(&r);
     if (!r.bad && n >= ARGUS_HOST_MAX) {
-        seterr(errbuf, errlen, "rank info: host name of %u bytes at offset %zu, at most %d",
+        argus_seterr(errbuf, errlen, "rank info: host name of %u bytes at offset %zu, at most %d",
                n, at, ARGUS_HOST_MAX - 1);
         return -EBADMSG;
     }
     if (!r.bad && need(&r, n)) {
         if (memchr(r.p + r.pos, '\0', n)) {
-            seterr(errbuf, errlen, "rank info: NUL byte inside the host name at offset %zu",
+            argus_seterr(errbuf, errlen, "rank info: NUL byte inside the host name at offset %zu",
                    r.pos);
             return -EBADMSG;
         }

@@ -1,8 +1,8 @@
-/* agent.c — the Argus thread (agent.h): window hand-off from the application thread,
- * non-blocking exchange up the reduction tree with per-window deadlines, missing-rank
- * marks, bounded finish. Only this thread touches the private communicator once started
- * (or the MPI_Finalize thread, inline, when MPI_THREAD_MULTIPLE was refused).
- * Must never abort, exit or wait unboundedly.
+/* agent.c — the Argus thread (agent.h): takes windows from the application thread's
+ * hand-off ring (handoff.h), non-blocking exchange up the reduction tree with per-window
+ * deadlines, missing-rank marks, bounded finish. Only this thread touches the private
+ * communicator once started (or the MPI_Finalize thread, inline, when
+ * MPI_THREAD_MULTIPLE was refused). Must never abort, exit or wait unboundedly.
  */
 #include "reduce/agent.h"
 
@@ -16,10 +16,8 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "reduce/clocksync.h"
-#include "reduce/window.h"
+#include "reduce/handoff.h"
 
-#define NBUF 4                     /* window buffers: 1 filling, up to 3 queued/in use */
-#define WIN_CAP_MAX (64u << 20)    /* a window buffer never grows past this */
 #define TAG_WIN 0x4157
 #define MSG_MAGIC 0x4e575241u      /* "ARWN" */
 #define MSG_VERSION 1
@@ -56,26 +54,15 @@ struct child {
     struct buf in;
 };
 
-enum { B_FREE = 0, B_FILL, B_READY, B_BUSY };
-
 static struct {
     struct argus_agent_opts o;
     int *kids;
     pthread_t th;
     int thread_on;
     pthread_mutex_t mu;
-    pthread_cond_t cv;        /* app -> thread: a window is ready; thread -> app: done */
-    struct argus_window bufs[NBUF];
-    int bstate[NBUF];
-    uint64_t bwin[NBUF], bfirst[NBUF];
-    int bfinal[NBUF], bhas_first[NBUF];
-    int fill;
-    uint32_t steps_in_fill;
-    uint64_t next_win;        /* id of the window being filled */
-    int rq[NBUF], rq_n;       /* ready queue (window ids ascending) */
+    pthread_cond_t cv;        /* thread -> MPI_Finalize thread: done */
     atomic_int abort_now;
     int done;
-    struct argus_step_summary *scratch; /* for clock-offset stamping, app thread only */
     _Atomic int64_t offset;
 
     /* Argus thread only */
@@ -118,87 +105,21 @@ static int buf_append(struct buf *b, const void *d, size_t n)
     return 0;
 }
 
-/* ---- application side -------------------------------------------------------------- */
-
-static int find_free(void)
-{
-    for (int i = 0; i < NBUF; i++)
-        if (ag.bstate[i] == B_FREE)
-            return i;
-    return -1;
-}
-
-/* Move the filling window to the ready queue if a free buffer can take its place.
- * Caller holds mu. final: the last window of this rank (always handed over: if no
- * buffer is free it is marked final where it is and queued when one frees up). */
-static void handoff_locked(int final)
-{
-    int nf = find_free();
-
-    if (nf < 0 && !final)
-        return;      /* the thread is behind: keep filling this window */
-    int f = ag.fill;
-    ag.bstate[f] = B_READY;
-    ag.bwin[f] = ag.next_win++;
-    ag.bfinal[f] = final;
-    ag.rq[ag.rq_n++] = f;
-    ag.steps_in_fill = 0;
-    if (nf >= 0) {
-        ag.fill = nf;
-        ag.bstate[nf] = B_FILL;
-        argus_window_reset(&ag.bufs[nf]);
-        ag.bhas_first[nf] = 0;
-    } else {
-        ag.fill = -1;
-    }
-    pthread_cond_broadcast(&ag.cv);
-}
+/* ---- application side (the ring itself is handoff.c) ------------------------------ */
 
 void argus_agent_push_summary(const struct argus_step_summary *s)
 {
-    int64_t off = atomic_load(&ag.offset);
-
-    pthread_mutex_lock(&ag.mu);
-    if (ag.fill < 0) {
-        pthread_mutex_unlock(&ag.mu);
-        return;
-    }
-    struct argus_window *w = &ag.bufs[ag.fill];
-    if (ag.scratch && off != s->clock_offset_ns) {
-        size_t n = offsetof(struct argus_step_summary, kmodes) +
-                   (size_t)s->n_kmodes * sizeof s->kmodes[0];
-        memcpy(ag.scratch, s, n);
-        ag.scratch->clock_offset_ns = off;
-        s = ag.scratch;
-    }
-    if (w->cap > WIN_CAP_MAX || argus_window_add_summary(w, s) != 0) {
-        ag.st.dropped_summaries++;
-        argus_log_once(ARGUS_LOG_WARN, "win-full", "rank %d: window buffer full or out of "
-                       "memory; step summaries are dropped", ag.o.rank);
-    } else if (!ag.bhas_first[ag.fill]) {
-        ag.bhas_first[ag.fill] = 1;
-        ag.bfirst[ag.fill] = s->step;
-    }
-    if (++ag.steps_in_fill >= (uint32_t)ag.o.window)
-        handoff_locked(0);
-    pthread_mutex_unlock(&ag.mu);
+    argus_handoff_push_summary(s, atomic_load(&ag.offset));
 }
 
 void argus_agent_push_name(uint64_t hash, const char *name)
 {
-    pthread_mutex_lock(&ag.mu);
-    if (ag.fill >= 0 && argus_window_add_name(&ag.bufs[ag.fill], hash, name) != 0)
-        argus_log_once(ARGUS_LOG_WARN, "name-oom", "rank %d: out of memory for kernel names",
-                       ag.o.rank);
-    pthread_mutex_unlock(&ag.mu);
+    argus_handoff_push_name(hash, name);
 }
 
 void argus_agent_push_rankinfo(const struct argus_rank_info *ri)
 {
-    pthread_mutex_lock(&ag.mu);
-    if (ag.fill >= 0)
-        argus_window_add_rankinfo(&ag.bufs[ag.fill], ri);
-    pthread_mutex_unlock(&ag.mu);
+    argus_handoff_push_rankinfo(ri);
 }
 
 int64_t argus_agent_clock_offset(void)
@@ -211,37 +132,22 @@ int64_t argus_agent_clock_offset(void)
 /* Take the oldest ready window into the outbox. 1 when one was taken. */
 static int take_window(void)
 {
-    pthread_mutex_lock(&ag.mu);
-    if (ag.rq_n == 0) {
-        pthread_mutex_unlock(&ag.mu);
-        return 0;
-    }
-    int b = ag.rq[0];
-    memmove(&ag.rq[0], &ag.rq[1], (size_t)(--ag.rq_n) * sizeof ag.rq[0]);
-    ag.bstate[b] = B_BUSY;
-    pthread_mutex_unlock(&ag.mu);
+    struct argus_handoff_win hw;
 
-    uint64_t w = ag.bwin[b];
-    if (buf_append(&ag.out, ag.bufs[b].buf, ag.bufs[b].len) != 0)
+    if (!argus_handoff_pop(&hw))
+        return 0;
+    uint64_t w = hw.window;
+    if (buf_append(&ag.out, hw.data, hw.len) != 0)
         argus_log_once(ARGUS_LOG_WARN, "out-oom", "rank %d: out of memory; a window of "
                        "summaries is lost", ag.o.rank);
     ag.t_ready[w % 64] = argus_clock_monotonic_ns();
-    ag.first_step[w % 64] = ag.bhas_first[b] ? ag.bfirst[b] : ag.last_step + 1;
-    if (ag.bhas_first[b])
-        ag.last_step = ag.bfirst[b] + (uint64_t)ag.o.window - 1;
+    ag.first_step[w % 64] = hw.has_first ? hw.first_step : ag.last_step + 1;
+    if (hw.has_first)
+        ag.last_step = hw.first_step + (uint64_t)ag.o.window - 1;
     ag.own_taken = w + 1;
-    if (ag.bfinal[b])
+    if (hw.final)
         ag.own_final = 1;
-
-    pthread_mutex_lock(&ag.mu);
-    argus_window_reset(&ag.bufs[b]);
-    ag.bstate[b] = B_FREE;
-    if (ag.fill < 0) { /* a final window waited for a buffer */
-        ag.fill = b;
-        ag.bstate[b] = B_FILL;
-        ag.bhas_first[b] = 0;
-    }
-    pthread_mutex_unlock(&ag.mu);
+    argus_handoff_release(&hw);
     return 1;
 }
 
@@ -490,10 +396,7 @@ static void run_loop(int threaded)
                 ts.tv_sec++;
                 ts.tv_nsec -= 1000000000L;
             }
-            pthread_mutex_lock(&ag.mu);
-            if (ag.rq_n == 0)
-                pthread_cond_timedwait(&ag.cv, &ag.mu, &ts);
-            pthread_mutex_unlock(&ag.mu);
+            argus_handoff_wait(&ts);
         } else {
             struct timespec ts = {0, POLL_NS / 4};
             nanosleep(&ts, NULL);
@@ -525,7 +428,7 @@ static void run_loop(int threaded)
             ag.st.thread_cpu_s = (double)ts.tv_sec + ts.tv_nsec / 1e9;
         argus_rank0_report(ag.o.r0, 1);
         argus_rank0_write_reduce_json(ag.o.r0, threaded ? ag.st.thread_cpu_s : -1.0,
-                                      ag.st.dropped_summaries, ag.st.bytes_in);
+                                      argus_handoff_dropped(), ag.st.bytes_in);
         argus_rank0_close(ag.o.r0);
     }
 }
@@ -561,28 +464,21 @@ int argus_agent_start(const struct argus_agent_opts *o)
     pthread_cond_init(&ag.cv, NULL);
     ag.kids = calloc((size_t)(o->nchildren + 1), sizeof *ag.kids);
     ag.ch = calloc((size_t)(o->nchildren + 1), sizeof *ag.ch);
-    ag.scratch = malloc(sizeof *ag.scratch);
-    if (!ag.kids || !ag.ch || !ag.scratch)
+    if (!ag.kids || !ag.ch)
         goto fail;
     for (int i = 0; i < o->nchildren; i++) {
         ag.kids[i] = o->children[i];
         ag.ch[i].rank = o->children[i];
     }
     ag.o.children = ag.kids;
-    for (int i = 0; i < NBUF; i++)
-        if (argus_window_init(&ag.bufs[i], i == 0 ? reserve : 4096) != 0)
-            goto fail;
-    ag.fill = 0;
-    ag.bstate[0] = B_FILL;
+    if (argus_handoff_init(o->window, o->rank, reserve) != 0)
+        goto fail;
     const char *mute = getenv("ARGUS_TEST_MUTE_RANK");
     ag.mute = mute && atoi(mute) == o->rank && o->rank > 0;
     return 0;
 fail:
-    for (int i = 0; i < NBUF; i++)
-        argus_window_free(&ag.bufs[i]);
     free(ag.kids);
     free(ag.ch);
-    free(ag.scratch);
     memset(&ag, 0, sizeof ag);
     return rc;
 }
@@ -610,13 +506,11 @@ int argus_agent_go(void)
 
 static void agent_free(void)
 {
-    for (int i = 0; i < NBUF; i++)
-        argus_window_free(&ag.bufs[i]);
+    argus_handoff_free();
     for (int i = 0; i < ag.o.nchildren && ag.ch; i++)
         free(ag.ch[i].in.p);
     free(ag.kids);
     free(ag.ch);
-    free(ag.scratch);
     free(ag.out.p);
     free(ag.send.p);
     free(ag.miss.p);
@@ -645,12 +539,7 @@ int argus_agent_finish(void)
 {
     uint64_t t0 = argus_clock_realtime_ns();
 
-    pthread_mutex_lock(&ag.mu);
-    if (ag.fill >= 0)
-        handoff_locked(1);
-    else if (ag.rq_n > 0) /* impossible: final already queued */
-        ag.bfinal[ag.rq[ag.rq_n - 1]] = 1;
-    pthread_mutex_unlock(&ag.mu);
+    argus_handoff_close();
 
     if (!ag.thread_on) {
         /* No Argus thread: run the exchange here, for at most finalize_ms; then abandon
@@ -675,7 +564,7 @@ int argus_agent_finish(void)
     int ok = wait_done_locked(t0 + (uint64_t)ag.o.finalize_ms * 1000000ull);
     if (!ok) {
         atomic_store(&ag.abort_now, 1);
-        pthread_cond_broadcast(&ag.cv);
+        argus_handoff_kick(); /* wake the thread from its wait for a window */
         argus_log(ARGUS_LOG_WARN, "rank %d: Argus's last exchange took longer than %ld ms; "
                   "abandoned", ag.o.rank, ag.o.finalize_ms);
         ok = wait_done_locked(argus_clock_realtime_ns() + GRACE_MS * 1000000ull);
@@ -694,4 +583,5 @@ int argus_agent_finish(void)
 void argus_agent_get_stats(struct argus_agent_stats *st)
 {
     *st = ag.st;
+    st->dropped_summaries = argus_handoff_dropped();
 }

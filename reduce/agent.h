@@ -1,7 +1,7 @@
 /* agent.h — the Argus thread of one rank: it alone makes MPI calls on Argus's private
  * communicator once started. The application thread hands it finished windows of
- * encoded wire records through a small fixed ring of window buffers (agent_push_*; a
- * mutex held for one encode, never across MPI); the thread exchanges them up the
+ * encoded wire records through a small fixed ring of window buffers (agent_push_*;
+ * handoff.h; a mutex held for one encode, never across MPI); the thread exchanges them up the
  * reduction tree with non-blocking sends and matched-probe receives, waits for a child
  * at most deadline × (levels below) per window, marks late subtrees missing (they are
  * never waited on again) and, on rank 0, feeds every record into the job store

@@ -1,5 +1,6 @@
 /* window.h — one rank's outgoing records for one window (a growable byte buffer of
- * encoded wire records). agent.c keeps a few of these and moves them up the tree.
+ * encoded wire records). handoff.c keeps a few of these in its ring; agent.c moves
+ * them up the tree.
  *
  * The buffer grows only at window boundaries or when a new kernel name arrives, never
  * per kernel event: its capacity is reserved at create for window × the largest summary.

@@ -4,6 +4,7 @@
  * tests. Must never accept a key it does not know or a library path that is not absolute.
  */
 #include "spank/policy.h"
+#include "common/errbuf.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -12,19 +13,6 @@
 #include <string.h>
 
 #define KNOWN_KEYS "default, enforce, outdir, window, libdir, allow_full"
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static int copy_str(char *dst, size_t len, const char *src)
 {
@@ -78,7 +66,7 @@ static int parse_word(struct argus_policy *p, const char *word, unsigned *seen, 
     int k = -1;
 
     if (!eq) {
-        seterr(err, errlen, "plugstack.conf argument '%s' is not key=value (keys: %s)", word,
+        argus_seterr(err, errlen, "plugstack.conf argument '%s' is not key=value (keys: %s)", word,
                KNOWN_KEYS);
         return -EINVAL;
     }
@@ -87,12 +75,12 @@ static int parse_word(struct argus_policy *p, const char *word, unsigned *seen, 
         if (strlen(keys[i]) == klen && strncmp(word, keys[i], klen) == 0)
             k = i;
     if (k < 0) {
-        seterr(err, errlen, "plugstack.conf: unknown key '%.*s' in '%s' (keys: %s)", (int)klen,
+        argus_seterr(err, errlen, "plugstack.conf: unknown key '%.*s' in '%s' (keys: %s)", (int)klen,
                word, word, KNOWN_KEYS);
         return -EINVAL;
     }
     if (*seen & (1u << k)) {
-        seterr(err, errlen, "plugstack.conf: key '%s' given twice", keys[k]);
+        argus_seterr(err, errlen, "plugstack.conf: key '%s' given twice", keys[k]);
         return -EINVAL;
     }
     *seen |= 1u << k;
@@ -119,7 +107,7 @@ static int parse_word(struct argus_policy *p, const char *word, unsigned *seen, 
         return 0;
     case 2: /* outdir */
         if (!*v) {
-            seterr(err, errlen, "plugstack.conf: outdir= is empty (e.g. outdir=%%w or "
+            argus_seterr(err, errlen, "plugstack.conf: outdir= is empty (e.g. outdir=%%w or "
                    "outdir=/scratch/%%u/argus)");
             return -EINVAL;
         }
@@ -131,7 +119,7 @@ static int parse_word(struct argus_policy *p, const char *word, unsigned *seen, 
     case 3: { /* window */
         char cerr[256];
         if (argus_config_check("ARGUS_WINDOW", v, cerr, sizeof cerr) != 0) {
-            seterr(err, errlen, "plugstack.conf: window=%s: %s", v, cerr);
+            argus_seterr(err, errlen, "plugstack.conf: window=%s: %s", v, cerr);
             return -EINVAL;
         }
         if (copy_str(p->window, sizeof p->window, v) != 0)
@@ -140,7 +128,7 @@ static int parse_word(struct argus_policy *p, const char *word, unsigned *seen, 
     }
     case 4: /* libdir */
         if (v[0] != '/') {
-            seterr(err, errlen, "plugstack.conf: libdir=%s must be an absolute directory "
+            argus_seterr(err, errlen, "plugstack.conf: libdir=%s must be an absolute directory "
                    "(where libargus.so is installed)", v);
             return -EINVAL;
         }
@@ -157,11 +145,11 @@ static int parse_word(struct argus_policy *p, const char *word, unsigned *seen, 
         return 0;
     }
 bad_value:
-    seterr(err, errlen, "plugstack.conf: %s has a bad value (accepted: %s)", word,
+    argus_seterr(err, errlen, "plugstack.conf: %s has a bad value (accepted: %s)", word,
            k == 0 ? "on, off" : k == 1 ? "on, off, none" : "yes, no");
     return -EINVAL;
 too_long:
-    seterr(err, errlen, "plugstack.conf: %s: value too long", word);
+    argus_seterr(err, errlen, "plugstack.conf: %s: value too long", word);
     return -ENAMETOOLONG;
 }
 
@@ -178,7 +166,7 @@ int argus_policy_parse(struct argus_policy *p, int ac, char *const av[],
             return rc;
     }
     if (p->libdir[0] != '/') {
-        seterr(err, errlen, "plugstack.conf: no usable libdir= (the built-in '%s' is not "
+        argus_seterr(err, errlen, "plugstack.conf: no usable libdir= (the built-in '%s' is not "
                "absolute)", p->libdir);
         return -EINVAL;
     }
@@ -193,7 +181,7 @@ int argus_policy_decide(const struct argus_policy *p, int requested, int *mode, 
         *mode = requested == ARGUS_MODE_FULL && p->allow_full ? ARGUS_MODE_FULL
                                                               : ARGUS_MODE_ON;
         if (requested == ARGUS_MODE_OFF) {
-            seterr(err, errlen, "--argus=off is not allowed: this site runs Argus on every "
+            argus_seterr(err, errlen, "--argus=off is not allowed: this site runs Argus on every "
                    "job (plugstack.conf enforce=on); Argus stays on");
             return -EPERM;
         }
@@ -201,7 +189,7 @@ int argus_policy_decide(const struct argus_policy *p, int requested, int *mode, 
     case ARGUS_ENFORCE_OFF:
         *mode = ARGUS_MODE_OFF;
         if (requested == ARGUS_MODE_ON || requested == ARGUS_MODE_FULL) {
-            seterr(err, errlen, "--argus=%s is not allowed: Argus is disabled on this site "
+            argus_seterr(err, errlen, "--argus=%s is not allowed: Argus is disabled on this site "
                    "(plugstack.conf enforce=off)", argus_mode_name(requested));
             return -EPERM;
         }
@@ -212,7 +200,7 @@ int argus_policy_decide(const struct argus_policy *p, int requested, int *mode, 
     }
     if (*mode == ARGUS_MODE_FULL && !p->allow_full) {
         *mode = ARGUS_MODE_ON;
-        seterr(err, errlen, "--argus=full is not allowed on this site (plugstack.conf "
+        argus_seterr(err, errlen, "--argus=full is not allowed on this site (plugstack.conf "
                "allow_full=no); use --argus=on");
         return -EPERM;
     }
@@ -226,7 +214,7 @@ int argus_template_check(const char *tmpl, char *err, size_t errlen)
             continue;
         c++;
         if (!*c || !strchr("jsuxw%", *c)) {
-            seterr(err, errlen, "plugstack.conf: outdir=%s: unknown code '%%%.1s' (codes: "
+            argus_seterr(err, errlen, "plugstack.conf: outdir=%s: unknown code '%%%.1s' (codes: "
                    "%%j job id, %%s step id, %%u user, %%x job name, %%w working directory, "
                    "%%%% a percent sign)", tmpl, *c ? c : "");
             return -EINVAL;
@@ -290,7 +278,7 @@ int argus_template_expand(const char *tmpl, const struct argus_tmpl_vars *v, cha
             rc = -ENAMETOOLONG;
     }
     if (rc != 0)
-        seterr(err, errlen, "outdir=%s: expanded path too long", tmpl);
+        argus_seterr(err, errlen, "outdir=%s: expanded path too long", tmpl);
     return rc;
 }
 
