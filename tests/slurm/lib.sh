@@ -24,6 +24,11 @@ SCORE="python3 $top_srcdir/tests/integration/score.py"
 SLURM_LOCAL="$top_srcdir/tests/slurm/slurm-local.sh"
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Under `make check` MAKEFLAGS holds every test log name: a line of several KB that srun
+# may forward in pieces, so `srun -n 4 env` lines of different tasks interleave (seen in
+# CI: one task's CUDA_INJECTION64_PATH line glued to another's MAKEFLAGS). The tasks need
+# nothing from make.
+unset MAKEFLAGS MFLAGS MAKELEVEL || true
 unset ARGUS ARGUS_MODE ARGUS_OUTDIR ARGUS_JOBID ARGUS_WINDOW LD_PRELOAD \
       CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH 2>/dev/null || true
 
