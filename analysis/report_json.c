@@ -233,6 +233,21 @@ static int gen_job(yajl_gen g, const struct argus_jobstore *js)
     CKR(an_gen_str(g, t));
     CKR(key(g, "complete"));
     CK(yajl_gen_bool(g, m->complete != 0));
+    /* Ranks that stopped delivering, and from which step (empty when none). */
+    CKR(key(g, "missing_ranks"));
+    CK(yajl_gen_array_open(g));
+    for (uint32_t rk = 0; rk < argus_jobstore_nranks(js); rk++) {
+        uint64_t since = argus_jobstore_missing_since(js, rk);
+        if (since == UINT64_MAX)
+            continue;
+        CK(yajl_gen_map_open(g));
+        CKR(key(g, "rank"));
+        CKR(an_gen_uint(g, rk));
+        CKR(key(g, "since_step"));
+        CKR(an_gen_uint(g, since));
+        CK(yajl_gen_map_close(g));
+    }
+    CK(yajl_gen_array_close(g));
     CK(yajl_gen_map_close(g));
     return 0;
 }

@@ -17,6 +17,7 @@ assert r["argus_report_version"] == 1
 assert r["anomalies"] == [], r["anomalies"]
 assert r["job"]["complete"] is True and r["job"]["ranks"] == 16, r["job"]
 assert r["job"]["source"] == "replay", r["job"]
+assert r["job"]["missing_ranks"] == [], r["job"]
 assert r["layout"] == {"tp": 2, "pp": 2, "dp": 4, "ep": 1, "inferred": False}, r["layout"]
 s = r["steps"]
 assert s["count"] == 60 and s["first"] == 0 and s["last"] == 59, s

@@ -13,6 +13,7 @@ import json, sys
 d = sys.argv[1]
 r = json.load(open(d + "/report.json"))
 assert r["job"]["complete"] is False, r["job"]
+assert r["job"]["missing_ranks"] == [{"rank": 9, "since_step": 0}], r["job"]
 x = json.load(open(d + "/reduce.json"))
 miss = {m["rank"]: m for m in x["missing"]}
 assert list(miss) == [9], x["missing"]
