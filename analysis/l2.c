@@ -367,6 +367,27 @@ static void reconcile_bubbles(struct an_ctx *c, size_t first)
     }
 }
 
+/* Append a zeroed run for rank r over steps [a, b], growing the array by doubling.
+ * NULL when out of memory (the array is left as it was). */
+static struct an_rrun *rrun_push(struct an_rrun **runs, size_t *n, size_t *cap, uint32_t r,
+                                 size_t a, size_t b)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 16;
+        struct an_rrun *nv = realloc(*runs, nc * sizeof *nv);
+        if (!nv)
+            return NULL;
+        *runs = nv;
+        *cap = nc;
+    }
+    struct an_rrun *u = &(*runs)[(*n)++];
+    memset(u, 0, sizeof *u);
+    u->rank = r;
+    u->a = a;
+    u->b = b;
+    return u;
+}
+
 int an_detect_compute(struct an_ctx *c)
 {
     const size_t S = c->S, N = (size_t)c->n * S;
@@ -406,20 +427,11 @@ int an_detect_compute(struct an_ctx *c)
         }
         size_t ns = an_runs(flag, S, c->o.min_steps, spans, S);
         for (size_t j = 0; j < ns; j++) {
-            if (nrun == caprun) {
-                caprun = caprun ? 2 * caprun : 16;
-                struct an_rrun *nv = realloc(runs, caprun * sizeof *nv);
-                if (!nv) {
-                    rc = -ENOMEM;
-                    goto out;
-                }
-                runs = nv;
+            struct an_rrun *u = rrun_push(&runs, &nrun, &caprun, r, spans[j].a, spans[j].b);
+            if (!u) {
+                rc = -ENOMEM;
+                goto out;
             }
-            struct an_rrun *u = &runs[nrun++];
-            memset(u, 0, sizeof *u);
-            u->rank = r;
-            u->a = spans[j].a;
-            u->b = spans[j].b;
             an_run_stats(ratio, z, exc, flag, u->a, u->b, buf, u, c->o.min_steps);
         }
     }
@@ -505,20 +517,11 @@ int an_detect_host(struct an_ctx *c)
         }
         size_t ns = an_runs(flag, S, c->o.min_steps, spans, S);
         for (size_t j = 0; j < ns; j++) {
-            if (nrun == caprun) {
-                caprun = caprun ? 2 * caprun : 16;
-                struct an_rrun *nv = realloc(runs, caprun * sizeof *nv);
-                if (!nv) {
-                    rc = -ENOMEM;
-                    goto out;
-                }
-                runs = nv;
+            struct an_rrun *u = rrun_push(&runs, &nrun, &caprun, r, spans[j].a, spans[j].b);
+            if (!u) {
+                rc = -ENOMEM;
+                goto out;
             }
-            struct an_rrun *u = &runs[nrun++];
-            memset(u, 0, sizeof *u);
-            u->rank = r;
-            u->a = spans[j].a;
-            u->b = spans[j].b;
             u->kind = ARGUS_AK_HOST_STALL;
             an_run_stats(ratio, z, exc, flag, u->a, u->b, buf, u, c->o.min_steps);
         }
