@@ -58,7 +58,12 @@
     X(ARGUS_RING_EVENTS, ring_events, INT, "196608", 0, 16777216,                         \
       "raw GPU events kept per rank for L4 trace dumps (0: no ring)")                     \
     X(ARGUS_RING_STEPS, ring_steps, INT, "3", 1, 1000,                                    \
-      "most recent steps an L4 trace dump shows")
+      "most recent steps an L4 trace dump shows")                                         \
+    X(ARGUS_MPI_SELF_INIT, mpi_self_init, BOOL, "1", 0, 1,                                \
+      "under mpirun/srun --mpi, initialise MPI on Argus's thread when the program never " \
+      "calls MPI_Init (PyTorch with NCCL), so its summaries still reach rank 0")          \
+    X(ARGUS_MPI_SELF_INIT_MS, mpi_self_init_ms, INT, "2000", 0, 600000,                   \
+      "how long after the program starts Argus waits for its own MPI_Init first")
 
 enum argus_mode { ARGUS_MODE_OFF = 0, ARGUS_MODE_ON = 1, ARGUS_MODE_FULL = 2 };
 
@@ -86,6 +91,8 @@ struct argus_config {
     long period_max;
     long ring_events;
     long ring_steps;
+    int mpi_self_init;
+    long mpi_self_init_ms;
 };
 
 /* One row of the table, for printing and documentation. */

@@ -116,6 +116,10 @@ struct argus_step_summary {
     uint64_t host_gap_ns;  /* (end-start) - busy_ns */
     uint64_t kernel_count; /* kernels seen in this step */
     uint64_t dropped;      /* events dropped (buffer full) in this step */
+    uint64_t overhead_ns;  /* CUPTI overhead records (buffer flushes, ...) in this step */
+    uint64_t clock_gpu_ns; /* the tracer's latest clock triple: cuptiGetTimestamp, */
+    uint64_t clock_real_ns;/* CLOCK_REALTIME and CLOCK_MONOTONIC read together (0 when */
+    uint64_t clock_mono_ns;/* the tracer has none, e.g. replayed or imported steps) */
     uint32_t n_kmodes;     /* valid entries in kmodes */
     uint32_t pad;
     struct argus_kmode_stats kmodes[ARGUS_MAX_KMODES];

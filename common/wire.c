@@ -7,7 +7,8 @@
  *   u64 step, u32 rank, u32 flags, u64 start_ns, u64 end_ns, i64 clock_offset_ns,
  *   8 x u16 coords (tp_size pp_size dp_size ep_size tp pp dp ep),
  *   ARGUS_PH_COUNT x u64 phase_wall_ns, ARGUS_PH_COUNT x u64 phase_compute_ns,
- *   u64 compute collective p2p memcpy busy host_gap kernel_count dropped, u32 n_kmodes,
+ *   u64 compute collective p2p memcpy busy host_gap kernel_count dropped,
+ *   [version >= 2: u64 overhead_ns clock_gpu_ns clock_real_ns clock_mono_ns], u32 n_kmodes,
  *   n_kmodes x { u64 name_hash, u8 mode, u8 kclass, u8 phase, u8 0, u32 count,
  *                u64 sum_ns min_ns max_ns,
  *                sketch: i32 base, u16 nbuckets, u16 flags, u32 zeros, nbuckets x u32 }
@@ -23,7 +24,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SUM_FIXED (8 + 4 + 4 + 8 + 8 + 8 + 8 * 2 + 2 * ARGUS_PH_COUNT * 8 + 8 * 8 + 4)
+#define SUM_FIXED_V1 (8 + 4 + 4 + 8 + 8 + 8 + 8 * 2 + 2 * ARGUS_PH_COUNT * 8 + 8 * 8 + 4)
+#define SUM_FIXED (SUM_FIXED_V1 + 4 * 8)
 #define KMODE_FIXED (8 + 4 + 4 + 3 * 8 + 4 + 2 + 2 + 4)
 #define KMODE_MAX (KMODE_FIXED + ARGUS_QSKETCH_BUCKETS * 4)
 #define RANKINFO_MAX (4 * 4 + 8 * 2 + 8 + 1 + ARGUS_HOST_MAX)
@@ -146,6 +148,10 @@ long argus_summary_encode(const struct argus_step_summary *s, uint8_t *buf, size
     put64(&w, s->host_gap_ns);
     put64(&w, s->kernel_count);
     put64(&w, s->dropped);
+    put64(&w, s->overhead_ns);
+    put64(&w, s->clock_gpu_ns);
+    put64(&w, s->clock_real_ns);
+    put64(&w, s->clock_mono_ns);
     put32(&w, s->n_kmodes);
     for (uint32_t i = 0; i < s->n_kmodes; i++) {
         const struct argus_kmode_stats *k = &s->kmodes[i];
@@ -233,9 +239,10 @@ long argus_record_peek(const uint8_t *buf, size_t len, uint64_t base_offset, int
         return -EBADMSG;
     }
     uint16_t version = load16(buf + 4);
-    if (version != ARGUS_WIRE_VERSION) {
-        argus_seterr(errbuf, errlen, "unsupported version %u at offset %llu (this build reads %d)",
-               version, off + 4, ARGUS_WIRE_VERSION);
+    if (version < ARGUS_WIRE_VERSION_MIN || version > ARGUS_WIRE_VERSION) {
+        argus_seterr(errbuf, errlen,
+               "unsupported version %u at offset %llu (this build reads %d to %d)", version,
+               off + 4, ARGUS_WIRE_VERSION_MIN, ARGUS_WIRE_VERSION);
         return -EPROTO;
     }
     uint16_t t = load16(buf + 6);
@@ -272,6 +279,7 @@ long argus_record_peek(const uint8_t *buf, size_t len, uint64_t base_offset, int
 /* A bounds-checked cursor over one record's payload. */
 struct rbuf {
     const uint8_t *p;
+    unsigned version; /* the record's format version */
     size_t pos, end; /* pos and end are offsets in the record */
     int bad;         /* set on the first read past end */
     size_t bad_at;
@@ -335,7 +343,9 @@ static int rec_open(const uint8_t *rec, size_t len, int type, const char *what,
                rec ? len : 0);
         return -EBADMSG;
     }
-    if (load32(rec) != ARGUS_WIRE_MAGIC || load16(rec + 4) != ARGUS_WIRE_VERSION) {
+    unsigned version = load16(rec + 4);
+    if (load32(rec) != ARGUS_WIRE_MAGIC || version < ARGUS_WIRE_VERSION_MIN ||
+        version > ARGUS_WIRE_VERSION) {
         argus_seterr(errbuf, errlen, "%s: bad magic or version at offset 0", what);
         return -EBADMSG;
     }
@@ -351,6 +361,7 @@ static int rec_open(const uint8_t *rec, size_t len, int type, const char *what,
         return -EBADMSG;
     }
     r->p = rec;
+    r->version = version;
     r->pos = ARGUS_WIRE_HDR;
     r->end = ARGUS_WIRE_HDR + plen;
     r->bad = 0;
@@ -403,6 +414,12 @@ int argus_summary_decode(const uint8_t *rec, size_t len, struct argus_step_summa
     out->host_gap_ns = get64(&r);
     out->kernel_count = get64(&r);
     out->dropped = get64(&r);
+    if (r.version >= 2) {
+        out->overhead_ns = get64(&r);
+        out->clock_gpu_ns = get64(&r);
+        out->clock_real_ns = get64(&r);
+        out->clock_mono_ns = get64(&r);
+    }
     size_t at = r.pos;
     uint32_t n = get32(&r);
     if (!r.bad && n > ARGUS_MAX_KMODES) {

@@ -23,7 +23,8 @@
 #include "common/types.h"
 
 #define ARGUS_WIRE_MAGIC 0x53475241u /* "ARGS" read little-endian */
-#define ARGUS_WIRE_VERSION 1
+#define ARGUS_WIRE_VERSION 2     /* written; 2 added overhead + clock triple to summaries */
+#define ARGUS_WIRE_VERSION_MIN 1 /* oldest still read (spools written by older builds) */
 #define ARGUS_WIRE_HDR 12  /* magic + version + type + length */
 #define ARGUS_WIRE_TRAILER 4
 

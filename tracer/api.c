@@ -62,7 +62,8 @@ static struct {
     _Atomic(argus_gpu_mark_fn) gpu_mark;
     _Atomic(argus_gpu_drain_fn) gpu_drain;
     struct argus_ring *ring;
-    uint64_t clk[3];
+    uint64_t clk[3]; /* qlock: the latest clock triple, 0s when none */
+    atomic_int api_seen; /* argus_step_begin was called (even while inactive) */
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER, .qlock = PTHREAD_MUTEX_INITIALIZER,
        .dlock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -78,6 +79,11 @@ static void q_summary(void *ctx, const struct argus_step_summary *s)
     struct argus_step_summary *d = &g.sq[(g.sq_head + g.sq_n) % SUMQ];
     memcpy(d, s, offsetof(struct argus_step_summary, kmodes) +
                      s->n_kmodes * sizeof s->kmodes[0]);
+    if (g.clk[1]) { /* the latest clock triple of the GPU tracer, when there is one */
+        d->clock_gpu_ns = g.clk[0];
+        d->clock_real_ns = g.clk[1];
+        d->clock_mono_ns = g.clk[2];
+    }
     g.sq_n++;
     pthread_mutex_unlock(&g.qlock);
 }
@@ -249,6 +255,12 @@ void argus_tracer_set_gpu_hooks(argus_gpu_mark_fn mark, argus_gpu_drain_fn drain
     atomic_store(&g.gpu_mark, mark);
 }
 
+int argus_tracer_wanted(void)
+{
+    return atomic_load_explicit(&g.gpu_mark, memory_order_relaxed) != NULL ||
+           atomic_load_explicit(&g.api_seen, memory_order_relaxed);
+}
+
 struct argus_ring *argus_tracer_ring(void)
 {
     return atomic_load(&g.gpu_mark) ? g.ring : NULL;
@@ -256,18 +268,18 @@ struct argus_ring *argus_tracer_ring(void)
 
 void argus_tracer_set_clock_triple(uint64_t cupti_ns, uint64_t real_ns, uint64_t mono_ns)
 {
-    pthread_mutex_lock(&g.lock);
+    pthread_mutex_lock(&g.qlock); /* qlock: q_summary stamps it into each summary */
     g.clk[0] = cupti_ns;
     g.clk[1] = real_ns;
     g.clk[2] = mono_ns;
-    pthread_mutex_unlock(&g.lock);
+    pthread_mutex_unlock(&g.qlock);
 }
 
 void argus_tracer_clock_triple(uint64_t out[3])
 {
-    pthread_mutex_lock(&g.lock);
+    pthread_mutex_lock(&g.qlock);
     memcpy(out, g.clk, sizeof g.clk);
-    pthread_mutex_unlock(&g.lock);
+    pthread_mutex_unlock(&g.qlock);
 }
 
 uint64_t argus_tracer_lost_summaries(void)
@@ -362,6 +374,7 @@ static int gpu_mark(int kind, uint64_t step, uint64_t t_ns, unsigned phase)
 
 ARGUS_EXPORT void argus_step_begin(uint64_t step, uint64_t t_ns)
 {
+    atomic_store_explicit(&g.api_seen, 1, memory_order_relaxed);
     if (gpu_mark(0, step, t_ns, 0)) {
         argus_tracer_deliver();
         return;

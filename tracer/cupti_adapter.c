@@ -128,7 +128,7 @@ static struct {
     struct argus_ring *ring;
     struct argus_period *per;
     struct argus_nvtx_map map;
-    uint64_t clk_cupti, clk_real, clk_mono; /* the clock triple at start */
+    uint64_t clk_cupti, clk_real, clk_mono; /* the latest clock triple (drain thread) */
 } gi = {.once = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t now_cupti(void)
@@ -155,8 +155,21 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t sid, uint8_t *buf, siz
     argus_collect_buf_done(gi.c, buf, valid);
 }
 
+/* Read the (CUPTI, realtime, monotonic) triple and publish it to the summaries. */
+static void clock_triple_take(void)
+{
+    gi.clk_cupti = now_cupti();
+    gi.clk_real = argus_clock_realtime_ns();
+    gi.clk_mono = argus_clock_monotonic_ns();
+    argus_tracer_set_clock_triple(gi.clk_cupti, gi.clk_real, gi.clk_mono);
+}
+
+/* Called by the collector at step boundaries; refreshes the clock triple once a second so
+ * drift between the GPU and host clocks can be followed over a long job. */
 static int flush_all(int forced)
 {
+    if (!forced && argus_clock_monotonic_ns() - gi.clk_mono >= 1000000000ull) /* drain thr. */
+        clock_triple_take();
     return cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0) ==
                    CUPTI_SUCCESS ? 0 : -EIO;
 }
@@ -292,10 +305,7 @@ static int setup(const struct argus_config *cfg)
          cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE) != CUPTI_SUCCESS) ||
         cuptiEnableDomain(1, gi.sub, CUPTI_CB_DOMAIN_NVTX) != CUPTI_SUCCESS)
         return -EIO;
-    gi.clk_cupti = now_cupti();
-    gi.clk_real = argus_clock_realtime_ns();
-    gi.clk_mono = argus_clock_monotonic_ns();
-    argus_tracer_set_clock_triple(gi.clk_cupti, gi.clk_real, gi.clk_mono);
+    clock_triple_take();
     rc = argus_collect_start(gi.c);
     if (rc)
         return rc;

@@ -45,9 +45,15 @@ typedef void (*argus_gpu_drain_fn)(void);
 struct argus_ring;
 void argus_tracer_set_gpu_hooks(argus_gpu_mark_fn mark, argus_gpu_drain_fn drain,
                                 struct argus_ring *ring);
+/* 1 once this process has something to trace: the CUDA driver injected the GPU collector,
+ * or the program marked a step through argus.h (reduce/selfinit.c initialises MPI only
+ * for such processes, not for shells or helpers that merely inherit LD_PRELOAD). */
+int argus_tracer_wanted(void);
 /* The raw ring of the GPU collector, NULL when none (for L4 dumps). */
 struct argus_ring *argus_tracer_ring(void);
-/* (cuptiGetTimestamp, CLOCK_REALTIME, CLOCK_MONOTONIC) at GPU-collection start. */
+/* (cuptiGetTimestamp, CLOCK_REALTIME, CLOCK_MONOTONIC) read together: at GPU-collection
+ * start and then at most once a second at a step flush. Every summary queued after a set
+ * carries the latest triple in its header (clock_gpu_ns, clock_real_ns, clock_mono_ns). */
 void argus_tracer_set_clock_triple(uint64_t cupti_ns, uint64_t real_ns, uint64_t mono_ns);
 void argus_tracer_clock_triple(uint64_t out[3]);
 /* Summaries dropped because the delivery queue was full; names likewise. */

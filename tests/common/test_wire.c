@@ -45,6 +45,10 @@ static void test_summary_roundtrip_fixed(void **state)
     in.phase_wall_ns[ARGUS_PH_FORWARD] = 1000;
     in.phase_compute_ns[ARGUS_PH_OTHER] = 77;
     in.host_gap_ns = 5;
+    in.overhead_ns = 31337;
+    in.clock_gpu_ns = 1700000000000000123ull;
+    in.clock_real_ns = 1700000000000000456ull;
+    in.clock_mono_ns = 98765;
     in.n_kmodes = 2;
     in.kmodes[0].name_hash = argus_name_hash("gemm");
     in.kmodes[0].kclass = ARGUS_KC_COMPUTE;
@@ -63,12 +67,12 @@ static void test_summary_roundtrip_fixed(void **state)
     assert_true(n > 0);
     assert_true((size_t)n <= argus_summary_encoded_max(2));
     /* Only the used sketch span travels. */
-    size_t expect = ARGUS_WIRE_HDR + 220 + 2 * 52 + 4u * in.kmodes[0].sketch.nbuckets +
+    size_t expect = ARGUS_WIRE_HDR + 252 + 2 * 52 + 4u * in.kmodes[0].sketch.nbuckets +
                     ARGUS_WIRE_TRAILER;
     assert_int_equal((size_t)n, expect);
     /* Little-endian header written byte by byte. */
     assert_memory_equal(buf, "ARGS", 4);
-    assert_int_equal(buf[4], 1);
+    assert_int_equal(buf[4], ARGUS_WIRE_VERSION);
     assert_int_equal(buf[5], 0);
     assert_int_equal(buf[6], ARGUS_REC_SUMMARY);
     assert_int_equal(buf[12], 42); /* step, low byte first */
@@ -81,6 +85,55 @@ static void test_summary_roundtrip_fixed(void **state)
     tg_assert_summary_equal(&in, &out);
     assert_int_equal(out.kmodes[0].sketch.zeros, 1);
     assert_true(out.clock_offset_ns == -123456789);
+}
+
+/* Rewrite a version-2 summary record as the version-1 record an older build wrote: no
+ * overhead and clock triple (32 bytes after dropped), new length and CRC. */
+static size_t summary_as_v1(uint8_t *rec, size_t n)
+{
+    const size_t extra_at = ARGUS_WIRE_HDR + 220 - 4; /* the v1 fixed part ends in n_kmodes */
+    memmove(rec + extra_at, rec + extra_at + 32, n - extra_at - 32);
+    n -= 32;
+    rec[4] = 1;
+    rec[5] = 0;
+    uint32_t plen = (uint32_t)(n - ARGUS_WIRE_HDR - ARGUS_WIRE_TRAILER);
+    for (int i = 0; i < 4; i++)
+        rec[8 + i] = (uint8_t)(plen >> 8 * i);
+    uint32_t crc = argus_crc32c(rec, n - ARGUS_WIRE_TRAILER);
+    for (int i = 0; i < 4; i++)
+        rec[n - 4 + i] = (uint8_t)(crc >> 8 * i);
+    return n;
+}
+
+/* Spools written by a version-1 build still read: same fields, the new ones zero. A
+ * version the build does not know is refused with the offset of the version field. */
+static void test_summary_v1_still_read(void **state)
+{
+    uint64_t st = 4242;
+    char err[256] = "";
+    (void)state;
+
+    tg_summary(&st, &in, 3);
+    long n = argus_summary_encode(&in, buf, sizeof buf);
+    assert_true(n > 0);
+    size_t n1 = summary_as_v1(buf, (size_t)n);
+    int type = 0;
+    assert_int_equal(argus_record_peek(buf, n1, 0, &type, err, sizeof err), (long)n1);
+    memset(&out, 0x5a, sizeof out);
+    assert_int_equal(argus_summary_decode(buf, n1, &out, err, sizeof err), 0);
+    in.overhead_ns = in.clock_gpu_ns = in.clock_real_ns = in.clock_mono_ns = 0;
+    tg_assert_summary_equal(&in, &out);
+
+    /* Version 3 (a future build): refused by peek and by the decoder. */
+    n = argus_summary_encode(&in, buf, sizeof buf);
+    buf[4] = ARGUS_WIRE_VERSION + 1;
+    uint32_t crc = argus_crc32c(buf, (size_t)n - ARGUS_WIRE_TRAILER);
+    for (int i = 0; i < 4; i++)
+        buf[n - 4 + i] = (uint8_t)(crc >> 8 * i);
+    assert_true(argus_record_peek(buf, (size_t)n, 0, &type, err, sizeof err) < 0);
+    assert_non_null(strstr(err, "unsupported version 3"));
+    assert_int_equal(msg_offset(err), 4);
+    assert_true(argus_summary_decode(buf, (size_t)n, &out, err, sizeof err) < 0);
 }
 
 static void test_summary_roundtrip_random(void **state)
@@ -202,42 +255,42 @@ static void test_decoder_field_checks(void **state)
     tg_summary(&st, &in, 1);
     in.kmodes[0].sketch.nbuckets = 2;
     long n = argus_summary_encode(&in, buf, sizeof buf);
-    /* n_kmodes lives at record offset 12 + 216. */
-    buf[228] = 0x2c;
-    buf[229] = 0x01; /* 300 */
+    /* n_kmodes lives at record offset 12 + 248 (version 2). */
+    buf[260] = 0x2c;
+    buf[261] = 0x01; /* 300 */
     reseal(buf, (size_t)n);
     assert_true(argus_record_peek(buf, (size_t)n, 0, NULL, err, sizeof err) > 0);
     assert_int_equal(argus_summary_decode(buf, (size_t)n, &out, err, sizeof err), -EBADMSG);
-    assert_string_equal(err, "summary: 300 kernel modes at offset 228, at most 256");
+    assert_string_equal(err, "summary: 300 kernel modes at offset 260, at most 256");
 
-    /* nbuckets of kmode 0 at 232 + 8+4+4+24+4 = 276. */
+    /* nbuckets of kmode 0 at 264 + 8+4+4+24+4 = 308. */
     n = argus_summary_encode(&in, buf, sizeof buf);
-    buf[276] = 49;
+    buf[308] = 49;
     reseal(buf, (size_t)n);
     assert_int_equal(argus_summary_decode(buf, (size_t)n, &out, err, sizeof err), -EBADMSG);
-    assert_string_equal(err, "summary: sketch of 49 buckets at offset 276, at most 48");
+    assert_string_equal(err, "summary: sketch of 49 buckets at offset 308, at most 48");
 
     /* A span that claims more buckets than the payload holds. */
     n = argus_summary_encode(&in, buf, sizeof buf);
-    buf[276] = 3;
+    buf[308] = 3;
     reseal(buf, (size_t)n);
     assert_int_equal(argus_summary_decode(buf, (size_t)n, &out, err, sizeof err), -EBADMSG);
     assert_non_null(strstr(err, "payload ends early at offset"));
 
     /* Bad kernel class. */
     n = argus_summary_encode(&in, buf, sizeof buf);
-    buf[232 + 9] = ARGUS_KC_COUNT;
+    buf[264 + 9] = ARGUS_KC_COUNT;
     reseal(buf, (size_t)n);
     assert_int_equal(argus_summary_decode(buf, (size_t)n, &out, err, sizeof err), -EBADMSG);
-    assert_non_null(strstr(err, "at offset 232"));
+    assert_non_null(strstr(err, "at offset 264"));
 
     /* Version and type. */
     n = argus_summary_encode(&in, buf, sizeof buf);
-    buf[4] = 2;
+    buf[4] = 3;
     reseal(buf, (size_t)n);
     assert_int_equal(argus_record_peek(buf, (size_t)n, 10, NULL, err, sizeof err), -EPROTO);
-    assert_string_equal(err, "unsupported version 2 at offset 14 (this build reads 1)");
-    buf[4] = 1;
+    assert_string_equal(err, "unsupported version 3 at offset 14 (this build reads 1 to 2)");
+    buf[4] = 2;
     buf[6] = 9;
     reseal(buf, (size_t)n);
     assert_int_equal(argus_record_peek(buf, (size_t)n, 10, NULL, err, sizeof err), -EPROTO);
@@ -332,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_crc32c_vector),
         cmocka_unit_test(test_summary_roundtrip_fixed),
         cmocka_unit_test(test_summary_roundtrip_random),
+        cmocka_unit_test(test_summary_v1_still_read),
         cmocka_unit_test(test_summary_encode_limits),
         cmocka_unit_test(test_flipped_byte_rejected),
         cmocka_unit_test(test_truncated_rejected),

@@ -81,6 +81,10 @@ static TG_UNUSED void tg_summary(uint64_t *st, struct argus_step_summary *s, int
     s->host_gap_ns = tg_rand(st);
     s->kernel_count = tg_rand(st);
     s->dropped = tg_rand(st);
+    s->overhead_ns = tg_rand(st);
+    s->clock_gpu_ns = tg_rand(st);
+    s->clock_real_ns = tg_rand(st);
+    s->clock_mono_ns = tg_rand(st);
     s->n_kmodes = n >= 0 ? (uint32_t)n : (uint32_t)(tg_rand(st) % (ARGUS_MAX_KMODES + 1));
     for (uint32_t i = 0; i < s->n_kmodes; i++) {
         struct argus_kmode_stats *k = &s->kmodes[i];
@@ -137,6 +141,10 @@ static TG_UNUSED void tg_assert_summary_equal(const struct argus_step_summary *a
     assert_true(a->host_gap_ns == b->host_gap_ns);
     assert_true(a->kernel_count == b->kernel_count);
     assert_true(a->dropped == b->dropped);
+    assert_true(a->overhead_ns == b->overhead_ns);
+    assert_true(a->clock_gpu_ns == b->clock_gpu_ns);
+    assert_true(a->clock_real_ns == b->clock_real_ns);
+    assert_true(a->clock_mono_ns == b->clock_mono_ns);
     assert_int_equal(a->n_kmodes, b->n_kmodes);
     for (uint32_t i = 0; i < a->n_kmodes; i++) {
         const struct argus_kmode_stats *x = &a->kmodes[i], *y = &b->kmodes[i];

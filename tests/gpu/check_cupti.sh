@@ -53,11 +53,22 @@ if command -v mpirun >/dev/null 2>&1 && [ -x "$b/wrapper/argus-run" ]; then
         python3 - "$rep" <<'PY' || fail=1
 import json, sys
 r = json.load(open(sys.argv[1]))
-s = json.dumps(r)
-steps = r.get("steps", r.get("job", {}).get("steps"))
-print("report steps:", steps)
-ok = steps in (199, 200) or '"steps": 200' in s or '"steps": 199' in s
-print("PASS steps" if ok else "FAIL steps")
+# REPORT_SCHEMA.md: job.source, steps.count, collection.kernels_seen / dropped_events.
+src = r["job"]["source"]
+steps = r["steps"]["count"]
+seen = r["collection"]["kernels_seen"]
+dropped = r["collection"]["dropped_events"]
+print("report: source=%s steps=%d kernels_seen=%d dropped=%d" % (src, steps, seen, dropped))
+ok = True
+if src != "cupti":
+    print("FAIL source is %s, not cupti" % src); ok = False
+# 200 ProfilerStep ranges; the first may be cut by the injection warm-up.
+if steps not in (199, 200):
+    print("FAIL steps"); ok = False
+# 17 kernels per step (8 forward, 8 backward, 1 optimizer).
+if not (17 * steps <= seen <= 3400) or dropped != 0:
+    print("FAIL kernel count"); ok = False
+print("PASS report" if ok else "FAIL report")
 sys.exit(0 if ok else 1)
 PY
     else

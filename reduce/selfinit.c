@@ -1,0 +1,286 @@
+/* selfinit.c — Argus initialises MPI itself for programs that never do (selfinit.h).
+ *
+ * States (si.lock): WAITING (the thread watches for the program's MPI_Init and for
+ * something to trace) -> APP (the program initialised MPI: the thread is gone) or
+ * STARTING -> SELF (MPI and Argus run on the thread) or FAILED; SELF -> DONE after the
+ * thread finalized Argus and MPI, asked by atexit or by the program's MPI_Finalize.
+ */
+#include "reduce/selfinit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "reduce/runtime.h"
+#include "tracer/tracer.h"
+
+#define POLL_MS 50
+
+enum si_state { SI_IDLE, SI_WAITING, SI_APP, SI_STARTING, SI_SELF, SI_FAILED, SI_DONE };
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    enum si_state state;
+    int provided;
+    int fin_req;  /* finalize Argus and MPI now */
+    pid_t pid;    /* the process that owns the thread (children never finalize) */
+    long wait_ms; /* ARGUS_MPI_SELF_INIT_MS */
+    uint64_t t0;  /* CLOCK_MONOTONIC at load */
+    char claim[4096]; /* the rank's claim file, "" when none */
+} si = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+int argus_selfinit_env_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                       "SLURM_PROCID", "RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        if (!v || !*v)
+            continue;
+        long r = strtol(v, &end, 10);
+        if (*end == '\0' && r >= 0 && r < (1L << 30))
+            return (int)r;
+    }
+    return -1;
+}
+
+/* Started by an MPI launcher that will wire this process into a world. */
+static int launched_by_mpi(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+/* One process per rank initialises MPI: a CUDA program's exec'd or spawned children that
+ * trace too (they inherit LD_PRELOAD and the launcher's rank variables) must not. The
+ * first claims $TMPDIR/argus-mpi-<job>-<rank> (O_EXCL, holding its pid); a later one
+ * stands down while that pid lives. 1: claimed (or no job id to claim with). */
+static int rank_claim(char *path, size_t len)
+{
+    const char *ns = getenv("OMPI_MCA_ess_base_jobid");
+    const char *tmp = getenv("TMPDIR");
+    char job[128];
+    int rank = argus_selfinit_env_rank();
+
+    if (!ns)
+        ns = getenv("PMIX_NAMESPACE");
+    if (!ns)
+        ns = getenv("SLURM_JOB_ID");
+    path[0] = '\0';
+    if (!ns || rank < 0)
+        return 1;
+    snprintf(job, sizeof job, "%s", ns);
+    for (char *p = job; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+            *p = '_';
+    snprintf(path, len, "%s/argus-mpi-%s-%d", tmp && *tmp ? tmp : "/tmp", job, rank);
+    for (int tries = 0; tries < 2; tries++) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            char pid[32];
+            int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+            ssize_t w = write(fd, pid, (size_t)n);
+            close(fd);
+            return w == n;
+        }
+        char buf[32] = "";
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return 0;
+        ssize_t r = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        long holder = r > 0 ? atol(buf) : 0;
+        if (holder > 0 && (kill((pid_t)holder, 0) == 0 || errno == EPERM))
+            return 0; /* a live process of this rank holds it */
+        unlink(path); /* left by a dead process: take it over */
+    }
+    return 0;
+}
+
+/* Wait (lock held) until the state is not in [from, to]. */
+static void wait_while(enum si_state from, enum si_state to)
+{
+    while (si.state >= from && si.state <= to)
+        pthread_cond_wait(&si.cv, &si.lock);
+}
+
+static void check_rank(void)
+{
+    int mpi_rank = -1, env_rank = argus_selfinit_env_rank();
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+    if (env_rank >= 0 && env_rank != mpi_rank)
+        argus_log_once(ARGUS_LOG_WARN, "selfinit-rank",
+                       "MPI says rank %d but the launcher says %d; Argus uses MPI's", mpi_rank,
+                       env_rank);
+}
+
+/* The thread: wait, maybe initialise, then serve the finalize request. */
+static void *selfinit_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&si.lock);
+    while (si.state == SI_WAITING) {
+        uint64_t waited_ms = (argus_clock_monotonic_ns() - si.t0) / 1000000;
+        if (waited_ms >= (uint64_t)si.wait_ms && argus_tracer_wanted())
+            break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += POLL_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&si.cv, &si.lock, &ts);
+    }
+    if (si.state != SI_WAITING) { /* the program initialised MPI itself */
+        pthread_mutex_unlock(&si.lock);
+        return NULL;
+    }
+    if (!rank_claim(si.claim, sizeof si.claim)) {
+        si.state = SI_IDLE; /* another process of this rank owns MPI */
+        si.claim[0] = '\0';
+        pthread_mutex_unlock(&si.lock);
+        argus_log(ARGUS_LOG_DEBUG, "pid %ld: another process of this rank initialised MPI",
+                  (long)getpid());
+        return NULL;
+    }
+    si.state = SI_STARTING;
+    pthread_mutex_unlock(&si.lock);
+
+    int provided = MPI_THREAD_SINGLE, initialized = 0;
+    int rc = MPI_Initialized(&initialized) == MPI_SUCCESS && !initialized
+                 ? PMPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided)
+                 : MPI_ERR_OTHER;
+    pthread_mutex_lock(&si.lock);
+    si.state = rc == MPI_SUCCESS ? SI_SELF : SI_FAILED;
+    si.provided = provided;
+    pthread_cond_broadcast(&si.cv);
+    pthread_mutex_unlock(&si.lock);
+    if (rc != MPI_SUCCESS) {
+        if (si.claim[0])
+            unlink(si.claim);
+        argus_log_once(ARGUS_LOG_WARN, "selfinit", "the program never called MPI_Init and "
+                       "Argus could not initialise MPI for it; no diagnosis for this rank");
+        return NULL;
+    }
+    argus_log_once(ARGUS_LOG_INFO, "selfinit", "the program does not use MPI; Argus "
+                   "initialised it on its own thread");
+    check_rank();
+    argus_runtime_init(provided);
+
+    pthread_mutex_lock(&si.lock);
+    while (!si.fin_req)
+        pthread_cond_wait(&si.cv, &si.lock);
+    pthread_mutex_unlock(&si.lock);
+    argus_runtime_finalize();
+    PMPI_Finalize();
+    if (si.claim[0])
+        unlink(si.claim);
+    pthread_mutex_lock(&si.lock);
+    si.state = SI_DONE;
+    pthread_cond_broadcast(&si.cv);
+    pthread_mutex_unlock(&si.lock);
+    return NULL;
+}
+
+/* Finalize through the thread when it owns MPI; 1 when it did. */
+static int finalize_on_thread(void)
+{
+    int owned;
+
+    pthread_mutex_lock(&si.lock);
+    wait_while(SI_STARTING, SI_STARTING);
+    owned = si.state == SI_SELF || si.state == SI_DONE;
+    if (si.state == SI_SELF) {
+        si.fin_req = 1;
+        pthread_cond_broadcast(&si.cv);
+        wait_while(SI_SELF, SI_SELF);
+    }
+    pthread_mutex_unlock(&si.lock);
+    return owned;
+}
+
+static void selfinit_atexit(void)
+{
+    if (getpid() != si.pid) /* a forked child: MPI belongs to the parent */
+        return;
+    pthread_mutex_lock(&si.lock);
+    if (si.state == SI_WAITING) { /* nothing was initialised: let the thread go */
+        si.state = SI_IDLE;
+        pthread_cond_broadcast(&si.cv);
+    }
+    pthread_mutex_unlock(&si.lock);
+    finalize_on_thread();
+}
+
+int argus_selfinit_claim(int *provided)
+{
+    int mine = 0;
+
+    pthread_mutex_lock(&si.lock);
+    if (si.state == SI_WAITING || si.state == SI_IDLE) {
+        si.state = SI_APP;
+        pthread_cond_broadcast(&si.cv);
+    } else {
+        wait_while(SI_STARTING, SI_STARTING);
+        if (si.state == SI_SELF) {
+            mine = 1;
+            if (provided)
+                *provided = si.provided;
+        }
+    }
+    pthread_mutex_unlock(&si.lock);
+    return mine;
+}
+
+int argus_selfinit_finalize(void)
+{
+    if (getpid() != si.pid)
+        return 0;
+    return finalize_on_thread();
+}
+
+__attribute__((constructor)) static void selfinit_load(void)
+{
+    const char *m = getenv("ARGUS_MODE");
+    struct argus_config c;
+    char err[256];
+    pthread_t thr;
+    sigset_t all, old;
+
+    if (!m || (strcasecmp(m, "on") != 0 && strcasecmp(m, "full") != 0) || !launched_by_mpi())
+        return;
+    argus_config_defaults(&c);
+    (void)argus_config_load(&c, getenv, err, sizeof err); /* runtime.c reports bad values */
+    if (!c.mpi_self_init)
+        return;
+    argus_log_set_level((enum argus_log_level)c.log);
+    si.pid = getpid();
+    si.wait_ms = c.mpi_self_init_ms;
+    si.t0 = argus_clock_monotonic_ns();
+    si.state = SI_WAITING;
+    /* Signals stay with the program's threads. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&thr, NULL, selfinit_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        si.state = SI_IDLE;
+        return;
+    }
+    pthread_detach(thr);
+    atexit(selfinit_atexit);
+}
