@@ -54,6 +54,7 @@ struct sim_opts {
     double noise;
     const char *truth;
     int print_steps;
+    int pace_ms;                /* real milliseconds each step lasts at least (0: none) */
     struct sim_inject *inj;     /* owned */
     int ninj;
 };

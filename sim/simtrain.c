@@ -35,6 +35,7 @@ static const char usage_text[] =
     "  --truth PATH        rank 0 writes the ground truth as JSON to PATH\n"
     "  --print-steps       every rank prints one line per step:\n"
     "                      step S rank R wall_ms W compute_ms C comm_ms M idle_ms I\n"
+    "  --pace-ms N         each step also lasts at least N real milliseconds (default 0)\n"
     "  -h, --help          this text\n"
     "\n"
     "SPEC is KIND:key=val,key=val,...; steps=A-B is inclusive, A- runs to the end, A is\n"
@@ -99,7 +100,7 @@ static int opt_int(const char *opt, const char *s, long lo, long hi)
 }
 
 enum { OPT_TP = 256, OPT_PP, OPT_DP, OPT_MB, OPT_STEPS, OPT_LAYERS, OPT_SEED, OPT_NOISE,
-       OPT_INJECT, OPT_TRUTH, OPT_PRINT };
+       OPT_INJECT, OPT_TRUTH, OPT_PRINT, OPT_PACE };
 
 static void parse_options(int argc, char **argv, struct sim_opts *o)
 {
@@ -115,6 +116,7 @@ static void parse_options(int argc, char **argv, struct sim_opts *o)
         { "inject", required_argument, NULL, OPT_INJECT },
         { "truth", required_argument, NULL, OPT_TRUTH },
         { "print-steps", no_argument, NULL, OPT_PRINT },
+        { "pace-ms", required_argument, NULL, OPT_PACE },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -154,6 +156,7 @@ static void parse_options(int argc, char **argv, struct sim_opts *o)
             o->truth = optarg;
             break;
         case OPT_PRINT: o->print_steps = 1; break;
+        case OPT_PACE: o->pace_ms = opt_int("--pace-ms", optarg, 0, 600000); break;
         case 'h':
             fputs(usage_text, stdout);
             exit(0);
@@ -268,6 +271,11 @@ int main(int argc, char **argv)
             raise(SIGKILL);
         }
         const uint64_t t0 = r.t;
+        if (o.pace_ms) { /* real time too, for tests of what happens while a job runs */
+            struct timespec ts = {o.pace_ms / 1000, (long)(o.pace_ms % 1000) * 1000000L};
+            while (nanosleep(&ts, &ts) != 0)
+                ;
+        }
         sim_step(&r, s);
         if (o.print_steps) {
             const uint64_t wall = r.t - t0;
