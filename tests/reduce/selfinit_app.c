@@ -5,8 +5,10 @@
  * found with dlsym as a framework would (libargus.so is preloaded by argus-run), and
  * reports each step's compute as one kernel. Rank 2 computes twice as long.
  * In mode "none" it also forks a child at step 10 that marks a step and exits: the child
- * must neither finalize MPI nor disturb the parent.
- * Usage: selfinit_app none|late STEPS */
+ * must neither finalize MPI nor disturb the parent. Mode "single" is an ordinary MPI
+ * program that asks for MPI_THREAD_SINGLE before its first step and all-reduces every
+ * step: Argus must not initialise MPI itself, and the program's results must be right.
+ * Usage: selfinit_app none|late|single STEPS */
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -31,11 +33,13 @@ static void sleep_ms(double ms)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "none") != 0 && strcmp(argv[1], "late") != 0)) {
-        fprintf(stderr, "usage: selfinit_app none|late STEPS\n");
+    if (argc != 3 || (strcmp(argv[1], "none") != 0 && strcmp(argv[1], "late") != 0 &&
+                      strcmp(argv[1], "single") != 0)) {
+        fprintf(stderr, "usage: selfinit_app none|late|single STEPS\n");
         return 2;
     }
-    int late = strcmp(argv[1], "late") == 0, steps = atoi(argv[2]);
+    int late = strcmp(argv[1], "late") == 0, single = strcmp(argv[1], "single") == 0;
+    int steps = atoi(argv[2]), world = 0;
     step_fn begin = (step_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "argus_step_begin");
     step_fn end = (step_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "argus_step_end");
     kernel_fn kernel = (kernel_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "argus_kernel");
@@ -46,6 +50,15 @@ int main(int argc, char **argv)
     }
     const char *r = getenv("OMPI_COMM_WORLD_RANK");
     int rank = r ? atoi(r) : 0;
+    if (single) {
+        int provided = -1;
+        if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+            fprintf(stderr, "selfinit_app: MPI_Init_thread failed\n");
+            return 1;
+        }
+        MPI_Comm_size(MPI_COMM_WORLD, &world);
+        printf("rank %d: MPI_THREAD_SINGLE asked, provided %d\n", rank, provided);
+    }
     for (int s = 0; s < steps; s++) {
         begin((uint64_t)s, 0);
         uint64_t t0 = now();
@@ -55,6 +68,15 @@ int main(int argc, char **argv)
         sleep_ms(5);
         kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", t1, now(), 0, 8, 1);
         sleep_ms(rank == 2 ? 2 : 17); /* the others "wait" for rank 2 */
+        if (single) {
+            int sum = -1, want = world * (world - 1) / 2 + world * s;
+            int mine = rank + s;
+            MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            if (sum != want) {
+                fprintf(stderr, "selfinit_app: step %d allreduce %d, want %d\n", s, sum, want);
+                return 1;
+            }
+        }
         end((uint64_t)s, 0);
         if (!late && s == 10) {
             pid_t c = fork();
@@ -68,7 +90,7 @@ int main(int argc, char **argv)
                 waitpid(c, &st, 0);
         }
         if (late && s == steps / 2) {
-            int provided = -1, sum = 0, world = 0;
+            int provided = -1, sum = 0;
             if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
                 fprintf(stderr, "selfinit_app: MPI_Init_thread failed\n");
                 return 1;
@@ -84,7 +106,7 @@ int main(int argc, char **argv)
                    sum);
         }
     }
-    if (late && MPI_Finalize() != MPI_SUCCESS)
+    if ((late || single) && MPI_Finalize() != MPI_SUCCESS)
         return 1;
     printf("rank %d: done %d steps\n", rank, steps);
     return 0;
