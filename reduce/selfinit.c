@@ -63,6 +63,21 @@ static int launched_by_mpi(void)
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
 }
 
+static int env_is_one_or_unset(const char *name)
+{
+    const char *v = getenv(name);
+    return !v || !*v || strcmp(v, "1") == 0;
+}
+
+/* A lone process (`argus-run python train.py`): no launcher and nothing saying it is one
+ * of several (torchrun's WORLD_SIZE, Slurm's task count). MPI then starts as a singleton,
+ * a world of one, and the process gets its own report. */
+static int lone_process(void)
+{
+    return !launched_by_mpi() && env_is_one_or_unset("WORLD_SIZE") &&
+           env_is_one_or_unset("SLURM_NTASKS") && env_is_one_or_unset("SLURM_STEP_NUM_TASKS");
+}
+
 /* One process per rank initialises MPI: a CUDA program's exec'd or spawned children that
  * trace too (they inherit LD_PRELOAD and the launcher's rank variables) must not. The
  * first claims $TMPDIR/argus-mpi-<job>-<rank> (O_EXCL, holding its pid); a later one
@@ -79,9 +94,14 @@ static int rank_claim(char *path, size_t len)
     if (!ns)
         ns = getenv("SLURM_JOB_ID");
     path[0] = '\0';
-    if (!ns || rank < 0)
+    if (lone_process()) { /* one per session: the program, not the helpers it starts */
+        snprintf(job, sizeof job, "sid%ld", (long)getsid(0));
+        rank = 0;
+    } else if (!ns || rank < 0) {
         return 1;
-    snprintf(job, sizeof job, "%s", ns);
+    } else {
+        snprintf(job, sizeof job, "%s", ns);
+    }
     for (char *p = job; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
             *p = '_';
@@ -261,7 +281,8 @@ __attribute__((constructor)) static void selfinit_load(void)
     pthread_t thr;
     sigset_t all, old;
 
-    if (!m || (strcasecmp(m, "on") != 0 && strcasecmp(m, "full") != 0) || !launched_by_mpi())
+    if (!m || (strcasecmp(m, "on") != 0 && strcasecmp(m, "full") != 0) ||
+        !(launched_by_mpi() || lone_process()))
         return;
     argus_config_defaults(&c);
     (void)argus_config_load(&c, getenv, err, sizeof err); /* runtime.c reports bad values */

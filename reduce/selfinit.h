@@ -2,7 +2,9 @@
  * launched by mpirun or srun --mpi=pmix with libargus.so preloaded.
  *
  * When ARGUS_MODE is on, ARGUS_MPI_SELF_INIT is 1 and the process was started by an MPI
- * launcher (OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_RANK set), a library constructor starts
+ * launcher (OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_RANK set) or is a lone process (no
+ * launcher, WORLD_SIZE and Slurm's task count unset or 1: MPI then starts as a singleton,
+ * a world of one, and the process gets its own report), a library constructor starts
  * one Argus thread that waits ARGUS_MPI_SELF_INIT_MS for the program's own MPI_Init and,
  * when none came, initialises MPI itself (MPI_THREAD_MULTIPLE) and then Argus
  * (argus_runtime_init) on that thread. At exit (atexit) the same thread finalizes Argus

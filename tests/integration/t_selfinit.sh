@@ -42,3 +42,18 @@ print("steps", st["count"], "anomalies", [(a["kind"], a["ranks"]) for a in r["an
 PY
     echo "$mode: ok in ${took}s"
 done
+# A lone process (argus-run without any launcher): MPI starts as a singleton, a world of
+# one, and the program gets its own report; a child it forks stays out.
+out="$WORK/out-lone"
+ARGUS_JOBID="selfinit-lone-$$" timeout 120 "$ARGUS_RUN" --outdir "$out" -- "$APP" none 60 \
+    >"$WORK/stdout-lone" 2>"$WORK/stderr-lone" \
+    || { cat "$WORK/stdout-lone" "$WORK/stderr-lone" >&2; fail "lone: program failed"; }
+n=$(grep -c "Argus initialised it on its own thread" "$WORK/stderr-lone" || true)
+[ "$n" = 1 ] || { cat "$WORK/stderr-lone" >&2; fail "lone: self-init announced $n times, want 1"; }
+python3 - "$out/argus-selfinit-lone-$$" <<'PY' || fail "lone: report wrong"
+import json, sys
+r = json.load(open(sys.argv[1] + "/report.json"))
+assert r["job"]["ranks"] == 1 and r["job"]["complete"] is True, r["job"]
+assert r["steps"]["last"] == 59 and r["steps"]["count"] >= 20, r["steps"]
+print("lone: steps", r["steps"]["count"])
+PY
