@@ -8,7 +8,9 @@
  *   u32 payload length in bytes
  *   ... payload ...
  *   u32 CRC32C over magic..payload
- * Only used kmodes are encoded, and of each sketch only its used bucket span.
+ * Only used kmodes are encoded, and of each sketch only its used bucket span. Summaries
+ * (version 2) write their counts and times as varints (wire_summary.c has the layout);
+ * version-1 summaries, with fixed widths, are still read.
  *
  * Decoders never trust input: every length is bounds-checked, a bad magic, unknown version
  * or type, short buffer or checksum mismatch returns a negative code and fills errbuf
@@ -23,7 +25,7 @@
 #include "common/types.h"
 
 #define ARGUS_WIRE_MAGIC 0x53475241u /* "ARGS" read little-endian */
-#define ARGUS_WIRE_VERSION 2     /* written; 2 added overhead + clock triple to summaries */
+#define ARGUS_WIRE_VERSION 2     /* written; 2: varint summaries with overhead + clock triple */
 #define ARGUS_WIRE_VERSION_MIN 1 /* oldest still read (spools written by older builds) */
 #define ARGUS_WIRE_HDR 12  /* magic + version + type + length */
 #define ARGUS_WIRE_TRAILER 4

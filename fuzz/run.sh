@@ -13,7 +13,7 @@ command -v clang >/dev/null || { echo "fuzz: no clang; harnesses not built"; exi
 CF="-g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE -I$src -I$src/tracer"
 CF="$CF -I${top_builddir:-$src} $(pkg-config --cflags yajl zlib libzstd)"
 LIBS="$(pkg-config --libs yajl zlib libzstd) -lpthread -lm"
-COMMON="$src/common/types.c $src/common/qsketch.c $src/common/crc32c.c $src/common/wire.c \
+COMMON="$src/common/types.c $src/common/qsketch.c $src/common/crc32c.c $src/common/wire.c $src/common/wire_summary.c \
  $src/common/jobstore.c $src/common/log.c"
 clang $CF -o "$out/fuzz_kineto" "$src/fuzz/fuzz_kineto.c" "$src/analysis/import_kineto.c" \
     "$src/analysis/import_ktab.c" \

@@ -19,6 +19,98 @@ static long long msg_offset(const char *msg)
     return p ? strtoll(p + 10, NULL, 10) : -1;
 }
 
+/* Length of v as a LEB128 varint (the test's own count, not the encoder's). */
+static size_t uvl(uint64_t v)
+{
+    size_t n = 1;
+    for (; v >= 128; v >>= 7)
+        n++;
+    return n;
+}
+
+static uint64_t zz(int64_t v)
+{
+    return v < 0 ? 2 * (uint64_t)(-(v + 1)) + 1 : 2 * (uint64_t)v;
+}
+
+static void le(uint8_t **p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        *(*p)++ = (uint8_t)(v >> 8 * i);
+}
+
+/* Seal a record of total length n: payload length and CRC. */
+static void seal(uint8_t *rec, size_t n)
+{
+    uint8_t *p = rec + 8;
+    le(&p, n - ARGUS_WIRE_HDR - ARGUS_WIRE_TRAILER, 4);
+    p = rec + n - 4;
+    le(&p, argus_crc32c(rec, n - ARGUS_WIRE_TRAILER), 4);
+}
+
+/* The version-1 summary record an older build wrote (fixed widths, no overhead and no
+ * clock triple), written here from the old layout independently of the encoder. */
+static size_t encode_v1(const struct argus_step_summary *s, uint8_t *rec)
+{
+    uint8_t *p = rec;
+    le(&p, ARGUS_WIRE_MAGIC, 4);
+    le(&p, 1, 2);
+    le(&p, ARGUS_REC_SUMMARY, 2);
+    le(&p, 0, 4);
+    le(&p, s->step, 8);
+    le(&p, s->rank, 4);
+    le(&p, s->flags, 4);
+    le(&p, s->start_ns, 8);
+    le(&p, s->end_ns, 8);
+    le(&p, (uint64_t)s->clock_offset_ns, 8);
+    const uint16_t c[] = {s->coords.tp_size, s->coords.pp_size, s->coords.dp_size,
+                          s->coords.ep_size, s->coords.tp, s->coords.pp, s->coords.dp,
+                          s->coords.ep};
+    for (int i = 0; i < 8; i++)
+        le(&p, c[i], 2);
+    for (int i = 0; i < ARGUS_PH_COUNT; i++)
+        le(&p, s->phase_wall_ns[i], 8);
+    for (int i = 0; i < ARGUS_PH_COUNT; i++)
+        le(&p, s->phase_compute_ns[i], 8);
+    const uint64_t t[] = {s->compute_ns, s->collective_ns, s->p2p_ns, s->memcpy_ns,
+                          s->busy_ns, s->host_gap_ns, s->kernel_count, s->dropped};
+    for (int i = 0; i < 8; i++)
+        le(&p, t[i], 8);
+    le(&p, s->n_kmodes, 4);
+    for (uint32_t i = 0; i < s->n_kmodes; i++) {
+        const struct argus_kmode_stats *k = &s->kmodes[i];
+        le(&p, k->name_hash, 8);
+        le(&p, k->mode, 1);
+        le(&p, k->kclass, 1);
+        le(&p, k->phase, 1);
+        le(&p, 0, 1);
+        le(&p, k->count, 4);
+        le(&p, k->sum_ns, 8);
+        le(&p, k->min_ns, 8);
+        le(&p, k->max_ns, 8);
+        le(&p, (uint32_t)k->sketch.base, 4);
+        le(&p, k->sketch.nbuckets, 2);
+        le(&p, k->sketch.flags, 2);
+        le(&p, k->sketch.zeros, 4);
+        for (int b = 0; b < k->sketch.nbuckets; b++)
+            le(&p, k->sketch.counts[b], 4);
+    }
+    size_t n = (size_t)(p - rec) + ARGUS_WIRE_TRAILER;
+    seal(rec, n);
+    return n;
+}
+
+/* Replace del bytes at offset at of a record of length n with ins[ilen]; reseal. */
+static size_t splice(uint8_t *rec, size_t n, size_t at, size_t del, const uint8_t *ins,
+                     size_t ilen)
+{
+    memmove(rec + at + ilen, rec + at + del, n - at - del);
+    memcpy(rec + at, ins, ilen);
+    n = n - del + ilen;
+    seal(rec, n);
+    return n;
+}
+
 static void test_crc32c_vector(void **state)
 {
     (void)state;
@@ -66,9 +158,19 @@ static void test_summary_roundtrip_fixed(void **state)
     long n = argus_summary_encode(&in, buf, sizeof buf);
     assert_true(n > 0);
     assert_true((size_t)n <= argus_summary_encoded_max(2));
-    /* Only the used sketch span travels. */
-    size_t expect = ARGUS_WIRE_HDR + 252 + 2 * 52 + 4u * in.kmodes[0].sketch.nbuckets +
-                    ARGUS_WIRE_TRAILER;
+    /* Varints: each field takes the bytes its value needs; only the used sketch span
+     * travels. */
+    size_t expect = ARGUS_WIRE_HDR + uvl(42) + uvl(7) + uvl(ARGUS_SF_PARTIAL) +
+                    uvl(in.start_ns) + uvl(UINT64_MAX) + uvl(2 * 123456789 - 1) + 16 +
+                    uvl(1000) + uvl(77) + uvl(5) + uvl(31337) + uvl(in.clock_gpu_ns) +
+                    uvl(in.clock_real_ns) + uvl(98765) + (2 * ARGUS_PH_COUNT + 12 - 7) +
+                    uvl(2) + ARGUS_WIRE_TRAILER;
+    const struct argus_qsketch *q = &in.kmodes[0].sketch;
+    expect += 8 + 3 + uvl(3) + 1 + uvl(10) + uvl(1000000) + uvl(zz(q->base)) + 1 +
+              uvl(q->flags) + uvl(1);
+    for (int b = 0; b < in.kmodes[0].sketch.nbuckets; b++)
+        expect += uvl(in.kmodes[0].sketch.counts[b]);
+    expect += 8 + 3 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1; /* kmode 1: all zero */
     assert_int_equal((size_t)n, expect);
     /* Little-endian header written byte by byte. */
     assert_memory_equal(buf, "ARGS", 4);
@@ -87,24 +189,6 @@ static void test_summary_roundtrip_fixed(void **state)
     assert_true(out.clock_offset_ns == -123456789);
 }
 
-/* Rewrite a version-2 summary record as the version-1 record an older build wrote: no
- * overhead and clock triple (32 bytes after dropped), new length and CRC. */
-static size_t summary_as_v1(uint8_t *rec, size_t n)
-{
-    const size_t extra_at = ARGUS_WIRE_HDR + 220 - 4; /* the v1 fixed part ends in n_kmodes */
-    memmove(rec + extra_at, rec + extra_at + 32, n - extra_at - 32);
-    n -= 32;
-    rec[4] = 1;
-    rec[5] = 0;
-    uint32_t plen = (uint32_t)(n - ARGUS_WIRE_HDR - ARGUS_WIRE_TRAILER);
-    for (int i = 0; i < 4; i++)
-        rec[8 + i] = (uint8_t)(plen >> 8 * i);
-    uint32_t crc = argus_crc32c(rec, n - ARGUS_WIRE_TRAILER);
-    for (int i = 0; i < 4; i++)
-        rec[n - 4 + i] = (uint8_t)(crc >> 8 * i);
-    return n;
-}
-
 /* Spools written by a version-1 build still read: same fields, the new ones zero. A
  * version the build does not know is refused with the offset of the version field. */
 static void test_summary_v1_still_read(void **state)
@@ -114,9 +198,7 @@ static void test_summary_v1_still_read(void **state)
     (void)state;
 
     tg_summary(&st, &in, 3);
-    long n = argus_summary_encode(&in, buf, sizeof buf);
-    assert_true(n > 0);
-    size_t n1 = summary_as_v1(buf, (size_t)n);
+    size_t n1 = encode_v1(&in, buf);
     int type = 0;
     assert_int_equal(argus_record_peek(buf, n1, 0, &type, err, sizeof err), (long)n1);
     memset(&out, 0x5a, sizeof out);
@@ -125,7 +207,7 @@ static void test_summary_v1_still_read(void **state)
     tg_assert_summary_equal(&in, &out);
 
     /* Version 3 (a future build): refused by peek and by the decoder. */
-    n = argus_summary_encode(&in, buf, sizeof buf);
+    long n = argus_summary_encode(&in, buf, sizeof buf);
     buf[4] = ARGUS_WIRE_VERSION + 1;
     uint32_t crc = argus_crc32c(buf, (size_t)n - ARGUS_WIRE_TRAILER);
     for (int i = 0; i < 4; i++)
@@ -253,36 +335,69 @@ static void test_decoder_field_checks(void **state)
     (void)state;
 
     tg_summary(&st, &in, 1);
-    in.kmodes[0].sketch.nbuckets = 2;
-    long n = argus_summary_encode(&in, buf, sizeof buf);
-    /* n_kmodes lives at record offset 12 + 248 (version 2). */
-    buf[260] = 0x2c;
-    buf[261] = 0x01; /* 300 */
-    reseal(buf, (size_t)n);
-    assert_true(argus_record_peek(buf, (size_t)n, 0, NULL, err, sizeof err) > 0);
-    assert_int_equal(argus_summary_decode(buf, (size_t)n, &out, err, sizeof err), -EBADMSG);
-    assert_string_equal(err, "summary: 300 kernel modes at offset 260, at most 256");
+    /* Small values (one varint byte each) so field offsets can be worked out. */
+    in.step = 1;
+    in.rank = 0;
+    struct argus_kmode_stats *k = &in.kmodes[0];
+    k->count = 3;
+    k->sum_ns = 100;
+    k->min_ns = 10;
+    k->max_ns = 60;
+    k->sketch.base = 5;
+    k->sketch.nbuckets = 2;
+    k->kclass = ARGUS_KC_COMPUTE;
+    k->phase = 0;
+    in.n_kmodes = 0;
+    long n0 = argus_summary_encode(&in, buf, sizeof buf);
+    in.n_kmodes = 1;
+    /* n_kmodes is the header's last byte, kernel mode 0 starts right after it. */
+    const size_t nk_at = (size_t)n0 - ARGUS_WIRE_TRAILER - 1, k0 = nk_at + 1;
+    const size_t nb_at = k0 + 8 + 3 + 5; /* hash, mode/class/phase, 4 varints + base */
 
-    /* nbuckets of kmode 0 at 264 + 8+4+4+24+4 = 308. */
+    long n = argus_summary_encode(&in, buf, sizeof buf);
+    size_t m = splice(buf, (size_t)n, nk_at, 1, (const uint8_t[]){0xac, 0x02}, 2); /* 300 */
+    assert_true(argus_record_peek(buf, m, 0, NULL, err, sizeof err) > 0);
+    assert_int_equal(argus_summary_decode(buf, m, &out, err, sizeof err), -EBADMSG);
+    char want[128];
+    snprintf(want, sizeof want, "summary: 300 kernel modes at offset %zu, at most 256", nk_at);
+    assert_string_equal(err, want);
+
     n = argus_summary_encode(&in, buf, sizeof buf);
-    buf[308] = 49;
+    assert_int_equal(buf[nb_at], 2);
+    buf[nb_at] = 49;
     reseal(buf, (size_t)n);
     assert_int_equal(argus_summary_decode(buf, (size_t)n, &out, err, sizeof err), -EBADMSG);
-    assert_string_equal(err, "summary: sketch of 49 buckets at offset 308, at most 48");
+    snprintf(want, sizeof want, "summary: sketch of 49 buckets at offset %zu, at most 48", nb_at);
+    assert_string_equal(err, want);
 
     /* A span that claims more buckets than the payload holds. */
     n = argus_summary_encode(&in, buf, sizeof buf);
-    buf[308] = 3;
+    buf[nb_at] = 3;
     reseal(buf, (size_t)n);
     assert_int_equal(argus_summary_decode(buf, (size_t)n, &out, err, sizeof err), -EBADMSG);
     assert_non_null(strstr(err, "payload ends early at offset"));
 
     /* Bad kernel class. */
     n = argus_summary_encode(&in, buf, sizeof buf);
-    buf[264 + 9] = ARGUS_KC_COUNT;
+    buf[k0 + 9] = ARGUS_KC_COUNT;
     reseal(buf, (size_t)n);
     assert_int_equal(argus_summary_decode(buf, (size_t)n, &out, err, sizeof err), -EBADMSG);
-    assert_non_null(strstr(err, "at offset 264"));
+    snprintf(want, sizeof want, "at offset %zu", k0);
+    assert_non_null(strstr(err, want));
+
+    /* A rank past 32 bits (offset 13: after the one-byte step). */
+    n = argus_summary_encode(&in, buf, sizeof buf);
+    m = splice(buf, (size_t)n, 13, 1, (const uint8_t[]){0x80, 0x80, 0x80, 0x80, 0x10}, 5);
+    assert_int_equal(argus_summary_decode(buf, m, &out, err, sizeof err), -EBADMSG);
+    assert_string_equal(err, "summary: value out of range at offset 13");
+
+    /* A varint of 11 bytes. */
+    n = argus_summary_encode(&in, buf, sizeof buf);
+    static const uint8_t longv[11] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                      0xff, 0x01};
+    m = splice(buf, (size_t)n, 12, 1, longv, sizeof longv);
+    assert_int_equal(argus_summary_decode(buf, m, &out, err, sizeof err), -EBADMSG);
+    assert_string_equal(err, "summary: varint longer than 64 bits at offset 12");
 
     /* Version and type. */
     n = argus_summary_encode(&in, buf, sizeof buf);
@@ -296,8 +411,8 @@ static void test_decoder_field_checks(void **state)
     assert_int_equal(argus_record_peek(buf, (size_t)n, 10, NULL, err, sizeof err), -EPROTO);
     assert_string_equal(err, "unknown record type 9 at offset 16");
     /* A summary decoder handed a name record. */
-    long m = argus_name_encode(5, "x", buf, sizeof buf);
-    assert_int_equal(argus_summary_decode(buf, (size_t)m, &out, err, sizeof err), -EINVAL);
+    long nm = argus_name_encode(5, "x", buf, sizeof buf);
+    assert_int_equal(argus_summary_decode(buf, (size_t)nm, &out, err, sizeof err), -EINVAL);
     /* A huge length is refused before reading. */
     n = argus_summary_encode(&in, buf, sizeof buf);
     buf[11] = 0x7f;
