@@ -11,10 +11,10 @@ for mode in none late single; do
     out="$WORK/out-$mode"
     start=$(date +%s)
     ARGUS_JOBID="selfinit-$mode-$$" timeout 120 "$ARGUS_RUN" --outdir "$out" -- \
-        "$MPIRUN" -np 4 "$APP" $mode 60 >"$WORK/stdout-$mode" 2>"$WORK/stderr-$mode" \
+        "$MPIRUN" -np 4 "$APP" $mode 100 >"$WORK/stdout-$mode" 2>"$WORK/stderr-$mode" \
         || { cat "$WORK/stdout-$mode" "$WORK/stderr-$mode" >&2; fail "$mode: job failed"; }
     took=$(( $(date +%s) - start ))
-    n=$(grep -c "done 60 steps" "$WORK/stdout-$mode" || true)
+    n=$(grep -c "done 100 steps" "$WORK/stdout-$mode" || true)
     [ "$n" = 4 ] || { cat "$WORK/stdout-$mode" "$WORK/stderr-$mode" >&2; fail "$mode: $n of 4 ranks finished"; }
     if [ $mode = late ]; then
         n=$(grep -c "late MPI_Init ok" "$WORK/stdout-$mode" || true)
@@ -33,9 +33,10 @@ r = json.load(open(d + "/report.json"))
 j = r["job"]
 assert j["ranks"] == 4 and j["complete"] is True and j["missing_ranks"] == [], j
 st = r["steps"]
-# Steps marked before MPI was up are not traced; everything after is.
-low = 60 if sys.argv[2] == "single" else 20
-assert st["last"] == 59 and low <= st["count"] <= 60, st
+# Steps marked before MPI was up are not traced (how many depends on the machine's load);
+# every step after is.
+assert st["last"] == 99 and st["count"] == st["last"] - st["first"] + 1, st
+assert st["count"] == 100 if sys.argv[2] == "single" else st["count"] >= 5, st
 assert len(r["ranks"]) == 4, r["ranks"]
 slow = [a for a in r["anomalies"] if 2 in a["ranks"]]
 print("steps", st["count"], "anomalies", [(a["kind"], a["ranks"]) for a in r["anomalies"]])
@@ -45,7 +46,7 @@ done
 # A lone process (argus-run without any launcher): MPI starts as a singleton, a world of
 # one, and the program gets its own report; a child it forks stays out.
 out="$WORK/out-lone"
-ARGUS_JOBID="selfinit-lone-$$" timeout 120 "$ARGUS_RUN" --outdir "$out" -- "$APP" none 60 \
+ARGUS_JOBID="selfinit-lone-$$" timeout 120 "$ARGUS_RUN" --outdir "$out" -- "$APP" none 100 \
     >"$WORK/stdout-lone" 2>"$WORK/stderr-lone" \
     || { cat "$WORK/stdout-lone" "$WORK/stderr-lone" >&2; fail "lone: program failed"; }
 n=$(grep -c "Argus initialised it on its own thread" "$WORK/stderr-lone" || true)
@@ -54,6 +55,7 @@ python3 - "$out/argus-selfinit-lone-$$" <<'PY' || fail "lone: report wrong"
 import json, sys
 r = json.load(open(sys.argv[1] + "/report.json"))
 assert r["job"]["ranks"] == 1 and r["job"]["complete"] is True, r["job"]
-assert r["steps"]["last"] == 59 and r["steps"]["count"] >= 20, r["steps"]
+st = r["steps"]
+assert st["last"] == 99 and st["count"] == st["last"] - st["first"] + 1 >= 5, st
 print("lone: steps", r["steps"]["count"])
 PY
