@@ -9,6 +9,31 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#define HUGE_BYTES ((size_t)2 << 20)
+
+/* calloc for the rank x step table (megabytes at scale): from 1 MiB on it is 2 MiB-aligned
+ * and advised for transparent huge pages, so that filling it costs a fault per 2 MiB
+ * rather than per 4 KiB where the kernel allows. Freed with free(). */
+static void *table_calloc(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    size_t bytes = n * size;
+    if (bytes < HUGE_BYTES / 2)
+        return calloc(n ? n : 1, size ? size : 1);
+    bytes = (bytes + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
+    void *p = NULL;
+    if (posix_memalign(&p, HUGE_BYTES, bytes) != 0)
+        return NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    madvise(p, bytes, MADV_HUGEPAGE); /* advice only: failure is fine */
+#endif
+    return memset(p, 0, bytes);
+}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -16,55 +41,101 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static size_t step_index(const struct an_ctx *c, uint64_t step)
+/* Steps of rank r that count (those before its missing mark): a prefix of its list. */
+static size_t held_steps(const struct an_ctx *c, uint32_t r,
+                         const struct argus_step_summary *const **v)
 {
-    size_t lo = 0, hi = c->S;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->step_id[mid] < step)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    size_t m = argus_jobstore_rank_steps(c->js, r, v);
+    uint64_t miss = argus_jobstore_missing_since(c->js, r);
+    while (m && (*v)[m - 1]->step >= miss)
+        m--;
+    return m;
 }
 
-/* Distinct step ids held by any rank (missing ranks cut off). */
+/* Sorted union of the ranks' (sorted, distinct) step lists into u, without sorting: ranks
+ * mostly hold the same steps, so each list is checked against the union so far and merged
+ * in only when it adds steps. Returns the union's size, or SIZE_MAX once the merge work
+ * passes `budget` (ranks holding unrelated steps; the caller sorts instead). */
+static size_t union_steps(const struct an_ctx *c, uint64_t *u, uint64_t *tmp, size_t budget)
+{
+    size_t nu = 0, work = 0;
+
+    for (uint32_t r = 0; r < c->n; r++) {
+        const struct argus_step_summary *const *v;
+        size_t m = held_steps(c, r, &v), i = 0, j = 0;
+        while (i < m && j < nu) { /* is v a subset of u? */
+            if (v[i]->step == u[j])
+                i++;
+            else if (v[i]->step > u[j])
+                j++;
+            else
+                break;
+        }
+        work += j + i;
+        if (i == m)
+            continue;
+        size_t k = 0;
+        for (i = 0, j = 0; i < m || j < nu;) {
+            if (j == nu || (i < m && v[i]->step < u[j]))
+                tmp[k++] = v[i++]->step;
+            else if (i == m || u[j] < v[i]->step)
+                tmp[k++] = u[j++];
+            else {
+                tmp[k++] = u[j++];
+                i++;
+            }
+        }
+        memcpy(u, tmp, k * sizeof *u);
+        nu = k;
+        work += k;
+        if (work > budget)
+            return SIZE_MAX;
+    }
+    return nu;
+}
+
+/* Distinct step ids held by any rank (missing ranks cut off), and the rank x step table. */
 static int build_steps(struct an_ctx *c)
 {
     size_t total = 0;
     for (uint32_t r = 0; r < c->n; r++)
         total += argus_jobstore_rank_steps(c->js, r, NULL);
     c->step_id = malloc((total ? total : 1) * sizeof *c->step_id);
-    if (!c->step_id)
+    uint64_t *tmp = malloc((total ? total : 1) * sizeof *tmp);
+    if (!c->step_id || !tmp) {
+        free(tmp);
         return -ENOMEM;
-    size_t k = 0;
-    for (uint32_t r = 0; r < c->n; r++) {
-        const struct argus_step_summary *const *v;
-        size_t m = argus_jobstore_rank_steps(c->js, r, &v);
-        uint64_t miss = argus_jobstore_missing_since(c->js, r);
-        for (size_t i = 0; i < m; i++)
-            if (v[i]->step < miss)
-                c->step_id[k++] = v[i]->step;
     }
-    qsort(c->step_id, k, sizeof *c->step_id, cmp_u64);
-    size_t u = 0;
-    for (size_t i = 0; i < k; i++)
-        if (u == 0 || c->step_id[u - 1] != c->step_id[i])
-            c->step_id[u++] = c->step_id[i];
+    size_t u = union_steps(c, c->step_id, tmp, 8 * total + 4096);
+    free(tmp);
+    if (u == SIZE_MAX) {
+        size_t k = 0;
+        for (uint32_t r = 0; r < c->n; r++) {
+            const struct argus_step_summary *const *v;
+            size_t m = held_steps(c, r, &v);
+            for (size_t i = 0; i < m; i++)
+                c->step_id[k++] = v[i]->step;
+        }
+        qsort(c->step_id, k, sizeof *c->step_id, cmp_u64);
+        u = 0;
+        for (size_t i = 0; i < k; i++)
+            if (u == 0 || c->step_id[u - 1] != c->step_id[i])
+                c->step_id[u++] = c->step_id[i];
+    }
     c->S = u;
     if (u == 0)
         return -ENOENT;
-    c->cell = calloc((size_t)c->n * u, sizeof *c->cell);
+    c->cell = table_calloc((size_t)c->n * u, sizeof *c->cell);
     if (!c->cell)
         return -ENOMEM;
     for (uint32_t r = 0; r < c->n; r++) {
         const struct argus_step_summary *const *v;
-        size_t m = argus_jobstore_rank_steps(c->js, r, &v);
-        uint64_t miss = argus_jobstore_missing_since(c->js, r);
-        for (size_t i = 0; i < m; i++)
-            if (v[i]->step < miss)
-                c->cell[(size_t)r * u + step_index(c, v[i]->step)] = v[i];
+        size_t m = held_steps(c, r, &v), j = 0;
+        for (size_t i = 0; i < m; i++) { /* both ascending: one walk */
+            while (c->step_id[j] < v[i]->step)
+                j++;
+            c->cell[(size_t)r * u + j] = v[i];
+        }
     }
     return 0;
 }

@@ -3,12 +3,17 @@
  * into a leaf aggregate; the aggregates merge up the same node-aware tree the runtime
  * builds (reduce/tree.c, fan-in 32), children encoded and decoded as on the wire. Rank 0's
  * inbound bytes are its children's encoded aggregates; rank 0's CPU is decode + merge of
- * those plus L1-L3 analysis of the window's rows (a job store of P ranks x W steps).
+ * those plus L1-L3 analysis of the window's rows: filling a job store of P ranks x W
+ * steps ("store"), then argus_analyze. Each part is timed twice: first in fresh memory
+ * (the rank0_*_ms fields: every page touched for the first time) and then again ("warm":
+ * the merge into the reset aggregate, as every later window of a job runs; the store and
+ * analysis in memory the process freed), with page faults counted for each part.
  * Prints one JSON line. Usage: reduce_scale [P ...] (default 1024 4096 16384 65536). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include "analysis/analysis.h"
 #include "common/aggregate.h"
@@ -72,9 +77,10 @@ static void fill_summary(int rank, int step)
 }
 
 /* Reduce the subtree of r into out (post-order; memory O(depth)). */
-static void reduce(int r, struct argus_aggregate *out, double *cpu0, size_t *bytes0,
-                   struct argus_aggregate *scratch)
+static void reduce(int r, struct argus_aggregate *out, struct argus_aggregate *scratch)
 {
+    char err[128];
+
     argus_agg_init(out);
     for (int s = 0; s < W; s++) {
         fill_summary(r, s);
@@ -82,21 +88,96 @@ static void reduce(int r, struct argus_aggregate *out, double *cpu0, size_t *byt
     }
     for (int i = kid_start[r]; i < kid_start[r + 1]; i++) {
         struct argus_aggregate sub;
-        reduce(kids[i], &sub, cpu0, bytes0, scratch);
+        reduce(kids[i], &sub, scratch);
         size_t n = argus_agg_encoded_size(&sub);
         uint8_t *buf = malloc(n);
         argus_agg_encode(&sub, buf, n);
         argus_agg_free(&sub);
-        double t0 = cpu_s();
-        char err[128];
         argus_agg_decode(scratch, buf, n, err, sizeof err);
         argus_agg_merge(out, scratch);
-        if (r == 0) {
-            *cpu0 += cpu_s() - t0;
-            *bytes0 += n;
-        }
         free(buf);
     }
+}
+
+static long minflt(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
+}
+
+/* Rank 0's window: room for P x W rows (rank 0 knows the job's size), its own rows, then
+ * decode + merge of each child's encoding, timed.
+ * Rank 0 never encodes, so it never orders the merged rows (argus_agg_sort_rows): the
+ * job store takes them in any order. Returns 0, or -1 when a child did not decode. */
+static int rank0_window(struct argus_aggregate *root, struct argus_aggregate *scratch,
+                        uint8_t **bufs, const size_t *lens, int nkids, double *cpu,
+                        long *flt)
+{
+    char err[128];
+
+    argus_agg_reset(root);
+    if (argus_agg_reserve(root, (size_t)P * W, (size_t)nkids + 1) != 0)
+        return -1;
+    for (int s = 0; s < W; s++) {
+        fill_summary(0, s);
+        argus_agg_add_summary(root, sum);
+    }
+    long f0 = minflt();
+    double t0 = cpu_s();
+    for (int i = 0; i < nkids; i++)
+        if (argus_agg_decode(scratch, bufs[i], lens[i], err, sizeof err) != 0 ||
+            argus_agg_merge(root, scratch) != 0)
+            return -1;
+    *cpu = cpu_s() - t0;
+    *flt = minflt() - f0;
+    return 0;
+}
+
+struct an_cost {
+    double store, analyze; /* CPU s */
+    long flt_store, flt_analyze;
+    int rc;
+};
+
+/* Rank 0's analysis of the window: its rows become kernel-less summaries in a job store
+ * of P ranks ("store"), then L1-L3 (argus_analyze). */
+static void an_window(const struct argus_aggregate *root, struct an_cost *c)
+{
+    struct argus_jobstore *js;
+    struct argus_analysis_opts o;
+    struct argus_result res;
+
+    argus_jobstore_create((uint32_t)P, &js);
+    long f0 = minflt();
+    double t0 = cpu_s();
+    memset(sum, 0, offsetof(struct argus_step_summary, kmodes));
+    for (size_t i = 0; i < root->nrows; i++) {
+        const struct argus_agg_row *row = &root->rows[i];
+        sum->rank = row->rank;
+        sum->step = row->step;
+        sum->start_ns = row->start_ns;
+        sum->end_ns = row->start_ns + 1000ull * row->us[0];
+        sum->phase_wall_ns[0] = 1000ull * row->us[1];
+        sum->phase_wall_ns[1] = 1000ull * row->us[2];
+        sum->phase_wall_ns[2] = 1000ull * row->us[3];
+        sum->phase_wall_ns[3] = 1000ull * row->us[4];
+        sum->host_gap_ns = 1000ull * row->us[5];
+        sum->compute_ns = 1000ull * row->us[6];
+        sum->collective_ns = 1000ull * row->us[7];
+        argus_jobstore_add_summary(js, sum);
+    }
+    double t1 = cpu_s();
+    long f1 = minflt();
+    argus_analysis_opts_default(&o);
+    memset(&res, 0, sizeof res);
+    c->rc = argus_analyze(js, &o, &res);
+    c->store = t1 - t0;
+    c->analyze = cpu_s() - t1;
+    c->flt_store = f1 - f0;
+    c->flt_analyze = minflt() - f1;
+    argus_result_free(&res);
+    argus_jobstore_free(js);
 }
 
 int main(int argc, char **argv)
@@ -124,39 +205,43 @@ int main(int argc, char **argv)
             kids[kid_start[parent[r] + 1]++] = r;
 
         struct argus_aggregate root, scratch;
+        argus_agg_init(&root);
         argus_agg_init(&scratch);
-        double cpu_merge = 0;
-        size_t bytes0 = 0;
-        reduce(0, &root, &cpu_merge, &bytes0, &scratch);
-
-        /* analysis of the window at rank 0: rows become kernel-less summaries */
-        struct argus_jobstore *js;
-        argus_jobstore_create((uint32_t)P, &js);
-        double t0 = cpu_s();
-        memset(sum, 0, sizeof *sum);
-        for (size_t i = 0; i < root.nrows; i++) {
-            const struct argus_agg_row *row = &root.rows[i];
-            sum->rank = row->rank;
-            sum->step = row->step;
-            sum->start_ns = row->start_ns;
-            sum->end_ns = row->start_ns + 1000ull * row->us[0];
-            sum->phase_wall_ns[0] = 1000ull * row->us[1];
-            sum->phase_wall_ns[1] = 1000ull * row->us[2];
-            sum->phase_wall_ns[2] = 1000ull * row->us[3];
-            sum->phase_wall_ns[3] = 1000ull * row->us[4];
-            sum->host_gap_ns = 1000ull * row->us[5];
-            sum->compute_ns = 1000ull * row->us[6];
-            sum->collective_ns = 1000ull * row->us[7];
-            argus_jobstore_add_summary(js, sum);
+        int nkids = kid_start[1] - kid_start[0];
+        uint8_t **bufs = calloc((size_t)nkids + 1, sizeof *bufs);
+        size_t *lens = calloc((size_t)nkids + 1, sizeof *lens), bytes0 = 0;
+        for (int i = 0; i < nkids; i++) {
+            struct argus_aggregate sub;
+            reduce(kids[kid_start[0] + i], &sub, &scratch);
+            lens[i] = argus_agg_encoded_size(&sub);
+            bufs[i] = malloc(lens[i]);
+            argus_agg_encode(&sub, bufs[i], lens[i]);
+            argus_agg_free(&sub);
+            bytes0 += lens[i];
         }
-        struct argus_analysis_opts o;
-        struct argus_result res;
-        argus_analysis_opts_default(&o);
-        memset(&res, 0, sizeof res);
-        int arc = argus_analyze(js, &o, &res);
-        double cpu_an = cpu_s() - t0;
-        argus_result_free(&res);
-        argus_jobstore_free(js);
+        /* the first window pays for fresh memory; later windows reuse it (warm) */
+        double cpu_merge, cpu_warm;
+        long flt_merge, flt_warm;
+        argus_agg_free(&scratch);
+        argus_agg_init(&scratch);
+        if (rank0_window(&root, &scratch, bufs, lens, nkids, &cpu_merge, &flt_merge) ||
+            rank0_window(&root, &scratch, bufs, lens, nkids, &cpu_warm, &flt_warm)) {
+            fprintf(stderr, "reduce_scale: a child's aggregate did not decode\n");
+            return 1;
+        }
+        for (int i = 0; i < nkids; i++)
+            free(bufs[i]);
+        free(bufs);
+        free(lens);
+
+        /* analysis at rank 0: first into fresh memory, then again (warm: memory that the
+         * process already had, as a long job's rank 0 mostly reuses) */
+        struct an_cost an, an_warm;
+        an_window(&root, &an);
+        an_window(&root, &an_warm);
+        double cpu_store = an.store, cpu_an = an.store + an.analyze;
+        long flt_store = an.flt_store, flt_an = an.flt_analyze;
+        int arc = an.rc;
 
         size_t kpart = argus_agg_encoded_size(&root) - root.nrows * ARGUS_AGG_ROW_BYTES;
         double bps = (double)bytes0 / W;
@@ -164,10 +249,21 @@ int main(int argc, char **argv)
                "\"bytes_per_rank_step\":%.1f,\"goal_bytes_per_step\":%d,"
                "\"root_kernel_part_bytes\":%zu,\"kmode_entries\":%zu,"
                "\"rank0_merge_ms_per_step\":%.3f,\"rank0_analysis_ms_per_step\":%.3f,"
-               "\"rank0_cpu_ms_per_step\":%.3f,\"analysis_rc\":%d}",
-               pi ? "," : "", P, argus_tree_depth_of(parent, P), kid_start[1] - kid_start[0],
+               "\"rank0_store_ms_per_step\":%.3f,\"rank0_analyze_ms_per_step\":%.3f,"
+               "\"rank0_cpu_ms_per_step\":%.3f,\"rank0_merge_warm_ms_per_step\":%.3f,"
+               "\"rank0_store_warm_ms_per_step\":%.3f,\"rank0_analyze_warm_ms_per_step\":%.3f,"
+               "\"rank0_cpu_warm_ms_per_step\":%.3f,"
+               "\"rank0_page_faults_per_step\":{\"merge\":%.1f,\"merge_warm\":%.1f,"
+               "\"store\":%.1f,\"analyze\":%.1f,\"store_warm\":%.1f,\"analyze_warm\":%.1f},"
+               "\"analysis_rc\":%d}",
+               pi ? "," : "", P, argus_tree_depth_of(parent, P), nkids,
                bps, bps / P, 64 * P + 65536, kpart, root.nkm, 1e3 * cpu_merge / W,
-               1e3 * cpu_an / W, 1e3 * (cpu_merge + cpu_an) / W, arc);
+               1e3 * cpu_an / W, 1e3 * cpu_store / W, 1e3 * (cpu_an - cpu_store) / W,
+               1e3 * (cpu_merge + cpu_an) / W, 1e3 * cpu_warm / W, 1e3 * an_warm.store / W,
+               1e3 * an_warm.analyze / W,
+               1e3 * (cpu_warm + an_warm.store + an_warm.analyze) / W, (double)flt_merge / W,
+               (double)flt_warm / W, (double)flt_store / W, (double)flt_an / W,
+               (double)an_warm.flt_store / W, (double)an_warm.flt_analyze / W, arc);
         fflush(stdout);
         argus_agg_free(&root);
         argus_agg_free(&scratch);

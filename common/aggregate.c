@@ -3,20 +3,33 @@
 #include "common/aggregate.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "common/wire.h"
+
+#define HUGE_BYTES ((size_t)2 << 20)
 
 void argus_agg_init(struct argus_aggregate *a)
 {
     memset(a, 0, sizeof *a);
 }
 
+/* Rows travel as their memory image (host byte order, as every other field): no padding. */
+_Static_assert(sizeof(struct argus_agg_row) == ARGUS_AGG_ROW_BYTES, "row layout");
+_Static_assert(offsetof(struct argus_agg_row, start_ns) == 16 &&
+               offsetof(struct argus_agg_row, us) == 24, "row layout");
+
 void argus_agg_free(struct argus_aggregate *a)
 {
     free(a->rows);
+    free(a->run);
+    free(a->spare);
     free(a->km);
     memset(a, 0, sizeof *a);
 }
@@ -24,6 +37,7 @@ void argus_agg_free(struct argus_aggregate *a)
 void argus_agg_reset(struct argus_aggregate *a)
 {
     a->nrows = 0;
+    a->nruns = 0;
     a->nkm = 0;
 }
 
@@ -42,7 +56,50 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-static int row_cmp(const struct argus_agg_row *x, const struct argus_agg_row *y)
+/* grow() for the row arrays, which reach megabytes at rank 0: past 2 MiB they are
+ * 2 MiB-aligned and advised for transparent huge pages, so that filling them costs one
+ * page fault per 2 MiB instead of 512 where the kernel allows it. keep: rows carried over. */
+static int grow_rows(struct argus_agg_row **p, size_t *cap, size_t need, size_t keep)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    if (c * sizeof **p < HUGE_BYTES)
+        return grow((void **)p, cap, need, sizeof **p);
+    size_t bytes = (c * sizeof **p + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
+    void *n = NULL;
+    if (posix_memalign(&n, HUGE_BYTES, bytes) != 0)
+        return -ENOMEM;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    madvise(n, bytes, MADV_HUGEPAGE); /* advice only: failure is fine */
+#endif
+    if (keep)
+        memcpy(n, *p, keep * sizeof **p);
+    free(*p);
+    *p = n;
+    *cap = bytes / sizeof **p;
+    return 0;
+}
+
+/* Room for `need` runs: the ends are kept, the merge scratch behind them is not. */
+static int grow_runs(struct argus_aggregate *a, size_t need)
+{
+    if (need <= a->caprun)
+        return 0;
+    size_t c = a->caprun ? a->caprun : 8;
+    while (c < need)
+        c *= 2;
+    size_t *n = realloc(a->run, 3 * c * sizeof *n);
+    if (!n)
+        return -ENOMEM;
+    a->run = n;
+    a->caprun = c;
+    return 0;
+}
+
+static inline int row_cmp(const struct argus_agg_row *x, const struct argus_agg_row *y)
 {
     if (x->step != y->step)
         return x->step < y->step ? -1 : 1;
@@ -78,6 +135,12 @@ static uint8_t ext_merge(const struct argus_agg_ext *a, uint8_t na, const struct
 {
     struct argus_agg_ext tmp[2 * ARGUS_AGG_TOPK];
     uint8_t i = 0, j = 0, n = 0;
+
+    if (nb == 0 || (na == ARGUS_AGG_TOPK && !ext_before(&b[0], &a[na - 1], top))) {
+        if (out != a) /* a full list that b cannot enter: a stays as it is */
+            memcpy(out, a, na * sizeof *out);
+        return na;
+    }
 
     while (n < ARGUS_AGG_TOPK && (i < na || j < nb)) {
         if (j >= nb || (i < na && ext_before(&a[i], &b[j], top)))
@@ -142,14 +205,20 @@ static int km_add(struct argus_aggregate *a, const struct argus_agg_kmode *k)
 
 static int row_add(struct argus_aggregate *a, const struct argus_agg_row *r)
 {
-    if (grow((void **)&a->rows, &a->caprows, a->nrows + 1, sizeof *a->rows))
+    if (grow_rows(&a->rows, &a->caprows, a->nrows + 1, a->nrows))
         return -ENOMEM;
-    size_t at = a->nrows;
-    while (at > 0 && row_cmp(&a->rows[at - 1], r) > 0)
+    if (grow_runs(a, 1))
+        return -ENOMEM;
+    /* insertion into the last run (summaries mostly come in order: an append) */
+    size_t at = a->nrows, first = a->nruns > 1 ? a->run[a->nruns - 2] : 0;
+    while (at > first && row_cmp(&a->rows[at - 1], r) > 0)
         at--;
     memmove(&a->rows[at + 1], &a->rows[at], (a->nrows - at) * sizeof *a->rows);
     a->rows[at] = *r;
     a->nrows++;
+    if (a->nruns == 0)
+        a->nruns = 1;
+    a->run[a->nruns - 1] = a->nrows;
     return 0;
 }
 
@@ -204,20 +273,36 @@ int argus_agg_add_summary(struct argus_aggregate *a, const struct argus_step_sum
 
 int argus_agg_merge(struct argus_aggregate *dst, const struct argus_aggregate *src)
 {
-    /* rows: sorted union (merge from the back, in place) */
-    if (grow((void **)&dst->rows, &dst->caprows, dst->nrows + src->nrows, sizeof *dst->rows))
+    /* rows: append src's runs (ordered later, once: argus_agg_sort_rows / encode) */
+    if (grow_rows(&dst->rows, &dst->caprows, dst->nrows + src->nrows, dst->nrows) ||
+        grow_runs(dst, dst->nruns + src->nruns) ||
+        grow((void **)&dst->km, &dst->capkm, dst->nkm + src->nkm, sizeof *dst->km))
         return -ENOMEM;
-    size_t i = dst->nrows, j = src->nrows, k = dst->nrows + src->nrows;
-    while (j > 0) {
-        if (i > 0 && row_cmp(&dst->rows[i - 1], &src->rows[j - 1]) > 0)
-            dst->rows[--k] = dst->rows[--i];
+    if (src->nrows)
+        memcpy(&dst->rows[dst->nrows], src->rows, src->nrows * sizeof *src->rows);
+    for (size_t r = 0, from = 0; r < src->nruns; from = src->run[r++]) {
+        size_t at = dst->nrows + from;
+        if (at == dst->nrows + src->run[r])
+            continue;
+        if (dst->nruns && row_cmp(&dst->rows[at - 1], &dst->rows[at]) <= 0)
+            dst->run[dst->nruns - 1] = dst->nrows + src->run[r]; /* extends the last run */
         else
-            dst->rows[--k] = src->rows[--j];
+            dst->run[dst->nruns++] = dst->nrows + src->run[r];
     }
     dst->nrows += src->nrows;
-    /* kmodes: sorted union, combining equal keys */
-    if (grow((void **)&dst->km, &dst->capkm, dst->nkm + src->nkm, sizeof *dst->km))
-        return -ENOMEM;
+    /* kmodes: the same keys on both sides (peers run the same kernels): combine in place */
+    size_t i, j, k;
+    int same = dst->nkm == src->nkm;
+    for (i = 0; same && i < src->nkm; i++) {
+        const struct argus_agg_kmode *s = &src->km[i];
+        same = km_cmp(&dst->km[i], s->name_hash, s->mode, s->group) == 0;
+    }
+    if (same) {
+        for (i = 0; i < src->nkm; i++)
+            km_combine(&dst->km[i], &src->km[i]);
+        return 0;
+    }
+    /* else a sorted union, combining equal keys */
     i = dst->nkm;
     j = src->nkm;
     k = dst->nkm + src->nkm;
@@ -242,6 +327,106 @@ int argus_agg_merge(struct argus_aggregate *dst, const struct argus_aggregate *s
     size_t used = dst->nkm + src->nkm - k;
     memmove(&dst->km[0], &dst->km[k], used * sizeof *dst->km);
     dst->nkm = used;
+    return 0;
+}
+
+/* ---- ordering the rows --------------------------------------------------------------- */
+
+static void heap_sift(const struct argus_agg_row *rows, size_t *heap, const size_t *cur,
+                      size_t n, size_t i)
+{
+    size_t x = heap[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && row_cmp(&rows[cur[heap[c + 1]]], &rows[cur[heap[c]]]) < 0)
+            c++;
+        if (row_cmp(&rows[cur[heap[c]]], &rows[cur[x]]) >= 0)
+            break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    heap[i] = x;
+}
+
+/* First index in [lo, hi) whose row sorts after h (hi when none); rows[lo..hi) sorted.
+ * Galloping from lo: cheap when the answer is near, logarithmic when it is far. */
+static size_t gallop(const struct argus_agg_row *rows, size_t lo, size_t hi,
+                     const struct argus_agg_row *h)
+{
+    size_t d = 1;
+    while (d <= hi - lo && row_cmp(&rows[lo + d - 1], h) <= 0) {
+        lo += d;
+        d *= 2;
+    }
+    if (d <= hi - lo)
+        hi = lo + d - 1; /* rows[hi] sorts after h */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (row_cmp(&rows[mid], h) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The k-way merge of a's runs into out (nrows x ROW_BYTES bytes), on a heap of run heads:
+ * each step copies the smallest run's whole block of rows that sort no later than the
+ * next head. Uses a->run's scratch (cursors, heap); reads the rows only. */
+static void rows_kmerge(const struct argus_aggregate *a, uint8_t *out)
+{
+    const struct argus_agg_row *rows = a->rows;
+    const size_t *end = a->run;
+    size_t *cur = a->run + a->caprun, *heap = cur + a->caprun, n = 0;
+
+    for (size_t i = 0; i < a->nruns; i++) {
+        cur[i] = i ? end[i - 1] : 0;
+        if (cur[i] < end[i])
+            heap[n++] = i;
+    }
+    for (size_t i = n / 2; i-- > 0;)
+        heap_sift(rows, heap, cur, n, i);
+    while (n > 0) {
+        size_t m = heap[0], from = cur[m], to = end[m];
+        if (n > 1) {
+            size_t s = heap[1];
+            if (n > 2 && row_cmp(&rows[cur[heap[2]]], &rows[cur[s]]) < 0)
+                s = heap[2];
+            to = gallop(rows, from + 1, to, &rows[cur[s]]);
+        }
+        memcpy(out, &rows[from], (to - from) * sizeof *rows);
+        out += (to - from) * sizeof *rows;
+        cur[m] = to;
+        if (to == end[m])
+            heap[0] = heap[--n];
+        heap_sift(rows, heap, cur, n, 0);
+    }
+}
+
+int argus_agg_reserve(struct argus_aggregate *a, size_t nrows, size_t nruns)
+{
+    if (grow_rows(&a->rows, &a->caprows, nrows, a->nrows) || grow_runs(a, nruns))
+        return -ENOMEM;
+    return 0;
+}
+
+int argus_agg_sort_rows(struct argus_aggregate *a)
+{
+    if (a->nruns <= 1)
+        return 0;
+    if (grow_rows(&a->spare, &a->capspare, a->nrows, 0))
+        return -ENOMEM;
+    rows_kmerge(a, (uint8_t *)a->spare);
+    struct argus_agg_row *t = a->rows;
+    size_t c = a->caprows;
+    a->rows = a->spare;
+    a->caprows = a->capspare;
+    a->spare = t;
+    a->capspare = c;
+    a->nruns = 1;
+    a->run[0] = a->nrows;
     return 0;
 }
 
@@ -273,12 +458,11 @@ long argus_agg_encode(const struct argus_aggregate *a, uint8_t *buf, size_t cap)
     uint32_t magic = ARGUS_AGG_MAGIC, nr = (uint32_t)a->nrows, nk = (uint32_t)a->nkm;
     uint16_t ver = ARGUS_AGG_VERSION, flags = 0;
     PUT(p, magic); PUT(p, ver); PUT(p, flags); PUT(p, nr); PUT(p, nk);
-    for (size_t i = 0; i < a->nrows; i++) {
-        const struct argus_agg_row *r = &a->rows[i];
-        PUT(p, r->step); PUT(p, r->rank); PUT(p, r->flags); PUT(p, r->start_ns);
-        memcpy(p, r->us, sizeof r->us);
-        p += sizeof r->us;
-    }
+    if (a->nruns > 1)
+        rows_kmerge(a, p);
+    else if (a->nrows)
+        memcpy(p, a->rows, a->nrows * ARGUS_AGG_ROW_BYTES);
+    p += a->nrows * ARGUS_AGG_ROW_BYTES;
     for (size_t i = 0; i < a->nkm; i++) {
         const struct argus_agg_kmode *k = &a->km[i];
         PUT(p, k->name_hash); PUT(p, k->mode); PUT(p, k->kclass); PUT(p, k->group);
@@ -321,17 +505,23 @@ int argus_agg_decode(struct argus_aggregate *a, const uint8_t *buf, size_t len, 
         goto bad;
     if ((size_t)(end - p) < (size_t)nr * ARGUS_AGG_ROW_BYTES)
         goto bad;
-    if (grow((void **)&a->rows, &a->caprows, nr, sizeof *a->rows) ||
+    if (grow_rows(&a->rows, &a->caprows, nr, 0) || grow_runs(a, 1) ||
         grow((void **)&a->km, &a->capkm, nk, sizeof *a->km)) {
         snprintf(errbuf, errlen, "aggregate: out of memory");
         return -ENOMEM;
     }
-    for (uint32_t i = 0; i < nr; i++) {
-        struct argus_agg_row *r = &a->rows[i];
-        GET(p, end, r->step); GET(p, end, r->rank); GET(p, end, r->flags);
-        GET(p, end, r->start_ns); GET(p, end, r->us);
+    if (nr)
+        memcpy(a->rows, p, (size_t)nr * ARGUS_AGG_ROW_BYTES);
+    for (uint32_t i = 1; i < nr; i++) {
+        if (row_cmp(&a->rows[i - 1], &a->rows[i]) > 0) {
+            p += (size_t)i * ARGUS_AGG_ROW_BYTES;
+            goto bad; /* not canonical: the rows are out of order */
+        }
     }
+    p += (size_t)nr * ARGUS_AGG_ROW_BYTES;
     a->nrows = nr;
+    a->nruns = nr ? 1 : 0;
+    a->run[0] = nr;
     for (uint32_t i = 0; i < nk; i++) {
         struct argus_agg_kmode *k = &a->km[i];
         memset(k, 0, sizeof *k);

@@ -12,6 +12,13 @@
  * associative and commutative, so every tree shape and merge order gives byte-identical
  * encodings (as long as no sketch collapsed; see qsketch.h).
  *
+ * Rows are merged lazily: a merge appends the source's rows as sorted runs (one memcpy;
+ * a run that sorts after the last row extends it), and the union is ordered once, by a
+ * k-way merge that copies whole blocks — in argus_agg_sort_rows, or on the fly by
+ * argus_agg_encode. So a parent with k children pays one copy per row per merge plus
+ * one ordering pass, not k passes over its rows. Readers of a->rows call
+ * argus_agg_sort_rows first (rows are in (step, rank) order when nruns <= 1).
+ *
  * Encoding: u32 magic "AGGR", u16 version, u16 flags, u32 nrows, u32 nkmodes, rows,
  * kmodes (sketches sparse), u32 CRC32C. Decoding checks every length. Not thread-safe;
  * the struct owns its arrays (argus_agg_free).
@@ -57,6 +64,11 @@ struct argus_agg_kmode {
 struct argus_aggregate {
     struct argus_agg_row *rows;
     size_t nrows, caprows;
+    size_t nruns;  /* rows is nruns sorted runs; run i ends at run[i] */
+    size_t *run;   /* 3 x caprun: run ends, then the k-way merge's cursors and heap */
+    size_t caprun;
+    struct argus_agg_row *spare; /* argus_agg_sort_rows' target, kept for reuse */
+    size_t capspare;
     struct argus_agg_kmode *km;
     size_t nkm, capkm;
 };
@@ -66,13 +78,22 @@ void argus_agg_free(struct argus_aggregate *a);
 void argus_agg_reset(struct argus_aggregate *a); /* keeps capacity */
 /* Fold one step summary in: one row plus its kmodes. 0 or -ENOMEM. */
 int argus_agg_add_summary(struct argus_aggregate *a, const struct argus_step_summary *s);
-/* dst ∪= src. 0 or -ENOMEM (dst then unchanged in size, possibly partly merged). */
+/* dst ∪= src (src may be unsorted). 0 or -ENOMEM (dst then unchanged in size, possibly
+ * partly merged). dst's rows are left as runs: see argus_agg_sort_rows. */
 int argus_agg_merge(struct argus_aggregate *dst, const struct argus_aggregate *src);
-/* Exact encoded size, and the encoding (canonical: equal aggregates, equal bytes).
+/* Make room for nrows rows in nruns runs in all (a parent that knows how many rows its
+ * children send: no regrowth, no copy, while merging). 0 or -ENOMEM. */
+int argus_agg_reserve(struct argus_aggregate *a, size_t nrows, size_t nruns);
+/* Put the rows in (step, rank) order (nruns becomes <= 1). 0 or -ENOMEM (then unchanged). */
+int argus_agg_sort_rows(struct argus_aggregate *a);
+/* Exact encoded size, and the encoding (canonical: equal aggregates, equal bytes, whether
+ * or not the rows were sorted first; unsorted rows are merged straight into buf, using
+ * a's scratch, so a must not be encoded from two threads at once).
  * Returns bytes written or -ENOSPC. */
 size_t argus_agg_encoded_size(const struct argus_aggregate *a);
 long argus_agg_encode(const struct argus_aggregate *a, uint8_t *buf, size_t cap);
-/* Replace *a with the decoding of buf. 0 or -EINVAL/-ENOMEM with errbuf. */
+/* Replace *a with the decoding of buf (rows must be in canonical order, as every
+ * encoding is). 0 or -EINVAL/-ENOMEM with errbuf. */
 int argus_agg_decode(struct argus_aggregate *a, const uint8_t *buf, size_t len, char *errbuf,
                      size_t errlen);
 

@@ -31,3 +31,16 @@ void argus_clock_rfc3339(uint64_t realtime_ns, char *buf, size_t len)
     }
     snprintf(buf, len, "%s.%03uZ", date, ms);
 }
+
+struct timespec argus_clock_abstime_in_ms(long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}

@@ -3,7 +3,12 @@
  * 64-bit name hash), rank info, job metadata and missing-rank marks.
  *
  * Summaries are stored trimmed: only offsetof(kmodes) + n_kmodes entries are allocated, so
- * readers must never touch kmodes[i] for i >= n_kmodes. One owner; not thread-safe.
+ * readers must never touch kmodes[i] for i >= n_kmodes. They are carved from an arena of
+ * chunks that grow from 64 KiB to 2 MiB (2 MiB chunks aligned and advised for transparent
+ * huge pages): rank 0 adds P summaries per step, and one malloc and a few page faults per
+ * summary were most of its cost; each rank's first SUMS_CAP0 step pointers come from there
+ * too. A replaced summary reuses its space when the new one fits,
+ * else that space stays unused until the store is freed. One owner; not thread-safe.
  */
 #include "common/jobstore.h"
 #include "common/errbuf.h"
@@ -13,13 +18,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
+#define CHUNK_MIN (64u << 10)
+#define CHUNK_MAX (2u << 20)
+#define SUMS_CAP0 16 /* first per-rank capacity, carved from the arena; then malloc, x2 */
+
+struct chunk {
+    struct chunk *next;
+    size_t used, cap; /* bytes of data[] */
+    _Alignas(64) unsigned char data[];
+};
+
+/* Kept small (32 bytes: rank 0 touches one per rank and step); zero means empty, so a
+ * fresh store of P ranks is untouched calloc memory. */
 struct rank_slot {
     struct argus_step_summary **sums; /* ascending step */
-    size_t n, cap;
-    struct argus_rank_info info;
-    int has_info;
-    uint64_t missing_since; /* UINT64_MAX when present */
+    uint32_t n, cap;
+    uint64_t missing_p1;                  /* missing from step missing_p1 - 1; 0: present */
+    struct argus_rank_info *info;         /* NULL until set */
 };
 
 struct name_entry {
@@ -35,6 +54,8 @@ struct argus_jobstore {
     struct name_entry *names; /* capacity is a power of two */
     size_t names_cap, names_used;
     struct argus_step_summary *scratch; /* decode target for ingest, allocated once */
+    struct chunk *arena;                /* summaries; newest chunk first */
+    size_t next_chunk;                  /* size of the next chunk */
     char name_scratch[ARGUS_NAME_MAX + 1];
 };
 
@@ -49,13 +70,14 @@ int argus_jobstore_create(uint32_t n_ranks, struct argus_jobstore **out)
     if (!js)
         return -ENOMEM;
     js->n_ranks = n_ranks;
+    /* jobs of 512 ranks and more store >= 1 MiB per window: huge chunks from the start;
+     * small jobs stay small */
+    js->next_chunk = n_ranks >= 512 ? CHUNK_MAX : CHUNK_MIN;
     js->ranks = calloc(n_ranks, sizeof *js->ranks);
     if (!js->ranks) {
         free(js);
         return -ENOMEM;
     }
-    for (uint32_t r = 0; r < n_ranks; r++)
-        js->ranks[r].missing_since = UINT64_MAX;
     snprintf(js->meta.step, sizeof js->meta.step, "0");
     *out = js;
     return 0;
@@ -66,9 +88,14 @@ void argus_jobstore_free(struct argus_jobstore *js)
     if (!js)
         return;
     for (uint32_t r = 0; r < js->n_ranks; r++) {
-        for (size_t i = 0; i < js->ranks[r].n; i++)
-            free(js->ranks[r].sums[i]);
-        free(js->ranks[r].sums);
+        if (js->ranks[r].cap > SUMS_CAP0)
+            free(js->ranks[r].sums);
+        free(js->ranks[r].info);
+    }
+    while (js->arena) {
+        struct chunk *n = js->arena->next;
+        free(js->arena);
+        js->arena = n;
     }
     free(js->ranks);
     for (size_t i = 0; i < js->names_cap; i++)
@@ -110,16 +137,50 @@ static size_t lower_bound(const struct rank_slot *rs, uint64_t step)
     return lo;
 }
 
-static struct argus_step_summary *summary_dup(const struct argus_step_summary *s)
+/* The bytes a trimmed summary holds, and the arena space it takes. */
+static size_t summary_bytes(const struct argus_step_summary *s)
 {
-    size_t head = offsetof(struct argus_step_summary, kmodes);
-    size_t body = (size_t)s->n_kmodes * sizeof s->kmodes[0];
-    struct argus_step_summary *c = malloc(head + body);
+    return offsetof(struct argus_step_summary, kmodes) +
+           (size_t)s->n_kmodes * sizeof s->kmodes[0];
+}
 
-    if (!c)
-        return NULL;
-    memcpy(c, s, head + body);
-    return c;
+static size_t summary_size(const struct argus_step_summary *s)
+{
+    return (summary_bytes(s) + 63) & ~(size_t)63;
+}
+
+/* n bytes (a multiple of 64) from the arena; NULL when out of memory. */
+static void *arena_alloc(struct argus_jobstore *js, size_t n)
+{
+    struct chunk *c = js->arena;
+
+    if (!c || c->cap - c->used < n) {
+        size_t sz = js->next_chunk ? js->next_chunk : CHUNK_MIN;
+        while (sz - sizeof *c < n)
+            sz *= 2;
+        void *p = NULL;
+        if (sz >= CHUNK_MAX) {
+            if (posix_memalign(&p, CHUNK_MAX, sz) != 0)
+                p = NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+            if (p)
+                madvise(p, sz, MADV_HUGEPAGE); /* advice only: failure is fine */
+#endif
+        } else {
+            p = malloc(sz);
+        }
+        if (!p)
+            return NULL;
+        c = p;
+        c->next = js->arena;
+        c->used = 0;
+        c->cap = sz - sizeof *c;
+        js->arena = c;
+        js->next_chunk = sz < CHUNK_MAX ? sz * 2 : sz;
+    }
+    void *out = c->data + c->used;
+    c->used += n;
+    return out;
 }
 
 int argus_jobstore_add_summary(struct argus_jobstore *js, const struct argus_step_summary *s)
@@ -129,24 +190,40 @@ int argus_jobstore_add_summary(struct argus_jobstore *js, const struct argus_ste
     struct rank_slot *rs = &js->ranks[s->rank];
     size_t at = (rs->n && rs->sums[rs->n - 1]->step < s->step) ? rs->n
                                                                 : lower_bound(rs, s->step);
-    struct argus_step_summary *c = summary_dup(s);
-    if (!c)
-        return -ENOMEM;
+    size_t size = summary_size(s);
     if (at < rs->n && rs->sums[at]->step == s->step) {
-        free(rs->sums[at]);
+        struct argus_step_summary *old = rs->sums[at];
+        struct argus_step_summary *c = summary_size(old) >= size ? old
+                                                                 : arena_alloc(js, size);
+        if (!c)
+            return -ENOMEM;
+        memmove(c, s, summary_bytes(s));
         rs->sums[at] = c;
         return 0;
     }
     if (rs->n == rs->cap) {
-        size_t ncap = rs->cap ? rs->cap * 2 : 64;
-        struct argus_step_summary **ns = realloc(rs->sums, ncap * sizeof *ns);
-        if (!ns) {
-            free(c);
+        size_t ncap = rs->cap ? (size_t)rs->cap * 2 : SUMS_CAP0;
+        if (ncap > UINT32_MAX)
             return -ENOMEM;
+        struct argus_step_summary **ns;
+        if (ncap == SUMS_CAP0) { /* a rank's first steps: no malloc, no page of its own */
+            ns = arena_alloc(js, SUMS_CAP0 * sizeof *ns);
+        } else if (rs->cap == SUMS_CAP0) {
+            ns = malloc(ncap * sizeof *ns);
+            if (ns)
+                memcpy(ns, rs->sums, rs->n * sizeof *ns);
+        } else {
+            ns = realloc(rs->sums, ncap * sizeof *ns);
         }
+        if (!ns)
+            return -ENOMEM;
         rs->sums = ns;
-        rs->cap = ncap;
+        rs->cap = (uint32_t)ncap;
     }
+    struct argus_step_summary *c = arena_alloc(js, size);
+    if (!c)
+        return -ENOMEM;
+    memcpy(c, s, summary_bytes(s));
     if (at < rs->n)
         memmove(&rs->sums[at + 1], &rs->sums[at], (rs->n - at) * sizeof rs->sums[0]);
     rs->sums[at] = c;
@@ -304,18 +381,19 @@ int argus_jobstore_set_rankinfo(struct argus_jobstore *js, const struct argus_ra
     if (!js || !ri || ri->rank >= js->n_ranks)
         return -EINVAL;
     struct rank_slot *rs = &js->ranks[ri->rank];
-    rs->info = *ri;
-    rs->info.host[ARGUS_HOST_MAX - 1] = '\0';
-    rs->has_info = 1;
+    if (!rs->info && !(rs->info = malloc(sizeof *rs->info)))
+        return -ENOMEM;
+    *rs->info = *ri;
+    rs->info->host[ARGUS_HOST_MAX - 1] = '\0';
     return 0;
 }
 
 const struct argus_rank_info *argus_jobstore_rankinfo(const struct argus_jobstore *js,
                                                       uint32_t rank)
 {
-    if (!js || rank >= js->n_ranks || !js->ranks[rank].has_info)
+    if (!js || rank >= js->n_ranks)
         return NULL;
-    return &js->ranks[rank].info;
+    return js->ranks[rank].info;
 }
 
 void argus_jobstore_mark_missing(struct argus_jobstore *js, uint32_t rank,
@@ -323,15 +401,23 @@ void argus_jobstore_mark_missing(struct argus_jobstore *js, uint32_t rank,
 {
     if (!js || rank >= js->n_ranks)
         return;
-    if (from_step < js->ranks[rank].missing_since)
-        js->ranks[rank].missing_since = from_step;
+    if (from_step == UINT64_MAX) /* "never": not a mark */
+        return;
+    if (from_step < argus_jobstore_missing_since(js, rank))
+        js->ranks[rank].missing_p1 = from_step + 1;
+}
+
+void argus_jobstore_clear_missing(struct argus_jobstore *js, uint32_t rank)
+{
+    if (js && rank < js->n_ranks)
+        js->ranks[rank].missing_p1 = 0;
 }
 
 uint64_t argus_jobstore_missing_since(const struct argus_jobstore *js, uint32_t rank)
 {
     if (!js || rank >= js->n_ranks)
         return UINT64_MAX;
-    return js->ranks[rank].missing_since;
+    return js->ranks[rank].missing_p1 ? js->ranks[rank].missing_p1 - 1 : UINT64_MAX;
 }
 
 /* ---- ingest ------------------------------------------------------------------------ */
@@ -378,7 +464,9 @@ int argus_jobstore_ingest(struct argus_jobstore *js, int type, const uint8_t *re
         if (rc < 0)
             return rc;
         rc = argus_jobstore_set_rankinfo(js, &ri);
-        if (rc < 0)
+        if (rc == -ENOMEM)
+            argus_seterr(errbuf, errlen, "out of memory storing rank info");
+        else if (rc < 0)
             argus_seterr(errbuf, errlen, "rank info of rank %u: rank outside job of %u", ri.rank,
                    js->n_ranks);
         return rc;

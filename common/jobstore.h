@@ -67,6 +67,8 @@ size_t argus_jobstore_count(const struct argus_jobstore *js);
 /* Mark a rank as missing from step `from_step` on (it died or stopped sending). */
 void argus_jobstore_mark_missing(struct argus_jobstore *js, uint32_t rank,
                                  uint64_t from_step);
+/* Take the mark back (the rank turned out to have delivered everything). */
+void argus_jobstore_clear_missing(struct argus_jobstore *js, uint32_t rank);
 /* UINT64_MAX when the rank is not missing. */
 uint64_t argus_jobstore_missing_since(const struct argus_jobstore *js, uint32_t rank);
 

@@ -85,6 +85,32 @@ void argus_rank0_ingest(struct argus_rank0 *r0, const uint8_t *buf, size_t len)
                        (unsigned long long)r0->windows, err);
 }
 
+/* Take back the marks of ranks that delivered every real step (see rank0.h). */
+static void settle_late_final(struct argus_rank0 *r0)
+{
+    uint64_t first, last;
+    size_t k = 0;
+
+    if (r0->nmiss == 0 || argus_jobstore_step_range(r0->js, &first, &last) != 0)
+        return;
+    uint32_t *late = realloc(r0->late, (r0->nlate + r0->nmiss) * sizeof *late);
+    if (!late)
+        return;
+    r0->late = late;
+    for (size_t i = 0; i < r0->nmiss; i++) {
+        const struct argus_rank0_miss *x = &r0->miss[i];
+        const struct argus_step_summary *const *v;
+        size_t n = argus_jobstore_rank_steps(r0->js, x->rank, &v);
+        if (x->from_step > last && n && v[n - 1]->step == last) {
+            argus_jobstore_clear_missing(r0->js, x->rank);
+            r0->late[r0->nlate++] = x->rank;
+            continue;
+        }
+        r0->miss[k++] = *x;
+    }
+    r0->nmiss = k;
+}
+
 void argus_rank0_report(struct argus_rank0 *r0, int final)
 {
     struct argus_result res;
@@ -93,6 +119,7 @@ void argus_rank0_report(struct argus_rank0 *r0, int final)
 
     m->ended_ns = argus_clock_realtime_ns();
     if (final) {
+        settle_late_final(r0);
         int all = 1;
         for (uint32_t r = 0; r < argus_jobstore_nranks(r0->js); r++)
             if (argus_jobstore_missing_since(r0->js, r) != UINT64_MAX)
@@ -190,6 +217,9 @@ void argus_rank0_write_reduce_json(struct argus_rank0 *r0, double thread_cpu_s,
                 (unsigned long long)r0->miss[i].from_step,
                 (unsigned long long)r0->miss[i].window, t);
     }
+    fprintf(f, "],\n \"late_at_finalize\": [");
+    for (size_t i = 0; i < r0->nlate; i++)
+        fprintf(f, "%s%u", i ? ", " : "", r0->late[i]);
     fprintf(f, "]}\n");
     if (fclose(f) != 0 || rename(tmp, path) != 0)
         remove(tmp);
@@ -200,6 +230,9 @@ void argus_rank0_close(struct argus_rank0 *r0)
     free(r0->miss);
     r0->miss = NULL;
     r0->nmiss = r0->capmiss = 0;
+    free(r0->late);
+    r0->late = NULL;
+    r0->nlate = 0;
     if (r0->spool && argus_spool_close(r0->spool) != 0)
         argus_log(ARGUS_LOG_WARN, "closing %s/summaries.argus failed", r0->dir);
     r0->spool = NULL;

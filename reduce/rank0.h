@@ -35,6 +35,8 @@ struct argus_rank0 {
     } *miss;
     size_t nmiss, capmiss;
     uint64_t windows_with_miss;
+    uint32_t *late;         /* ranks whose marks argus_rank0_report(final) took back */
+    size_t nlate;
 };
 
 /* Create the output directory and the spool. 0 or negative errno (errbuf). */
@@ -42,7 +44,11 @@ int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uin
                      const char *jobid, const char *stepid, char *errbuf, size_t errlen);
 /* Take one window's concatenated records. Damaged records are reported once and skipped. */
 void argus_rank0_ingest(struct argus_rank0 *r0, const uint8_t *buf, size_t len);
-/* Analyse what is held and write the outputs; final=1 at the end of the job. */
+/* Analyse what is held and write the outputs; final=1 at the end of the job. The final
+ * report first takes back every mark from a step after the job's last step on a rank
+ * that holds that last step: such a rank only missed the deadline of the last, empty
+ * flush at MPI_Finalize and delivered all its real steps (reduce.json lists it under
+ * "late_at_finalize"), so it is not missing. */
 void argus_rank0_report(struct argus_rank0 *r0, int final);
 void argus_rank0_close(struct argus_rank0 *r0);
 /* The subtree rooted at `rank` sent nothing for `window` (first step from_step): mark each

@@ -156,13 +156,7 @@ static void *selfinit_main(void *arg)
         uint64_t waited_ms = (argus_clock_monotonic_ns() - si.t0) / 1000000;
         if (waited_ms >= (uint64_t)si.wait_ms && argus_tracer_wanted())
             break;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += POLL_MS * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = argus_clock_abstime_in_ms(POLL_MS);
         pthread_cond_timedwait(&si.cv, &si.lock, &ts);
     }
     if (si.state != SI_WAITING) { /* the program initialised MPI itself */

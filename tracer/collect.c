@@ -18,6 +18,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/types.h"
 #include "tracer/period.h"
 #include "tracer/ring.h"
@@ -395,13 +396,7 @@ static void *drain_main(void *arg)
 
     pthread_mutex_lock(&c->lock);
     while (!c->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += DRAIN_PERIOD_MS * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = argus_clock_abstime_in_ms(DRAIN_PERIOD_MS);
         if (!c->end_seen && !c->full_n)
             pthread_cond_timedwait(&c->wake, &c->lock, &ts);
         if (c->stop)

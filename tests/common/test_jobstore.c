@@ -295,6 +295,42 @@ static void test_ingest_buffer(void **state)
     argus_jobstore_free(js);
 }
 
+/* Summaries of every size, across arena chunks; replacements that shrink and grow; a
+ * missing mark taken back. */
+static void test_arena_sizes_and_clear_missing(void **state)
+{
+    struct argus_jobstore *js;
+    (void)state;
+
+    assert_int_equal(argus_jobstore_create(2, &js), 0);
+    for (uint64_t step = 0; step < 80; step++) {
+        mk(&s1, (uint32_t)(step % 2), step, (uint32_t)(step * 37 % (ARGUS_MAX_KMODES + 1)));
+        assert_int_equal(argus_jobstore_add_summary(js, &s1), 0);
+    }
+    for (uint64_t step = 0; step < 80; step += 3) { /* replace: smaller or larger */
+        mk(&s1, (uint32_t)(step % 2), step, (uint32_t)(step * 11 % (ARGUS_MAX_KMODES + 1)));
+        s1.dropped = step + 1;
+        assert_int_equal(argus_jobstore_add_summary(js, &s1), 0);
+    }
+    assert_int_equal(argus_jobstore_count(js), 80);
+    for (uint64_t step = 0; step < 80; step++) {
+        uint32_t nk = (uint32_t)((step % 3 ? step * 37 : step * 11) % (ARGUS_MAX_KMODES + 1));
+        mk(&s2, (uint32_t)(step % 2), step, nk);
+        if (step % 3 == 0)
+            s2.dropped = step + 1;
+        const struct argus_step_summary *g = argus_jobstore_get(js, (uint32_t)(step % 2), step);
+        assert_non_null(g);
+        tg_assert_summary_equal(g, &s2);
+    }
+    argus_jobstore_mark_missing(js, 1, 40);
+    argus_jobstore_mark_missing(js, 1, UINT64_MAX); /* "never" is not a mark */
+    assert_true(argus_jobstore_missing_since(js, 1) == 40);
+    argus_jobstore_clear_missing(js, 1);
+    assert_true(argus_jobstore_missing_since(js, 1) == UINT64_MAX);
+    argus_jobstore_clear_missing(js, 7); /* outside the job: ignored */
+    argus_jobstore_free(js);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_rankinfo_missing_meta),
         cmocka_unit_test(test_ingest_buffer),
+        cmocka_unit_test(test_arena_sizes_and_clear_missing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

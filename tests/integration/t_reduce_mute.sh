@@ -13,14 +13,15 @@ import json, sys
 d = sys.argv[1]
 r = json.load(open(d + "/report.json"))
 assert r["job"]["complete"] is False, r["job"]
-# Rank 9 is missing from the start. With a 300 ms deadline on 2 loaded cores another
-# rank may also miss the deadline of the last, empty flush at finalize: it is then
-# marked from step 60 (after the last step), which loses nothing — allow only that.
+# Rank 9 is missing from the start, and only rank 9. With a 300 ms deadline on 2 loaded
+# cores another rank may miss the deadline of the last, empty flush at finalize; it
+# delivered all 60 steps, so it is not missing (reduce.json: late_at_finalize).
 mr = {m["rank"]: m["since_step"] for m in r["job"]["missing_ranks"]}
-assert mr.get(9) == 0 and all(s >= 60 for k, s in mr.items() if k != 9), r["job"]
+assert mr == {9: 0}, r["job"]
 x = json.load(open(d + "/reduce.json"))
 miss = {m["rank"]: m for m in x["missing"]}
-assert 9 in miss and all(m["from_step"] >= 60 for k, m in miss.items() if k != 9), x["missing"]
+assert sorted(miss) == [9], x["missing"]
+assert 9 not in x["late_at_finalize"], x
 assert miss[9]["from_step"] == 0 and miss[9]["window"] == 0, miss
 assert r["steps"]["count"] == 60, r["steps"]
 PY

@@ -2,6 +2,7 @@
  * inputs: trees of fan-in 2, 8 and 32 and a shuffled left fold give byte-identical
  * encodings; merge is commutative and associative; quantiles stay within alpha of the
  * exact sample quantiles; encode/decode round-trips and rejects damage. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "common/aggregate.h"
+#include "common/wire.h"
 #include "reduce/tree.h"
 
 #define NR 2000 /* ranks (x 5 steps = 10,000 inputs) */
@@ -217,6 +219,48 @@ static void test_commutative_associative(void **state)
     }
 }
 
+/* Merges leave the rows as sorted runs; encoding them straight and sorting them first
+ * give the same bytes; a decoder refuses rows out of canonical order. */
+static void test_runs_sort_and_order_check(void **state)
+{
+    (void)state;
+    struct argus_aggregate acc, d;
+    size_t n1, n2;
+    char err[128];
+
+    argus_agg_init(&acc);
+    argus_agg_init(&d);
+    assert_int_equal(argus_agg_reserve(&acc, 10, 2), 0);
+    for (int i = 0; i < 300; i++) /* descending ranks: every leaf starts a run */
+        assert_int_equal(argus_agg_merge(&acc, &leaves[NR - 1 - (i * 7) % NR]), 0);
+    assert_true(acc.nruns > 1);
+    uint8_t *e1 = enc(&acc, &n1);
+    assert_int_equal(argus_agg_sort_rows(&acc), 0);
+    assert_true(acc.nruns <= 1);
+    for (size_t i = 1; i < acc.nrows; i++)
+        assert_true(acc.rows[i - 1].step < acc.rows[i].step ||
+                    (acc.rows[i - 1].step == acc.rows[i].step &&
+                     acc.rows[i - 1].rank <= acc.rows[i].rank));
+    uint8_t *e2 = enc(&acc, &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(e1, e2, n1);
+    assert_int_equal(argus_agg_decode(&d, e1, n1, err, sizeof err), 0);
+    assert_int_equal(d.nrows, acc.nrows);
+    /* swap the first two rows and fix the checksum: refused as out of order */
+    uint8_t tmp[ARGUS_AGG_ROW_BYTES];
+    memcpy(tmp, e1 + 16, sizeof tmp);
+    memcpy(e1 + 16, e1 + 16 + sizeof tmp, sizeof tmp);
+    memcpy(e1 + 16 + sizeof tmp, tmp, sizeof tmp);
+    uint32_t crc = argus_crc32c(e1, n1 - 4);
+    memcpy(e1 + n1 - 4, &crc, 4);
+    assert_int_equal(argus_agg_decode(&d, e1, n1, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "malformed"));
+    free(e1);
+    free(e2);
+    argus_agg_free(&acc);
+    argus_agg_free(&d);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -264,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_tree_shapes_identical),
         cmocka_unit_test(test_commutative_associative),
         cmocka_unit_test(test_quantile_error_and_extremes),
+        cmocka_unit_test(test_runs_sort_and_order_check),
     };
     return cmocka_run_group_tests_name("reduce_aggregate", tests, setup, teardown);
 }
