@@ -1,9 +1,14 @@
 /* modes.c — stable radix sort of (key, value) pairs and the mode split of one kernel's
- * sorted durations: log-duration binned KDE with Scott's bandwidth on a robust sigma and a
+ * durations: log-duration binned KDE with Scott's bandwidth on a robust sigma and a
  * prominence gate (ALGORITHMS.md §6.2), the 1.5x ratio-gap rule below ARGUS_MODES_KDE_MIN
- * points (see modes.h). No allocation, no state: the summariser passes its preallocated
- * arrays; the KDE grid lives on the stack (1 KB). */
+ * points (see modes.h). The same KDE runs on a fine-bin histogram for the summariser
+ * (argus_modes_kde_bins: each bin's points at its centre) and fills the kernel's kept
+ * split, which argus_memo_fits checks against later steps (sm_internal.h). No allocation,
+ * no state: the summariser passes its preallocated arrays; the KDE grid lives on the
+ * stack (1 KB). */
 #include "tracer/modes.h"
+
+#include "tracer/sm_internal.h"
 
 #include <assert.h>
 #include <math.h>
@@ -130,7 +135,14 @@ static double fast_log2(uint64_t x)
     return e + m * (1.4425449 + m * (-0.7181452 + m * 0.2755997));
 }
 
-/* First index in v[lo, n) whose log-duration exceeds y. */
+/* Points in the first idx elements: idx itself, or the cumulative count of the idx
+ * lowest bins (cum[k] = points in bins 0..k) when the input is a weighted histogram. */
+static inline size_t pts(const uint32_t *cum, size_t idx)
+{
+    return cum ? (idx ? cum[idx - 1] : 0) : idx;
+}
+
+/* First element of y[0, n) (ascending) above cut. */
 static size_t upper(const double *y, size_t n, double cut)
 {
     size_t lo = 0, hi = n;
@@ -144,9 +156,8 @@ static size_t upper(const double *y, size_t n, double cut)
     return lo;
 }
 
-/* One KDE pass at bandwidth h. */
 /* Points of y within [a, b]. */
-static size_t count_in(const double *y, size_t n, double a, double b)
+static size_t count_in(const double *y, const uint32_t *cum, size_t n, double a, double b)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) { /* first index with y >= a */
@@ -156,7 +167,7 @@ static size_t count_in(const double *y, size_t n, double a, double b)
         else
             hi = mid;
     }
-    return upper(y, n, b) - lo;
+    return pts(cum, upper(y, n, b)) - pts(cum, lo);
 }
 
 typedef double v2d __attribute__((vector_size(16)));
@@ -223,14 +234,16 @@ static void kde_convolve(const double c[ARGUS_KDE_GRID], const double *kern, int
  * that close: at most 2 % of the peak's and the peak window >= 2 x the side minimum),
  * plus 3 Poisson sigmas and 1, below half of those around the lower peak — sampling
  * bumps and tail clumps of one wide mode fail this. */
-static unsigned kde_once(const double *y, size_t n, double h, double strict,
-                         size_t bounds[ARGUS_MODES_MAX + 1], struct argus_kde_info *info)
+static unsigned kde_once(const double *y, const uint32_t *cum, size_t ny, double h,
+                         double strict, size_t bounds[ARGUS_MODES_MAX + 1],
+                         struct argus_kde_info *info)
 {
+    size_t n = pts(cum, ny);
     enum { G = ARGUS_KDE_GRID };
     double f[G], kern[G];
     unsigned pk[G / 2 + 1], np = 0;
 
-    double lo = y[0] - 3 * h, hi = y[n - 1] + 3 * h, dx = (hi - lo) / (G - 1);
+    double lo = y[0] - 3 * h, hi = y[ny - 1] + 3 * h, dx = (hi - lo) / (G - 1);
     if (info) {
         info->h = h;
         info->lo = lo;
@@ -239,14 +252,14 @@ static unsigned kde_once(const double *y, size_t n, double h, double strict,
     /* Linear binning. */
     double c[G];
     memset(c, 0, sizeof c);
-    for (size_t i = 0; i < n; i++) {
-        double g = (y[i] - lo) / dx;
+    for (size_t i = 0; i < ny; i++) {
+        double g = (y[i] - lo) / dx, wt = cum ? (double)(pts(cum, i + 1) - pts(cum, i)) : 1;
         int g0 = (int)g;
         if (g0 >= G - 1)
             g0 = G - 2;
         double w = g - g0;
-        c[g0] += 1 - w;
-        c[g0 + 1] += w;
+        c[g0] += wt * (1 - w);
+        c[g0 + 1] += wt * w;
     }
     /* Gaussian truncated at 4h. */
     int hw = (int)ceil(4 * h / dx);
@@ -276,7 +289,7 @@ static unsigned kde_once(const double *y, size_t n, double h, double strict,
                     vg = g;
             double mp = f[pk[i]] < f[pk[i + 1]] ? f[pk[i]] : f[pk[i + 1]];
             double r = f[vg] / mp;
-            size_t cut = upper(y, n, lo + vg * dx);
+            size_t cut = pts(cum, upper(y, ny, lo + vg * dx));
             /* points on this peak's side since the previous cut, and beyond */
             int fail = r > ARGUS_KDE_PROMINENCE || cut - prev_cut < minside ||
                        n - cut < minside;
@@ -290,8 +303,8 @@ static unsigned kde_once(const double *y, size_t n, double h, double strict,
                 int narrow = half < w;
                 if (narrow)
                     w = half;
-                double cv = (double)count_in(y, n, lo + vg * dx - w, lo + vg * dx + w);
-                double cp = (double)count_in(y, n, lo + lp * dx - w, lo + lp * dx + w);
+                double cv = (double)count_in(y, cum, ny, lo + vg * dx - w, lo + vg * dx + w);
+                double cp = (double)count_in(y, cum, ny, lo + lp * dx - w, lo + lp * dx + w);
                 fail = !(cv + 3 * sqrt(cv) + 1 < 0.5 * cp);
                 if (narrow) /* the peaks are close: the valley must be all but empty */
                     fail = fail || cv > 0.02 * cp || cp < 2.0 * (double)minstrict;
@@ -319,30 +332,50 @@ static unsigned kde_once(const double *y, size_t n, double h, double strict,
         for (unsigned g = pk[i]; g <= pk[i + 1]; g++)
             if (f[g] < f[vg])
                 vg = g;
-        size_t cut = upper(y, n, lo + vg * dx);
-        if (cut > bounds[m] && cut < n)
+        size_t cut = upper(y, ny, lo + vg * dx);
+        if (cut > bounds[m] && cut < ny)
             bounds[++m] = cut;
     }
-    bounds[++m] = n;
+    bounds[++m] = ny;
     return m;
 }
 
-unsigned argus_modes_kde(const double *y, size_t n, size_t bounds[ARGUS_MODES_MAX + 1],
-                         struct argus_kde_info *info)
+/* Element holding the point of rank r (0-based). */
+static size_t at_rank(const uint32_t *cum, size_t ny, size_t r)
+{
+    size_t lo = 0, hi = ny - 1;
+
+    if (!cum)
+        return r;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cum[mid] > r)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* argus_modes_kde over ny elements, each y[i] weighted by its points (cum: cumulative
+ * counts; NULL = one point each). bounds are element indices. */
+static unsigned kde_core(const double *y, const uint32_t *cum, size_t ny,
+                         size_t bounds[ARGUS_MODES_MAX + 1], struct argus_kde_info *info)
 {
     double mean = 0, var = 0;
     size_t tb[ARGUS_MODES_MAX + 1];
     unsigned best;
 
-    if (n == 0)
+    if (ny == 0)
         return 0;
-    for (size_t i = 0; i < n; i++)
-        mean += y[i];
+    size_t n = pts(cum, ny);
+    for (size_t i = 0; i < ny; i++)
+        mean += (cum ? (double)(pts(cum, i + 1) - pts(cum, i)) : 1) * y[i];
     mean /= (double)n;
-    for (size_t i = 0; i < n; i++)
-        var += (y[i] - mean) * (y[i] - mean);
+    for (size_t i = 0; i < ny; i++)
+        var += (cum ? (double)(pts(cum, i + 1) - pts(cum, i)) : 1) * (y[i] - mean) * (y[i] - mean);
     double sd = n > 1 ? sqrt(var / (double)(n - 1)) : 0;
-    double iqr = (y[(3 * n) / 4] - y[n / 4]) / 1.349;
+    double iqr = (y[at_rank(cum, ny, (3 * n) / 4)] - y[at_rank(cum, ny, n / 4)]) / 1.349;
     double sig = iqr > 0 && iqr < sd ? iqr : sd;
     double h = sig * pow((double)n, -0.2);
     if (h < ARGUS_KDE_HMIN)
@@ -350,13 +383,13 @@ unsigned argus_modes_kde(const double *y, size_t n, size_t bounds[ARGUS_MODES_MA
     /* Scott over-smooths multimodal data (sigma includes the spread between modes): try
      * h/2 and h/4 too and keep the finest split; the prominence gate and the side-count
      * rule keep sampling bumps out. */
-    best = kde_once(y, n, h, 0, bounds, info);
+    best = kde_once(y, cum, ny, h, 0, bounds, info);
     for (int k = 1; k <= 2 && best < ARGUS_MODES_MAX; k++) {
         double hk = h / (double)(1 << k);
         if (hk < ARGUS_KDE_HMIN)
             break;
         struct argus_kde_info ti;
-        unsigned m = kde_once(y, n, hk, h, tb, &ti);
+        unsigned m = kde_once(y, cum, ny, hk, h, tb, &ti);
         if (m > best) {
             best = m;
             memcpy(bounds, tb, (m + 1) * sizeof tb[0]);
@@ -365,6 +398,12 @@ unsigned argus_modes_kde(const double *y, size_t n, size_t bounds[ARGUS_MODES_MA
         }
     }
     return best;
+}
+
+unsigned argus_modes_kde(const double *y, size_t n, size_t bounds[ARGUS_MODES_MAX + 1],
+                         struct argus_kde_info *info)
+{
+    return kde_core(y, NULL, n, bounds, info);
 }
 
 unsigned argus_modes_split(const struct argus_sort_pair *v, size_t n,
@@ -377,4 +416,111 @@ unsigned argus_modes_split(const struct argus_sort_pair *v, size_t n,
         scratch[i] = (i && argus_dkey_dur(v[i - 1].key) == d) ? scratch[i - 1] : fast_log2(d);
     }
     return argus_modes_kde(scratch, n, bounds, NULL);
+}
+
+/* ---- fine-bin histograms (sm_internal.h) --------------------------------------------- */
+
+/* log2 of the middle of fine bin f. */
+static double fbin_log2(uint32_t f)
+{
+    uint32_t j = f & ((1u << ARGUS_FBIN_SUB) - 1);
+    return (double)(f >> ARGUS_FBIN_SUB) +
+           log2(1.0 + ((double)j + 0.5) / (double)(1u << ARGUS_FBIN_SUB));
+}
+
+void argus_modes_kde_bins(const uint32_t *hist, uint32_t flo, uint32_t fhi, size_t n,
+                          const struct argus_bin_scratch *sc, struct argus_mode_memo *memo)
+{
+    size_t ny = 0, bounds[ARGUS_MODES_MAX + 1];
+    uint32_t c = 0;
+    struct argus_kde_info info;
+
+    for (uint32_t f = flo; f <= fhi; f++) {
+        if (!hist[f])
+            continue;
+        c += hist[f];
+        sc->y[ny] = fbin_log2(f);
+        sc->cum[ny] = c;
+        sc->bin[ny] = f;
+        ny++;
+    }
+    assert(c == n);
+    (void)n;
+    unsigned m = kde_core(sc->y, sc->cum, ny, bounds, &info);
+    memset(memo, 0, sizeof *memo);
+    memo->m = (uint8_t)m;
+    for (unsigned k = 0; k < m; k++) {
+        size_t p0 = pts(sc->cum, bounds[k]), p1 = pts(sc->cum, bounds[k + 1]);
+        memo->lo[k] = (uint16_t)sc->bin[bounds[k]];
+        memo->hi[k] = (uint16_t)sc->bin[bounds[k + 1] - 1];
+        if (k) /* halfway between the modes' points: the bins of this step's split */
+            memo->cut[k - 1] = (uint16_t)((memo->hi[k - 1] + memo->lo[k] + 1) / 2);
+        memo->pk[k] = (uint16_t)sc->bin[at_rank(sc->cum, ny, (p0 + p1 - 1) / 2)];
+    }
+    /* bandwidth in bins: 128 bins per octave of mantissa, ~180 per log2 unit at its
+     * start, ~90 at its end */
+    double w = info.h * 128.0;
+    memo->w = (uint16_t)(w < 2 ? 2 : w > 64 ? 64 : w + 0.5);
+}
+
+/* Points of hist in bins [a, b] clipped to [flo, fhi]. */
+static double bins_sum(const uint32_t *hist, uint32_t flo, uint32_t fhi, long a, long b)
+{
+    uint64_t s = 0;
+
+    if (a < (long)flo)
+        a = flo;
+    if (b > (long)fhi)
+        b = fhi;
+    for (long f = a; f <= b; f++)
+        s += hist[f];
+    return (double)s;
+}
+
+int argus_memo_fits(const struct argus_mode_memo *memo, const uint32_t *hist, uint32_t flo,
+                    uint32_t fhi, size_t n)
+{
+    uint64_t cnt[ARGUS_MODES_MAX] = {0};
+    uint64_t minside = n / 100 > 2 ? n / 100 : 2, minstrict = n / 20 > 5 ? n / 20 : 5;
+    uint32_t gapmax = 2u * memo->w > 8 ? 2u * memo->w : 8;
+
+    if (!memo->m)
+        return 0;
+    for (uint32_t f = flo; f <= fhi; f++) {
+        if (!hist[f])
+            continue;
+        unsigned k = argus_memo_mode(memo, f);
+        if (f + ARGUS_MEMO_MARGIN < memo->lo[k] || f > (uint32_t)memo->hi[k] + ARGUS_MEMO_MARGIN)
+            return 0; /* new territory: a new mode or a drift */
+        cnt[k] += hist[f];
+    }
+    for (unsigned k = 0; k < memo->m; k++)
+        if (cnt[k] < minside)
+            return 0;
+    /* A wide empty run inside a mode with enough points on both sides: it split. */
+    uint64_t left = 0;
+    uint32_t last = flo;
+    unsigned lk = argus_memo_mode(memo, flo);
+    for (uint32_t f = flo; f <= fhi; f++) {
+        if (!hist[f])
+            continue;
+        unsigned k = argus_memo_mode(memo, f);
+        if (k != lk) {
+            lk = k;
+            left = 0;
+        } else if (f - last > gapmax && left >= minstrict && cnt[k] - left >= minstrict) {
+            return 0;
+        }
+        left += hist[f];
+        last = f;
+    }
+    for (unsigned k = 0; k + 1 < memo->m; k++) {
+        long c = memo->cut[k], w = memo->w;
+        unsigned small = cnt[k] <= cnt[k + 1] ? k : k + 1;
+        double cv = bins_sum(hist, flo, fhi, c - w, c + w - 1);
+        double cp = bins_sum(hist, flo, fhi, (long)memo->pk[small] - w, (long)memo->pk[small] + w);
+        if (!(cv + 3 * sqrt(cv) + 1 < 0.5 * cp))
+            return 0; /* the valley filled in */
+    }
+    return 1;
 }

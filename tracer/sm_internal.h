@@ -1,5 +1,6 @@
-/* sm_internal.h — internal to tracer/summarizer.c and tracer/stepsum.c: the summariser's
- * state (all preallocated at create) and the step-end builder. Nothing else may include it.
+/* sm_internal.h — internal to tracer/summarizer.c, tracer/stepsum.c and tracer/modes.c: the
+ * summariser's state (all preallocated at create), the step-end builder and the
+ * fine-bin mode split with its per-kernel memo (modes.c). Nothing else may include it.
  */
 #ifndef ARGUS_TRACER_SM_INTERNAL_H
 #define ARGUS_TRACER_SM_INTERNAL_H
@@ -22,6 +23,75 @@
 #define CACHE_SIZE (1u << CACHE_BITS)
 
 #define OTHER_NAME "[other]"
+#define SM_BLK 16 /* durations per pool block (a power of 2) */
+
+/* ---- fine log bins and the per-kernel mode memo (modes.c) ---------------------------
+ * A duration d falls in fine bin argus_fbin(d): the octave (binary exponent) of d + 1 and
+ * the top ARGUS_FBIN_SUB bits of its mantissa, so bins are 1/128 octave wide at most
+ * (<= 1.1 %, below the KDE's bandwidth floor) and monotone in d; bin 0 holds only 0. At step end
+ * each kernel's durations go into a histogram of fine bins (O(n), no sort); the KDE runs
+ * on that histogram, and its cuts (bin boundaries) are kept per kernel and reused while
+ * later steps still fit them (argus_memo_fits). */
+#define ARGUS_FBIN_SUB 7
+#define ARGUS_FBIN_COUNT (62u << ARGUS_FBIN_SUB) /* durations < 2^62 */
+/* Full KDE at least every ARGUS_MODES_REFRESH steps per kernel (staggered by name hash). */
+#define ARGUS_MODES_REFRESH 32
+/* A reused split accepts points up to this many bins (1/8 octave) outside each mode's
+ * range when its KDE ran. */
+#define ARGUS_MEMO_MARGIN 16
+
+static inline uint32_t argus_fbin(uint64_t d)
+{
+    union { double x; uint64_t u; } b;
+    b.x = (double)(int64_t)(d + 1); /* d < 2^62: exact below 2^53, monotone above */
+    return (uint32_t)(b.u >> (52 - ARGUS_FBIN_SUB)) - (UINT32_C(1023) << ARGUS_FBIN_SUB);
+}
+
+/* The mode split of one kernel kept from its last full KDE, in fine bins: mode k is
+ * [cut[k-1], cut[k]) (cut[-1] = 0, cut[m-1] = infinity); lo/hi: the bins its points
+ * occupied then (a cut lies halfway between hi[k-1] and lo[k]); pk: its median bin; w:
+ * the count window half-width (the KDE's bandwidth in bins). m = 0: none yet. */
+struct argus_mode_memo {
+    uint16_t cut[ARGUS_MODES_MAX - 1];
+    uint16_t lo[ARGUS_MODES_MAX], hi[ARGUS_MODES_MAX], pk[ARGUS_MODES_MAX];
+    uint16_t w;
+    uint8_t m;
+};
+
+/* Scratch of argus_modes_kde_bins: ARGUS_FBIN_COUNT entries each. */
+struct argus_bin_scratch {
+    double *y;
+    uint32_t *cum, *bin;
+};
+
+/* The KDE of argus_modes_kde over the points of hist[flo..fhi] (each bin's points at its
+ * centre, log2): fills memo (m, cuts, ranges). n = the points in hist. */
+void argus_modes_kde_bins(const uint32_t *hist, uint32_t flo, uint32_t fhi, size_t n,
+                          const struct argus_bin_scratch *sc, struct argus_mode_memo *memo);
+/* Whether hist[flo..fhi] (n points) still fits memo: every point within
+ * ARGUS_MEMO_MARGIN bins of its mode's old range (else a new mode or a drift), every
+ * mode with >= max(2, n / 100) points (else a mode vanished), no empty run wider than
+ * max(2w, 8) bins inside a mode with >= max(5, n / 20) points on each side (else it
+ * split), and around every cut the valley test of the KDE's narrow passes (points
+ * within +-w of the cut, plus 3 Poisson sigmas and 1, below half of those within +-w of
+ * the smaller neighbour's median bin; else the valley filled in). A split inside a mode
+ * without an empty run waits for the next full KDE (ARGUS_MODES_REFRESH). */
+int argus_memo_fits(const struct argus_mode_memo *memo, const uint32_t *hist, uint32_t flo,
+                    uint32_t fhi, size_t n);
+/* Mode of fine bin f under memo. */
+static inline unsigned argus_memo_mode(const struct argus_mode_memo *memo, uint32_t f)
+{
+    unsigned k = 0;
+    while (k + 1 < memo->m && f >= memo->cut[k])
+        k++;
+    return k;
+}
+
+/* A name's stored kernels in the current step and its current (last) pool block: side
+ * by side, so that a kernel touches one line for both. */
+struct name_step {
+    uint32_t count, blk;
+};
 
 struct name_slot {
     uint64_t hash;
@@ -43,11 +113,14 @@ struct phase_seg {
     uint8_t phase;
 };
 
-/* One (kernel, mode) of the current step; sorted duration keys: pb[lo, lo+count) */
+/* One (kernel, mode) of the current step: its statistics, sketch and time per phase
+ * (duration + 1 per kernel, so zero durations count). */
 struct cand {
     uint64_t hash, sum, min, max;
-    uint32_t lo, count;
+    uint32_t count;
     uint8_t mode, kclass, phase;
+    uint64_t w[ARGUS_PH_COUNT];
+    struct argus_qsketch sketch;
 };
 
 /* A stored event's duration key (argus_dkey: duration and phase), name index (NAME_NONE
@@ -63,11 +136,12 @@ struct ev_span {
 };
 
 /* Union of the stored intervals clipped below at the step begin, kept while their
- * (clipped) starts arrive in order: sum of closed runs + the open run [cs, ce). max_end:
- * the latest end seen (the part after the step end is taken off at the end). */
+ * (clipped) starts arrive in order: sum of closed runs + the open run [cs, ce) (at first
+ * the empty run at the step begin); ce is then the latest end seen (the part after the
+ * step end is taken off at the end). */
 struct busy_run {
-    uint64_t sum, cs, ce, max_end;
-    int any, sorted;
+    uint64_t sum, cs, ce;
+    int sorted;
 };
 
 struct argus_summarizer {
@@ -80,8 +154,8 @@ struct argus_summarizer {
     size_t slot_mask;
     size_t n_names;
     uint64_t *name_hash;  /* [max_names] */
-    uint32_t *name_count; /* [max_names] events of this name in the step */
-    uint32_t *name_off;   /* [max_names] group offsets while building */
+    struct name_step *nst; /* [max_names] stored events of the name in the step, block */
+    uint32_t *name_first; /* [max_names] first pool block of the name in the step */
     uint8_t *name_class;  /* [max_names] class of the name's first event in the step */
     uint32_t *name_text;  /* [max_names] offset + 1 of the kept copy in arena, 0 = none */
     char *arena;          /* [arena_cap] kept name copies, NUL-terminated */
@@ -96,11 +170,18 @@ struct argus_summarizer {
     /* Current step: stored events, in arrival order. */
     int in_step, have_last;
     uint64_t step, last_step, begin;
-    struct ev_key *ek;  /* [max_events] duration key, name index, class */
-    struct ev_span *es; /* [max_events] start/end, for busy time */
+    /* Stored durations (argus_dkey) by name: blocks of SM_BLK from the pool, taken in
+     * order; a name's blocks chained by blk_next, its count in nst. At most
+     * max_events / SM_BLK + max_touched blocks are ever needed in a step. */
+    uint64_t *pool;     /* [pool_blocks * SM_BLK] */
+    uint32_t *blk_next; /* [pool_blocks] */
+    size_t pool_blocks, blk_used;
+    struct ev_key *ek;  /* [max_events] the stored events whose name did not fit */
+    size_t n_ovf;
+    struct ev_span *es; /* [max_events] start/end of every stored event, for busy time */
     size_t n_ev;
     struct busy_run busy; /* running union of the stored intervals */
-    uint64_t step_kernels, step_dropped;
+    uint64_t step_kernels, step_dropped; /* step_kernels: those not stored (no room) */
     uint32_t step_flags;
     unsigned ovf_classes; /* classes of stored events whose name did not fit */
     uint64_t class_ns[ARGUS_KC_COUNT];
@@ -115,12 +196,23 @@ struct argus_summarizer {
     struct phase_seg *segs; /* [MAX_SEGS] this step's timeline */
     size_t n_segs;
     size_t seg_cur; /* segment of the last lookup (kernels come mostly in time order) */
+    uint64_t ph_t;  /* the newest segment's start: from it on kernels get ph_cur */
+    uint8_t ph_cur;
     int segs_full;
 
     /* Scratch for step end. */
     struct argus_sort_pair *pa, *pb; /* [max_events] each */
-    double *ylog;                    /* [max_events] log durations for the KDE */
     struct cand *cands;              /* [max_cands] */
+    uint32_t *hist, *hicnt;          /* [ARGUS_FBIN_COUNT] one kernel's fine-bin histogram
+                                      * and its points in the bin's upper sketch bucket;
+                                      * all zero between kernels */
+    /* Per fine bin, filled when first needed: the sketch bucket of its lowest durations
+     * (-1: zero) and the first duration in the next bucket (UINT64_MAX: none; 0: not
+     * filled yet). A bin is narrower than a sketch bucket, so it spans at most two. */
+    int32_t *qlo;                    /* [ARGUS_FBIN_COUNT] */
+    uint64_t *qthr;                  /* [ARGUS_FBIN_COUNT] */
+    struct argus_bin_scratch bsc;
+    struct argus_mode_memo *memo;    /* [max_names] each kernel's kept mode split */
     struct argus_sort_pair *ord;     /* [2 * max_cands] */
     size_t max_cands;
     struct argus_step_summary sum;

@@ -1,8 +1,16 @@
 /* stepsum.c — the step-end half of the summariser: busy time (union of kernel intervals),
- * per-(kernel, mode) records (group by name, sort, split into modes), the record budget
- * (fold into "[other]") and the summary header. Works only in the arrays preallocated by
- * argus_summarizer_create; must not allocate, block or log. Rules: summarizer.c's header.
+ * per-(kernel, mode) records and the summary header. Each kernel's durations (its pool
+ * blocks) go once through mode_pass: a fine-bin histogram and per-mode count, sum, min,
+ * max, phase time and sketch-bucket counts together, with the mode split kept from the
+ * kernel's last full KDE; the KDE (on the histogram, modes.c) runs again every
+ * ARGUS_MODES_REFRESH steps (staggered by name) or as soon as the histogram no longer
+ * fits the kept split (argus_memo_fits), and then the pass is redone only if the split
+ * changed. Nothing is sorted but kernels with fewer than ARGUS_MODES_KDE_MIN durations
+ * (ratio-gap rule) and the candidates when the record budget folds some into "[other]".
+ * Works only in the arrays preallocated by argus_summarizer_create; must not allocate,
+ * block or log. Rules: summarizer.c's header.
  */
+#include <assert.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +45,8 @@ static uint64_t busy_time(struct argus_summarizer *sm, uint64_t begin, uint64_t 
     size_t n = 0;
 
     if (b->sorted) {
-        if (!b->any)
-            return 0;
         uint64_t busy = b->sum + (b->ce - b->cs);
-        if (b->max_end <= end)
+        if (b->ce <= end)
             return busy;
         for (size_t i = 0; i < sm->n_ev; i++) {
             const struct ev_span *e = &sm->es[i];
@@ -74,57 +80,6 @@ static uint8_t phase_argmax(const uint64_t w[ARGUS_PH_COUNT])
     return best;
 }
 
-/* Group the stored durations by name (each group sorted) into pb and split each group
- * into modes. Returns the number of candidates. */
-static size_t build_cands(struct argus_summarizer *sm)
-{
-    size_t m = 0, nc = 0;
-    uint32_t off = 0;
-    size_t bounds[ARGUS_MODES_MAX + 1];
-
-    for (size_t t = 0; t < sm->n_touched; t++) {
-        uint32_t idx = sm->touched[t];
-        sm->name_off[idx] = off;
-        off += sm->name_count[idx];
-    }
-    for (size_t i = 0; i < sm->n_ev; i++) {
-        if (sm->ek[i].idx == NAME_NONE)
-            continue;
-        sm->pa[m].key = sm->ek[i].key;
-        sm->pa[m].val = sm->ek[i].idx;
-        m++;
-    }
-    argus_sort_pairs(sm->pa, sm->pb, m);
-    for (size_t i = 0; i < m; i++)
-        sm->pb[sm->name_off[sm->pa[i].val]++] = sm->pa[i]; /* stable: groups stay sorted */
-
-    for (size_t t = 0; t < sm->n_touched; t++) {
-        uint32_t idx = sm->touched[t];
-        uint32_t lo = sm->name_off[idx] - sm->name_count[idx];
-        unsigned nm = argus_modes_split(&sm->pb[lo], sm->name_count[idx], bounds,
-                                         sm->ylog);
-        for (unsigned k = 0; k < nm; k++) {
-            struct cand *c = &sm->cands[nc++];
-            uint64_t w[ARGUS_PH_COUNT] = {0};
-            c->hash = sm->name_hash[idx];
-            c->mode = (uint8_t)k;
-            c->kclass = sm->name_class[idx];
-            c->lo = lo + (uint32_t)bounds[k];
-            c->count = (uint32_t)(bounds[k + 1] - bounds[k]);
-            c->min = argus_dkey_dur(sm->pb[c->lo].key);
-            c->max = argus_dkey_dur(sm->pb[c->lo + c->count - 1].key);
-            c->sum = 0;
-            for (uint32_t j = c->lo; j < c->lo + c->count; j++) {
-                uint64_t d = argus_dkey_dur(sm->pb[j].key);
-                c->sum += d;
-                w[argus_dkey_phase(sm->pb[j].key)] += d + 1; /* +1: zero durations count */
-            }
-            c->phase = phase_argmax(w);
-        }
-    }
-    return nc;
-}
-
 /* Bucket index of a duration > 0 in a qsketch: the base of a fresh sketch holding only it
  * (so the index is the sketch's own arithmetic, not a copy of it). */
 static int32_t bucket_of(uint64_t d)
@@ -134,6 +89,54 @@ static int32_t bucket_of(uint64_t d)
     argus_qsketch_init(&t);
     argus_qsketch_add(&t, d);
     return t.base;
+}
+
+/* Smallest duration in fine bin f or above. */
+static uint64_t bin_first(uint32_t f)
+{
+    uint32_t e = f >> ARGUS_FBIN_SUB, j = f & ((1u << ARGUS_FBIN_SUB) - 1);
+    uint64_t m = (1u << ARGUS_FBIN_SUB) + j, x;
+
+    /* the smallest x = d + 1 with that exponent and those mantissa bits */
+    if (e >= ARGUS_FBIN_SUB)
+        x = m << (e - ARGUS_FBIN_SUB);
+    else
+        x = (m + (UINT64_C(1) << (ARGUS_FBIN_SUB - e)) - 1) >> (ARGUS_FBIN_SUB - e);
+    uint64_t d = x - 1;
+    /* above 2^53 the conversion to double rounds: settle on argus_fbin's own answer */
+    while (argus_fbin(d) < f)
+        d++;
+    while (d > 0 && argus_fbin(d - 1) >= f)
+        d--;
+    return d;
+}
+
+/* Fill qlo/qthr of fine bin f (see sm_internal.h). */
+static void bin_fill(struct argus_summarizer *sm, uint32_t f)
+{
+    if (sm->qthr[f])
+        return;
+    if (f == 0) { /* duration 0 only: the sketch's zero count */
+        sm->qlo[0] = -1;
+        sm->qthr[0] = UINT64_MAX;
+        return;
+    }
+    uint64_t lo = bin_first(f), hi = bin_first(f + 1) - 1;
+    int32_t qa = bucket_of(lo);
+    sm->qlo[f] = qa;
+    if (hi <= lo || bucket_of(hi) == qa) {
+        sm->qthr[f] = UINT64_MAX;
+        return;
+    }
+    while (hi - lo > 1) { /* bucket_of(lo) == qa < bucket_of(hi) */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (bucket_of(mid) == qa)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    assert(bucket_of(hi) == qa + 1);
+    sm->qthr[f] = hi;
 }
 
 /* Add sorted duration keys to a sketch; optionally accumulate per-phase time. A sketch
@@ -175,6 +178,233 @@ static void sketch_keys(struct argus_qsketch *sk, const struct argus_sort_pair *
         argus_qsketch_add_n(sk, argus_dkey_dur(v[i].key), (uint32_t)(hi - i));
         i = hi;
     }
+}
+
+static struct cand *cand_new(struct argus_summarizer *sm, size_t *nc, uint32_t idx, unsigned k)
+{
+    struct cand *c = &sm->cands[(*nc)++];
+
+    c->hash = sm->name_hash[idx];
+    c->mode = (uint8_t)k;
+    c->kclass = sm->name_class[idx];
+    c->count = 0;
+    c->sum = 0;
+    c->min = UINT64_MAX;
+    c->max = 0;
+    memset(c->w, 0, sizeof c->w);
+    argus_qsketch_init(&c->sketch);
+    return c;
+}
+
+/* Fewer than ARGUS_MODES_KDE_MIN kernels: sort them and split by the ratio-gap rule. */
+static void split_small(struct argus_summarizer *sm, uint32_t idx, struct argus_sort_pair *v,
+                        size_t n, size_t *nc)
+{
+    size_t bounds[ARGUS_MODES_MAX + 1];
+
+    argus_sort_pairs(v, sm->pa, n); /* insertion sort: n is small */
+    unsigned nm = argus_modes_split(v, n, bounds, NULL);
+    for (unsigned k = 0; k < nm; k++) {
+        struct cand *c = cand_new(sm, nc, idx, k);
+        const struct argus_sort_pair *p = &v[bounds[k]];
+        c->count = (uint32_t)(bounds[k + 1] - bounds[k]);
+        c->min = argus_dkey_dur(p[0].key);
+        c->max = argus_dkey_dur(p[c->count - 1].key);
+        for (uint32_t j = 0; j < c->count; j++)
+            c->sum += argus_dkey_dur(p[j].key);
+        sketch_keys(&c->sketch, p, c->count, c->w);
+        c->phase = phase_argmax(c->w);
+    }
+}
+
+/* Sketch of fine bins [a, b] of the current histogram: each bin's points split between
+ * its two buckets, runs of one bucket added at once, buckets ascending. */
+static void sketch_bins(struct argus_summarizer *sm, struct argus_qsketch *sk, uint32_t a,
+                        uint32_t b)
+{
+    int32_t qb = 0;
+    uint64_t rep = 0;
+    uint32_t run = 0;
+
+    for (uint32_t f = a; f <= b; f++) {
+        uint32_t all = sm->hist[f];
+        if (!all)
+            continue;
+        uint32_t part[2] = {all - sm->hicnt[f], sm->hicnt[f]};
+        for (int h = 0; h < 2; h++) {
+            if (!part[h])
+                continue;
+            int32_t q = sm->qlo[f] + h;
+            if (run && q != qb) {
+                argus_qsketch_add_n(sk, rep, run);
+                run = 0;
+            }
+            if (!run) {
+                qb = q;
+                rep = h ? sm->qthr[f] : q < 0 ? 0 : bin_first(f);
+            }
+            run += part[h];
+        }
+    }
+    if (run)
+        argus_qsketch_add_n(sk, rep, run);
+}
+
+/* Per-mode accumulators of one kernel. */
+struct macc {
+    uint64_t count, sum, min, max;
+    uint64_t w[ARGUS_PH_COUNT];
+};
+
+/* One pass over a kernel's n stored durations (its pool blocks) with the split memo
+ * (m modes, cuts in fine bins): per-mode statistics into acc; with hist, also the
+ * fine-bin histogram and the points in each bin's upper sketch bucket. mm (1: one mode,
+ * 2: two, else up to ARGUS_MODES_MAX) and hist are constants at each call, so each use
+ * gets its own loop. */
+static inline __attribute__((always_inline)) void
+mode_pass(struct argus_summarizer *sm, uint32_t idx, size_t n,
+          const struct argus_mode_memo *memo, struct macc acc[ARGUS_MODES_MAX], const int mm,
+          const int hist)
+{
+    uint32_t *hs = sm->hist, *hc = sm->hicnt;
+    uint64_t *qthr = sm->qthr;
+    unsigned m = memo->m;
+    uint32_t c1 = m > 1 ? memo->cut[0] : UINT32_MAX, c2 = m > 2 ? memo->cut[1] : UINT32_MAX;
+    uint32_t c3 = m > 3 ? memo->cut[2] : UINT32_MAX;
+    uint64_t sum = 0, mn = UINT64_MAX, mx = 0; /* mode 0 when mm == 1: in registers */
+
+    memset(acc, 0, ARGUS_MODES_MAX * sizeof acc[0]);
+    for (unsigned k = 0; k < ARGUS_MODES_MAX; k++)
+        acc[k].min = UINT64_MAX;
+    for (uint32_t b = sm->name_first[idx], left = (uint32_t)n; left; b = sm->blk_next[b]) {
+        const uint64_t *v = &sm->pool[(size_t)b * SM_BLK];
+        uint32_t nb = left < SM_BLK ? left : SM_BLK;
+        left -= nb;
+        if (left) { /* the chain defeats the hardware prefetcher: fetch the next block */
+            const uint64_t *nx = &sm->pool[(size_t)sm->blk_next[b] * SM_BLK];
+            for (unsigned o = 0; o < SM_BLK; o += 64 / sizeof *nx)
+                __builtin_prefetch(nx + o);
+        }
+        for (uint32_t i = 0; i < nb; i++) {
+            uint64_t d = argus_dkey_dur(v[i]);
+            uint32_t f = argus_fbin(d);
+            if (mm != 1) {
+                struct macc *a = &acc[mm == 2 ? (f >= c1) : (f >= c1) + (f >= c2) + (f >= c3)];
+                a->count++;
+                a->sum += d;
+                a->min = d < a->min ? d : a->min;
+                a->max = d > a->max ? d : a->max;
+                a->w[argus_dkey_phase(v[i])] += d + 1;
+            } else {
+                sum += d;
+                mn = d < mn ? d : mn;
+                mx = d > mx ? d : mx;
+                acc[0].w[argus_dkey_phase(v[i])] += d + 1;
+            }
+            if (hist) {
+                uint64_t q = qthr[f];
+                if (__builtin_expect(q == 0, 0)) {
+                    bin_fill(sm, f);
+                    q = qthr[f];
+                }
+                hs[f]++;
+                hc[f] += d >= q;
+            }
+        }
+    }
+    if (mm == 1) {
+        acc[0].count = n;
+        acc[0].sum = sum;
+        acc[0].min = mn;
+        acc[0].max = mx;
+    }
+}
+
+/* mode_pass with the loop for memo's mode count. */
+static void mode_pass_any(struct argus_summarizer *sm, uint32_t idx, size_t n,
+                          const struct argus_mode_memo *memo, struct macc acc[ARGUS_MODES_MAX],
+                          int hist)
+{
+    if (hist) {
+        if (memo->m == 1)
+            mode_pass(sm, idx, n, memo, acc, 1, 1);
+        else if (memo->m == 2)
+            mode_pass(sm, idx, n, memo, acc, 2, 1);
+        else
+            mode_pass(sm, idx, n, memo, acc, 4, 1);
+    } else {
+        if (memo->m == 1)
+            mode_pass(sm, idx, n, memo, acc, 1, 0);
+        else if (memo->m == 2)
+            mode_pass(sm, idx, n, memo, acc, 2, 0);
+        else
+            mode_pass(sm, idx, n, memo, acc, 4, 0);
+    }
+}
+
+/* One kernel's n >= ARGUS_MODES_KDE_MIN durations: one pass with the kept split (fine-bin
+ * histogram and per-mode statistics together); when a full KDE is due (every
+ * ARGUS_MODES_REFRESH steps, staggered by name) or the histogram no longer fits the kept
+ * split, the KDE runs on the histogram, and the statistics are taken again if the split
+ * changed. */
+static void split_kernel(struct argus_summarizer *sm, uint64_t step, uint32_t idx, size_t n,
+                         size_t *nc)
+{
+    static const struct argus_mode_memo one = {.m = 1};
+    struct argus_mode_memo *memo = &sm->memo[idx];
+    int due = (step + sm->name_hash[idx]) % ARGUS_MODES_REFRESH == 0 || memo->m == 0;
+    const struct argus_mode_memo *use = due ? &one : memo;
+    struct macc acc[ARGUS_MODES_MAX];
+    uint64_t dmin = UINT64_MAX, dmax = 0;
+
+    mode_pass_any(sm, idx, n, use, acc, 1);
+    for (unsigned k = 0; k < use->m; k++) {
+        dmin = acc[k].min < dmin ? acc[k].min : dmin;
+        dmax = acc[k].max > dmax ? acc[k].max : dmax;
+    }
+    uint32_t flo = argus_fbin(dmin), fhi = argus_fbin(dmax); /* the bins are monotone */
+    if (due || !argus_memo_fits(memo, sm->hist, flo, fhi, n)) {
+        unsigned was = use->m;
+        argus_modes_kde_bins(sm->hist, flo, fhi, n, &sm->bsc, memo);
+        if (memo->m > 1 || was > 1)
+            mode_pass_any(sm, idx, n, memo, acc, 0);
+    }
+    for (unsigned k = 0; k < memo->m; k++) {
+        struct cand *c = cand_new(sm, nc, idx, k);
+        uint32_t a = k ? memo->cut[k - 1] : flo, b = k + 1 < memo->m ? memo->cut[k] - 1u : fhi;
+        assert(acc[k].count > 0);
+        c->count = (uint32_t)acc[k].count;
+        c->sum = acc[k].sum;
+        c->min = acc[k].min;
+        c->max = acc[k].max;
+        memcpy(c->w, acc[k].w, sizeof c->w);
+        sketch_bins(sm, &c->sketch, a < flo ? flo : a, b > fhi ? fhi : b);
+        c->phase = phase_argmax(c->w);
+    }
+    for (uint32_t f = flo; f <= fhi; f++)
+        sm->hist[f] = sm->hicnt[f] = 0;
+}
+
+_Static_assert(ARGUS_MODES_KDE_MIN <= SM_BLK, "a small group must fit one pool block");
+
+/* Split each kernel's stored durations (by name in the pool) into modes. Returns the
+ * number of candidates. */
+static size_t build_cands(struct argus_summarizer *sm, uint64_t step)
+{
+    size_t nc = 0;
+
+    for (size_t t = 0; t < sm->n_touched; t++) {
+        uint32_t idx = sm->touched[t], n = sm->nst[idx].count;
+        if (n < ARGUS_MODES_KDE_MIN) {
+            const uint64_t *v = &sm->pool[(size_t)sm->name_first[idx] * SM_BLK];
+            for (uint32_t i = 0; i < n; i++) /* n < SM_BLK: one block */
+                sm->pb[i] = (struct argus_sort_pair){v[i], 0};
+            split_small(sm, idx, sm->pb, n, &nc);
+        } else {
+            split_kernel(sm, step, idx, n, &nc);
+        }
+    }
+    return nc;
 }
 
 struct fold {
@@ -239,7 +469,7 @@ static size_t select_keep(struct argus_summarizer *sm, size_t nc)
 static void build_kmodes(struct argus_summarizer *sm, struct argus_step_summary *s)
 {
     struct fold fold[ARGUS_KC_COUNT];
-    size_t nc = build_cands(sm);
+    size_t nc = build_cands(sm, s->step);
     size_t keep = select_keep(sm, nc);
     int ranked = keep < nc; /* select_keep ordered sm->ord only when something folds */
     int folded = 0;
@@ -261,8 +491,7 @@ static void build_kmodes(struct argus_summarizer *sm, struct argus_step_summary 
             k->sum_ns = c->sum;
             k->min_ns = c->min;
             k->max_ns = c->max;
-            argus_qsketch_init(&k->sketch);
-            sketch_keys(&k->sketch, &sm->pb[c->lo], c->count, NULL);
+            k->sketch = c->sketch;
         } else {
             struct fold *f = &fold[c->kclass];
             if (!f->used || c->min < f->st.min_ns)
@@ -272,15 +501,15 @@ static void build_kmodes(struct argus_summarizer *sm, struct argus_step_summary 
             f->used = 1;
             f->st.count += c->count;
             f->st.sum_ns += c->sum;
-            sketch_keys(&f->st.sketch, &sm->pb[c->lo], c->count, f->w);
+            argus_qsketch_merge(&f->st.sketch, &c->sketch);
+            for (unsigned p = 0; p < ARGUS_PH_COUNT; p++)
+                f->w[p] += c->w[p];
         }
     }
     if (sm->ovf_classes) {
-        for (size_t i = 0; i < sm->n_ev; i++) {
+        for (size_t i = 0; i < sm->n_ovf; i++) {
             const struct ev_key *e = &sm->ek[i];
-            if (e->idx == NAME_NONE)
-                fold_add(&fold[e->kclass], argus_dkey_dur(e->key),
-                         (uint8_t)argus_dkey_phase(e->key));
+            fold_add(&fold[e->kclass], argus_dkey_dur(e->key), (uint8_t)argus_dkey_phase(e->key));
         }
     }
     for (unsigned k = 0; k < ARGUS_KC_COUNT; k++) {
@@ -326,7 +555,7 @@ void argus_sm_build_summary(struct argus_summarizer *sm, uint64_t step, uint64_t
     s->busy_ns = busy_time(sm, sm->begin, end);
     s->host_gap_ns = (end - sm->begin) - s->busy_ns;
     s->phase_wall_ns[ARGUS_PH_HOST] = s->host_gap_ns;
-    s->kernel_count = sm->step_kernels;
+    s->kernel_count = sm->n_ev + sm->step_kernels;
     s->dropped = sm->step_dropped;
     build_kmodes(sm, s);
 }

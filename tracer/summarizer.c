@@ -13,8 +13,11 @@
  * - A kernel's phase is the innermost open range's phase at its start time (looked up in
  *   the step's phase timeline from the last lookup's segment; OTHER when no range was
  *   open).
- * - Hot path per kernel: no hashing, no sort; the busy-time union is kept as kernels come
- *   (while their starts are in order) so the step end sorts only the durations.
+ * - Hot path per kernel: no hashing, no sort, no call in the common case (a known name
+ *   pointer through the _static entry); the duration goes into its name's block of a
+ *   preallocated pool and the busy-time union is kept as kernels come (while their starts
+ *   are in order), so the step end sorts nothing: it splits each kernel's durations by a
+ *   fine-bin histogram and the split kept from earlier steps (stepsum.c, modes.c).
  * - kernel_count and the class/phase kernel totals include events dropped for lack of
  *   buffer space; busy_ns and the kmodes cover stored events only (PARTIAL then set).
  *   Kernels outside a step count only in the running dropped total.
@@ -65,8 +68,11 @@ int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_
 
     sm->slots = calloc(nslots, sizeof *sm->slots);
     sm->name_hash = calloc(o->max_names, sizeof *sm->name_hash);
-    sm->name_count = calloc(o->max_names, sizeof *sm->name_count);
-    sm->name_off = calloc(o->max_names, sizeof *sm->name_off);
+    sm->nst = calloc(o->max_names, sizeof *sm->nst);
+    sm->name_first = calloc(o->max_names, sizeof *sm->name_first);
+    sm->pool_blocks = o->max_events / SM_BLK + sm->max_touched + 1;
+    sm->pool = calloc(sm->pool_blocks * SM_BLK, sizeof *sm->pool);
+    sm->blk_next = calloc(sm->pool_blocks, sizeof *sm->blk_next);
     sm->name_class = calloc(o->max_names, sizeof *sm->name_class);
     sm->name_text = calloc(o->max_names, sizeof *sm->name_text);
     sm->arena_cap = o->max_names * ARENA_PER_NAME;
@@ -78,12 +84,21 @@ int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_
     sm->segs = calloc(MAX_SEGS, sizeof *sm->segs);
     sm->pa = calloc(o->max_events, sizeof *sm->pa);
     sm->pb = calloc(o->max_events, sizeof *sm->pb);
-    sm->ylog = calloc(o->max_events, sizeof *sm->ylog);
     sm->cands = calloc(sm->max_cands, sizeof *sm->cands);
     sm->ord = calloc(2 * sm->max_cands, sizeof *sm->ord);
-    if (!sm->slots || !sm->name_hash || !sm->name_count || !sm->name_off || !sm->name_class ||
-        !sm->name_text || !sm->arena || !sm->cache || !sm->touched || !sm->ek || !sm->es ||
-        !sm->segs || !sm->pa || !sm->pb || !sm->ylog || !sm->cands || !sm->ord) {
+    sm->hist = calloc(ARGUS_FBIN_COUNT, sizeof *sm->hist);
+    sm->hicnt = calloc(ARGUS_FBIN_COUNT, sizeof *sm->hicnt);
+    sm->qlo = calloc(ARGUS_FBIN_COUNT, sizeof *sm->qlo);
+    sm->qthr = calloc(ARGUS_FBIN_COUNT, sizeof *sm->qthr);
+    sm->bsc.y = calloc(ARGUS_FBIN_COUNT, sizeof *sm->bsc.y);
+    sm->bsc.cum = calloc(ARGUS_FBIN_COUNT, sizeof *sm->bsc.cum);
+    sm->bsc.bin = calloc(ARGUS_FBIN_COUNT, sizeof *sm->bsc.bin);
+    sm->memo = calloc(o->max_names, sizeof *sm->memo);
+    if (!sm->slots || !sm->name_hash || !sm->nst || !sm->name_first || !sm->name_class ||
+        !sm->pool || !sm->blk_next || !sm->name_text || !sm->arena ||
+        !sm->cache || !sm->touched || !sm->ek || !sm->es || !sm->segs || !sm->pa || !sm->pb ||
+        !sm->cands || !sm->ord || !sm->hist || !sm->hicnt || !sm->qlo || !sm->qthr ||
+        !sm->bsc.y || !sm->bsc.cum || !sm->bsc.bin || !sm->memo) {
         argus_summarizer_free(sm);
         return -ENOMEM;
     }
@@ -97,8 +112,10 @@ void argus_summarizer_free(struct argus_summarizer *sm)
         return;
     free(sm->slots);
     free(sm->name_hash);
-    free(sm->name_count);
-    free(sm->name_off);
+    free(sm->nst);
+    free(sm->name_first);
+    free(sm->pool);
+    free(sm->blk_next);
     free(sm->name_class);
     free(sm->name_text);
     free(sm->arena);
@@ -109,9 +126,16 @@ void argus_summarizer_free(struct argus_summarizer *sm)
     free(sm->segs);
     free(sm->pa);
     free(sm->pb);
-    free(sm->ylog);
     free(sm->cands);
     free(sm->ord);
+    free(sm->hist);
+    free(sm->hicnt);
+    free(sm->qlo);
+    free(sm->qthr);
+    free(sm->bsc.y);
+    free(sm->bsc.cum);
+    free(sm->bsc.bin);
+    free(sm->memo);
     free(sm);
 }
 
@@ -190,23 +214,13 @@ static uint32_t intern(struct argus_summarizer *sm, const char *name, uint64_t h
     return idx;
 }
 
-/* Index (or NAME_NONE) of a name; the pointer cache avoids re-hashing. trusted: the
- * caller promises the text at name never changes (then a trusted entry is used without
- * comparing the text, and a matching entry becomes trusted). */
-static inline uint32_t lookup_name(struct argus_summarizer *sm, const char *name, int trusted)
+/* lookup_name's miss path: hash (a long name truncated first), intern, cache. */
+static __attribute__((noinline)) uint32_t lookup_miss(struct argus_summarizer *sm,
+                                                      struct name_cache *c, const char *name,
+                                                      int trusted)
 {
-    uint64_t p = (uint64_t)(uintptr_t)name * UINT64_C(0x9e3779b97f4a7c15);
-    struct name_cache *c = &sm->cache[p >> (64 - CACHE_BITS)];
     uint32_t idx;
 
-    if (c->ptr == name) {
-        if (trusted && c->trusted)
-            return c->idx;
-        if (strcmp(name, sm->arena + sm->name_text[c->idx] - 1) == 0) {
-            c->trusted |= (uint32_t)trusted;
-            return c->idx;
-        }
-    }
     if (strnlen(name, ARGUS_NAME_MAX + 1) > ARGUS_NAME_MAX) {
         memcpy(sm->keybuf, name, ARGUS_NAME_MAX);
         sm->keybuf[ARGUS_NAME_MAX] = '\0';
@@ -219,6 +233,26 @@ static inline uint32_t lookup_name(struct argus_summarizer *sm, const char *name
         c->trusted = (uint32_t)trusted;
     }
     return idx;
+}
+
+/* Index (or NAME_NONE) of a name; the pointer cache avoids re-hashing. trusted: the
+ * caller promises the text at name never changes (then a trusted entry is used without
+ * comparing the text, and a matching entry becomes trusted). */
+static inline __attribute__((always_inline)) uint32_t
+lookup_name(struct argus_summarizer *sm, const char *name, int trusted)
+{
+    uint64_t p = (uint64_t)(uintptr_t)name * UINT64_C(0x9e3779b97f4a7c15);
+    struct name_cache *c = &sm->cache[p >> (64 - CACHE_BITS)];
+
+    if (c->ptr == name) {
+        if (trusted && c->trusted)
+            return c->idx;
+        if (strcmp(name, sm->arena + sm->name_text[c->idx] - 1) == 0) {
+            c->trusted |= (uint32_t)trusted;
+            return c->idx;
+        }
+    }
+    return lookup_miss(sm, c, name, trusted);
 }
 
 /* ---- phases ------------------------------------------------------------------------ */
@@ -246,6 +280,9 @@ static void phase_mark(struct argus_summarizer *sm, uint64_t t)
     if (!sm->in_step)
         return;
     last = &sm->segs[sm->n_segs - 1];
+    /* Kernels from the newest segment's start on get the current phase (what phase_at
+     * answers there, full timeline or not). */
+    sm->ph_cur = cur_phase(sm);
     if (t <= last->t) {
         /* Same instant (or out of order): the newest state wins from last->t on. */
         last->phase = cur_phase(sm);
@@ -259,6 +296,7 @@ static void phase_mark(struct argus_summarizer *sm, uint64_t t)
     sm->segs[sm->n_segs].t = t;
     sm->segs[sm->n_segs].phase = cur_phase(sm);
     sm->n_segs++;
+    sm->ph_t = t;
 }
 
 /* Phase of a kernel starting at t: the segment with the largest start <= t (the first one
@@ -327,50 +365,76 @@ void argus_summarizer_phase_pop(struct argus_summarizer *sm, uint64_t t_ns)
 
 /* ---- events ------------------------------------------------------------------------ */
 
-/* Add [s, e) (s already clipped to the step begin) to the running union while starts
- * come in order; the first start out of order leaves busy time to the step end. */
-static void busy_add(struct busy_run *b, uint64_t s, uint64_t e)
+/* A new block for name idx, which has c stored kernels (a multiple of SM_BLK). Blocks
+ * come from the step's pool in order; a name's blocks are chained. */
+static uint32_t new_block(struct argus_summarizer *sm, uint32_t idx, uint32_t c, int kclass)
 {
-    if (e > b->max_end)
-        b->max_end = e;
-    if (!b->any) {
-        b->any = 1;
-        b->cs = s;
-        b->ce = e;
-    } else if (s < b->cs) {
-        b->sorted = 0;
-    } else if (s > b->ce) {
-        b->sum += b->ce - b->cs;
-        b->cs = s;
-        b->ce = e;
-    } else if (e > b->ce) {
-        b->ce = e;
+    uint32_t b = sm->blk_used++;
+
+    if (c == 0) {
+        sm->touched[sm->n_touched++] = idx;
+        sm->name_class[idx] = (uint8_t)kclass;
+        sm->name_first[idx] = b;
+    } else {
+        sm->blk_next[sm->nst[idx].blk] = b;
+    }
+    sm->nst[idx].blk = b;
+    return b;
+}
+
+/* The time totals of a kernel in the step (stored or not). */
+static inline __attribute__((always_inline)) void
+kernel_totals(struct argus_summarizer *sm, uint64_t dur, int kclass, uint8_t ph)
+{
+    sm->class_ns[kclass] += dur;
+    if (kclass == ARGUS_KC_COMPUTE)
+        sm->phase_compute[ph] += dur;
+}
+
+/* Store a kernel's interval: for busy time at the step end, and the running union of the
+ * intervals clipped to the step begin while their starts come in order (cs: the open
+ * run's start, at the step begin at first); a start before the open run leaves busy time
+ * to the step end. */
+static inline __attribute__((always_inline)) void
+kernel_span(struct argus_summarizer *sm, uint64_t start_ns, uint64_t end_ns)
+{
+    uint64_t s = start_ns > sm->begin ? start_ns : sm->begin;
+
+    sm->es[sm->n_ev++] = (struct ev_span){start_ns, end_ns};
+    if (end_ns > s) {
+        struct busy_run *r = &sm->busy;
+        if (s > r->ce) {
+            r->sum += r->ce - r->cs;
+            r->cs = s;
+        } else if (s < r->cs) {
+            r->sorted = 0;
+        }
+        r->ce = end_ns > r->ce ? end_ns : r->ce;
     }
 }
 
-static inline void kernel_add(struct argus_summarizer *sm, const char *name,
-                              uint64_t start_ns, uint64_t end_ns, int kclass, int trusted)
+static inline __attribute__((always_inline)) void
+kernel_add(struct argus_summarizer *sm, const char *name, uint64_t start_ns, uint64_t end_ns,
+           int kclass, int trusted)
 {
-    uint64_t dur, s;
+    uint64_t dur, key;
     uint32_t idx;
     uint8_t ph;
 
     if (!sm)
         return;
     total_inc(&sm->total_kernels);
-    if (!sm->in_step || kclass < 0 || kclass >= ARGUS_KC_COUNT) {
+    if (!sm->in_step || (unsigned)kclass >= ARGUS_KC_COUNT) {
         total_inc(&sm->total_dropped);
         return;
     }
     if (end_ns < start_ns)
         end_ns = start_ns;
     dur = end_ns - start_ns;
-    ph = phase_at(sm, start_ns);
-    sm->step_kernels++;
-    sm->class_ns[kclass] += dur;
-    if (kclass == ARGUS_KC_COMPUTE)
-        sm->phase_compute[ph] += dur;
+    ph = start_ns >= sm->ph_t ? sm->ph_cur : phase_at(sm, start_ns);
+    kernel_totals(sm, dur, kclass, ph);
     if (sm->n_ev >= sm->o.max_events) {
+        sm->step_kernels++; /* the stored ones are counted by n_ev */
         sm->step_dropped++;
         sm->step_flags |= ARGUS_SF_PARTIAL;
         total_inc(&sm->total_dropped);
@@ -379,19 +443,26 @@ static inline void kernel_add(struct argus_summarizer *sm, const char *name,
     if (!name)
         name = "[unnamed]";
     idx = lookup_name(sm, name, trusted);
-    if (idx == NAME_NONE) {
+    key = argus_dkey(dur, ph);
+    if (idx != NAME_NONE) {
+        uint32_t c = sm->nst[idx].count++, b = sm->nst[idx].blk;
+        if ((c & (SM_BLK - 1)) == 0)
+            b = new_block(sm, idx, c, kclass);
+        sm->pool[(size_t)b * SM_BLK + (c & (SM_BLK - 1))] = key;
+    } else {
         sm->ovf_classes |= 1u << kclass;
         sm->step_flags |= ARGUS_SF_PARTIAL;
-    } else if (sm->name_count[idx]++ == 0) {
-        sm->touched[sm->n_touched++] = idx;
-        sm->name_class[idx] = (uint8_t)kclass;
+        sm->ek[sm->n_ovf++] = (struct ev_key){key, NAME_NONE, (uint32_t)kclass};
     }
-    sm->ek[sm->n_ev] = (struct ev_key){argus_dkey(dur, ph), idx, (uint32_t)kclass};
-    sm->es[sm->n_ev] = (struct ev_span){start_ns, end_ns};
-    sm->n_ev++;
-    s = start_ns > sm->begin ? start_ns : sm->begin;
-    if (end_ns > s && sm->busy.sorted)
-        busy_add(&sm->busy, s, end_ns);
+    kernel_span(sm, start_ns, end_ns);
+}
+
+/* kernel_add for a trusted name pointer, out of line: the fast path's way out. */
+static __attribute__((noinline)) void kernel_add_static(struct argus_summarizer *sm,
+                                                        const char *name, uint64_t start_ns,
+                                                        uint64_t end_ns, int kclass)
+{
+    kernel_add(sm, name, start_ns, end_ns, kclass, 1);
 }
 
 void argus_summarizer_kernel(struct argus_summarizer *sm, const char *name, uint64_t start_ns,
@@ -401,12 +472,42 @@ void argus_summarizer_kernel(struct argus_summarizer *sm, const char *name, uint
     kernel_add(sm, name, start_ns, end_ns, kclass, 0);
 }
 
+/* The common case of a trusted name, as kernel_add does it, with every check made before
+ * anything changes and every other case handed whole to kernel_add_static: the fast path
+ * calls nothing, so it saves no registers. */
 void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *name,
                                     uint64_t start_ns, uint64_t end_ns, uint32_t device,
                                     uint32_t stream, int kclass)
 {
     (void)device, (void)stream;
-    kernel_add(sm, name, start_ns, end_ns, kclass, 1);
+    if (!sm || !name || !sm->in_step || (unsigned)kclass >= ARGUS_KC_COUNT ||
+        start_ns < sm->ph_t || sm->n_ev >= sm->o.max_events)
+        goto slow;
+    uint64_t p = (uint64_t)(uintptr_t)name * UINT64_C(0x9e3779b97f4a7c15);
+    const struct name_cache *c = &sm->cache[p >> (64 - CACHE_BITS)];
+    if (c->ptr != name || !c->trusted)
+        goto slow;
+    struct name_step *ns = &sm->nst[c->idx];
+    uint32_t n = ns->count;
+    if (n == 0) /* the name's first kernel in the step */
+        goto slow;
+    total_inc(&sm->total_kernels);
+    if (end_ns < start_ns)
+        end_ns = start_ns;
+    uint64_t dur = end_ns - start_ns;
+    kernel_totals(sm, dur, kclass, sm->ph_cur);
+    if ((n & (SM_BLK - 1)) == 0) { /* new_block's chaining case */
+        uint32_t b = (uint32_t)sm->blk_used++;
+        sm->blk_next[ns->blk] = b;
+        ns->blk = b;
+    }
+    ns->count = n + 1;
+    sm->pool[(size_t)ns->blk * SM_BLK + (n & (SM_BLK - 1))] =
+        argus_dkey(dur, sm->ph_cur);
+    kernel_span(sm, start_ns, end_ns);
+    return;
+slow:
+    kernel_add_static(sm, name, start_ns, end_ns, kclass);
 }
 
 void argus_summarizer_step_begin(struct argus_summarizer *sm, uint64_t step, uint64_t t_ns)
@@ -438,7 +539,12 @@ void argus_summarizer_step_begin(struct argus_summarizer *sm, uint64_t step, uin
     sm->n_segs = 1;
     sm->seg_cur = 0;
     sm->segs_full = 0;
+    sm->ph_t = t_ns;
+    sm->ph_cur = cur_phase(sm);
+    sm->n_ovf = 0;
+    sm->blk_used = 0;
     memset(&sm->busy, 0, sizeof sm->busy);
+    sm->busy.cs = sm->busy.ce = t_ns;
     sm->busy.sorted = 1;
 }
 
@@ -451,7 +557,7 @@ void argus_summarizer_step_end(struct argus_summarizer *sm, uint64_t step, uint6
     phase_advance(sm, t_ns);
     argus_sm_build_summary(sm, step, t_ns);
     for (size_t t = 0; t < sm->n_touched; t++)
-        sm->name_count[sm->touched[t]] = 0;
+        sm->nst[sm->touched[t]].count = 0;
     sm->n_touched = 0;
     sm->n_ev = 0;
     sm->in_step = 0;
