@@ -8,7 +8,8 @@
  *
  * Bad inputs: one line on stderr per file ("argus-analyze: FILE: what, at byte N"), the
  * file is skipped, the others are analysed; report.json gets an "inputs" object naming the
- * skipped files. Exit 0 when something was analysed, 1 when nothing could be, 2 on usage.
+ * skipped files and report.md an "Inputs skipped" section. Exit 0 when something was
+ * analysed, 1 when nothing could be, 2 on usage.
  */
 #include "config.h"
 
@@ -61,6 +62,7 @@ struct run {
     char *skipped[MAX_SKIPPED];   /* "path: reason" */
     size_t n_skipped;
     char jobid[256];
+    struct argus_kineto_opts kopts;
 };
 
 static void usage(FILE *out)
@@ -73,6 +75,9 @@ static void usage(FILE *out)
             "Writes report.json, report.md, steps.csv and anomalies.jsonl into OUTDIR\n"
             "(default ./argus-<jobid>) and prints the report summary.\n"
             "  -o, --outdir DIR  write the report there\n"
+            "  -m, --max-mem N   memory for a trace's event tables (bytes, or with K, M or G;\n"
+            "                    at least 32K, default 48M); a larger trace is spilled to a\n"
+            "                    temporary file in $TMPDIR and summarised step by step\n"
             "  -h, --help        this help\n"
             "  -V, --version     print the version\n"
             "Exit status: 0 analysed (some inputs may have been skipped), 1 nothing could be\n"
@@ -98,7 +103,7 @@ static void stage_summary(void *ctx, const struct argus_step_summary *s)
         r->sums = p;
         r->cap_sums = nc;
     }
-    c = malloc(sizeof *c); /* full size: the store copies kmodes up to n_kmodes only */
+    c = malloc(sz); /* trimmed: the store too reads kmodes up to n_kmodes only */
     if (!c) {
         r->oom = 1;
         return;
@@ -165,7 +170,7 @@ static void import_kineto(struct run *r, const char *path)
         skip(r, msg);
         return;
     }
-    if (argus_kineto_import(path, NULL, &sink, in, err, sizeof err) != 0) {
+    if (argus_kineto_import(path, &r->kopts, &sink, in, err, sizeof err) != 0) {
         unstage_file(r, r->cur_file);
         skip(r, err);
         free(in);
@@ -202,11 +207,12 @@ static void import_kineto(struct run *r, const char *path)
     r->n_ok++;
     if (argus_log_get_level() >= ARGUS_LOG_INFO)
         fprintf(stderr, PROG ": %s: rank %d%s, %llu steps (%llu..%llu), %llu kernels (%llu "
-                "NCCL), %llu events of unknown types skipped\n", path, in->rank,
-                in->rank_from_name ? " (from the file name)" : "",
+                "NCCL), %llu events of unknown types skipped, %llu spilled runs (%llu "
+                "bytes)\n", path, in->rank, in->rank_from_name ? " (from the file name)" : "",
                 (unsigned long long)in->steps, (unsigned long long)in->first_step,
                 (unsigned long long)in->last_step, (unsigned long long)in->kernels,
-                (unsigned long long)in->nccl_kernels, (unsigned long long)in->skipped);
+                (unsigned long long)in->nccl_kernels, (unsigned long long)in->skipped,
+                (unsigned long long)in->spilled, (unsigned long long)in->spill_bytes);
 }
 
 static void import_file(struct run *r, const char *path)
@@ -360,9 +366,12 @@ static int fill_store(struct run *r, struct argus_jobstore *js, char *err, size_
     for (size_t i = 0; i < r->n_names; i++)
         if ((rc = argus_jobstore_add_name(js, r->names[i].hash, r->names[i].name)) != 0)
             return rc;
-    for (size_t i = 0; i < r->n_sums; i++)
+    for (size_t i = 0; i < r->n_sums; i++) {
         if ((rc = argus_jobstore_add_summary(js, r->sums[i].s)) != 0)
             return rc;
+        free(r->sums[i].s); /* the store has its copy: never hold two */
+        r->sums[i].s = NULL;
+    }
     for (size_t i = 0; i < r->n_kinfo; i++) {
         struct argus_rank_info ri;
         memset(&ri, 0, sizeof ri);
@@ -370,6 +379,7 @@ static int fill_store(struct run *r, struct argus_jobstore *js, char *err, size_
         ri.world_size = r->kinfo[i]->world_size > 0 ? (uint32_t)r->kinfo[i]->world_size
                                                     : r->n_ranks;
         ri.device = r->kinfo[i]->device;
+        ri.coords = r->kinfo[i]->coords; /* from pg_config; zero sizes when unknown */
         snprintf(ri.host, sizeof ri.host, "unknown");
         argus_jobstore_set_rankinfo(js, &ri);
     }
@@ -486,10 +496,31 @@ static void run_free(struct run *r)
     free(r->spools);
 }
 
+/* "123", "64K", "48M", "2G" -> bytes; 0 or -1. */
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return -1;
+    int sh = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
+           : *end == 'G' || *end == 'g' ? 30 : 0;
+    if (sh)
+        end++;
+    if (*end || v == 0 || v > (SIZE_MAX >> sh))
+        return -1;
+    *out = (size_t)v << sh;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option lopts[] = {
         {"outdir", required_argument, NULL, 'o'},
+        {"max-mem", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -504,9 +535,17 @@ int main(int argc, char **argv)
     struct run r;
     int c, status = 1;
 
-    while ((c = getopt_long(argc, argv, "o:hV", lopts, NULL)) != -1) {
+    memset(&r, 0, sizeof r);
+    while ((c = getopt_long(argc, argv, "o:m:hV", lopts, NULL)) != -1) {
         switch (c) {
         case 'o': outdir = optarg; break;
+        case 'm':
+            if (parse_size(optarg, &r.kopts.max_mem) != 0 || r.kopts.max_mem < (32 << 10)) {
+                fprintf(stderr, PROG ": --max-mem %s: not a size of at least 32K (bytes, or N "
+                        "with K, M or G)\n", optarg);
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         case 'V': printf(PROG " (Argus) %s\n", PACKAGE_VERSION); return 0;
         default: usage(stderr); return 2;
@@ -520,7 +559,6 @@ int main(int argc, char **argv)
     argus_config_defaults(&cfg);
     if (argus_config_load(&cfg, getenv, err, sizeof err) != 0)
         fprintf(stderr, PROG ": %s\n", err);
-    memset(&r, 0, sizeof r);
     memset(&res, 0, sizeof res);
     argus_anomaly_log_init(&alog);
     for (int i = optind; i < argc; i++)
@@ -564,6 +602,9 @@ int main(int argc, char **argv)
         goto out;
     }
     report_inputs(&r, dir);
+    if (argus_report_md_inputs(dir, r.n_inputs, r.n_ok, (const char *const *)r.skipped,
+                               r.n_skipped, err, sizeof err) != 0)
+        fprintf(stderr, PROG ": %s\n", err);
     argus_report_print_summary(stdout, dir, js, &res);
     if (r.n_skipped)
         printf(PROG ": %zu of %zu inputs skipped (listed in report.json \"inputs\")\n",

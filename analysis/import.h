@@ -3,7 +3,10 @@
  *
  * - Kineto / PyTorch-profiler Chrome-trace JSON (plain or gzip), one file per rank:
  *   streamed with YAJL on 64 KB buffers (no DOM), events kept as compact tables, then fed
- *   step by step through the summariser (import_kineto.c parses, import_kfeed.c feeds).
+ *   step by step through the summariser (import_kineto.c parses, import_kfeed.c feeds);
+ *   tables past a memory limit are spilled to a temporary file in time-sorted runs and
+ *   summarised from a merge of them (import_kspill.c), so memory does not grow with the
+ *   trace's size.
  * - Argus spool files (summaries.argus): wire records straight into the store.
  * - steps.csv in Argus's format (REPORT_SCHEMA.md): one summary per row (step times and
  *   phase times only; no kernels).
@@ -46,6 +49,10 @@ struct argus_kineto_info {
     int32_t device;          /* first kernel's device; -1 when unknown */
     int rank_from_name;      /* 1: rank taken from the file name */
     uint32_t pg_count;       /* process groups in distributedInfo.pg_config */
+    uint32_t pg_kinds;       /* bits 1 << kind of the TP(1)/PP(2)/DP(3)/EP(4) groups that
+                                gave coords (pg_desc naming the kind, holding the rank) */
+    struct argus_coords coords; /* from those groups; sizes 0 when unknown. Set on every
+                                   summary when pg_kinds != 0 */
     uint64_t events;         /* trace events seen */
     uint64_t kernels;        /* kernel + memcpy + memset events */
     uint64_t nccl_kernels;   /* kernels named nccl* / rccl* */
@@ -56,13 +63,17 @@ struct argus_kineto_info {
     uint64_t malformed;      /* events with missing or wrong-typed fields, skipped */
     uint64_t outside;        /* kernels outside every step */
     uint64_t bytes;          /* JSON bytes parsed (decompressed) */
+    uint64_t spilled;        /* runs written to the spill file (0: all held in memory) */
+    uint64_t spill_bytes;    /* bytes written to it */
     size_t n_coll;           /* collective end times (ns, own clock), in start order */
     uint64_t coll_end[ARGUS_KINETO_MAX_COLL];
 };
 
 struct argus_kineto_opts {
     size_t max_events;       /* summariser events per step (0: 1M) */
-    size_t max_mem;          /* bytes of event tables allowed (0: 48 MiB) */
+    size_t max_mem;          /* bytes of event tables held in memory (0: 48 MiB, at least
+                                32 KiB); past it they are spilled to a temporary file in
+                                $TMPDIR and summarised step by step from there */
 };
 
 /* Import one Kineto trace file: its summaries go to sink (clock_offset_ns 0) and the info

@@ -26,17 +26,9 @@
 #include "analysis/import_int.h"
 #include "tracer/summarizer.h"
 
-#define NO_STEP UINT32_MAX
-
 struct seg {
     uint64_t t;
     uint8_t phase;
-};
-
-struct step {
-    uint64_t n, start, end;       /* final interval */
-    uint64_t cpu_start, cpu_end;
-    int has_cpu, has_gpu;
 };
 
 struct bound {
@@ -101,7 +93,8 @@ static int flatten(const struct kt_range *r, size_t n, int want, struct seg **ou
         b[nb++] = (struct bound){r[i].start, 0, i};
         b[nb++] = (struct bound){r[i].end, 1, i};
     }
-    qsort(b, nb, sizeof *b, cmp_bound);
+    if (nb > 1)
+        qsort(b, nb, sizeof *b, cmp_bound);
     for (size_t i = 0; i < nb; i++) {
         if (b[i].is_end) {
             for (size_t j = 0; j < nopen; j++)
@@ -162,25 +155,26 @@ static const struct kt_launch *find_launch(const struct kt_launch *l, size_t n, 
     return lo < n && l[lo].corr == corr ? &l[lo] : NULL;
 }
 
-/* Index of the step whose interval (cpu: CPU range) holds t; NO_STEP if none. */
-static uint32_t step_of(const struct step *st, size_t n, uint64_t t, int cpu)
+/* Index of the step whose interval (cpu: CPU range) holds t; KT_NO_STEP if none. */
+uint32_t kt_step_of(const struct kt_step *st, size_t n, uint64_t t, int cpu)
 {
     for (size_t i = 0; i < n; i++) {
         uint64_t a = cpu ? st[i].cpu_start : st[i].start, b = cpu ? st[i].cpu_end : st[i].end;
         if ((!cpu || st[i].has_cpu) && t >= a && t < b)
             return (uint32_t)i;
     }
-    return NO_STEP;
+    return KT_NO_STEP;
 }
 
 /* Merge ProfilerStep ranges into one interval per N (GPU preferred). */
-static size_t build_steps(struct kt_range *r, size_t n, struct step *st)
+size_t kt_build_steps(struct kt_range *r, size_t n, struct kt_step *st)
 {
     size_t ns = 0;
 
-    qsort(r, n, sizeof *r, cmp_range_step);
+    if (n > 1)
+        qsort(r, n, sizeof *r, cmp_range_step);
     for (size_t i = 0; i < n; i++) {
-        struct step *s = ns && st[ns - 1].n == r[i].step ? &st[ns - 1] : NULL;
+        struct kt_step *s = ns && st[ns - 1].n == r[i].step ? &st[ns - 1] : NULL;
         if (!s) {
             s = &st[ns++];
             memset(s, 0, sizeof *s);
@@ -208,14 +202,9 @@ static size_t build_steps(struct kt_range *r, size_t n, struct step *st)
     return ns;
 }
 
-struct feed_ctx {
-    const struct argus_import_sink *sink;
-    struct argus_kineto_info *info;
-};
-
-static void on_summary(void *ctx, const struct argus_step_summary *s)
+void kt_feed_summary(void *ctx, const struct argus_step_summary *s)
 {
-    struct feed_ctx *f = ctx;
+    struct kt_feed_ctx *f = ctx;
     if (!f->info->steps || s->step < f->info->first_step)
         f->info->first_step = s->step;
     if (!f->info->steps || s->step > f->info->last_step)
@@ -225,16 +214,16 @@ static void on_summary(void *ctx, const struct argus_step_summary *s)
         f->sink->summary(f->sink->ctx, s);
 }
 
-static void on_name(void *ctx, uint64_t hash, const char *name)
+void kt_feed_name(void *ctx, uint64_t hash, const char *name)
 {
-    struct feed_ctx *f = ctx;
+    struct kt_feed_ctx *f = ctx;
     if (f->sink && f->sink->name)
         f->sink->name(f->sink->ctx, hash, name);
 }
 
 /* Replay one step through the summariser: phase marks, then kernels. */
 static void feed_step(struct argus_summarizer *sm, const struct kt_trace *t,
-                      const struct step *s, const struct kt_kernel *k, size_t nk, int inferred)
+                      const struct kt_step *s, const struct kt_kernel *k, size_t nk, int inferred)
 {
     uint64_t begin = s->start, end = s->end;
     int pushed = 0;
@@ -273,16 +262,16 @@ int kt_feed(struct kt_trace *t, const char *path, const struct argus_kineto_opts
     struct kt_launch *l = t->launches.v;
     struct kt_range *rg = t->ranges.v;
     size_t nk = t->kernels.n, nl = t->launches.n, nst, ncs = 0, ngs = 0;
-    struct step *st = NULL;
+    struct kt_step *st = NULL;
     struct seg *cs = NULL, *gs = NULL;
     struct argus_summarizer *sm = NULL;
-    struct feed_ctx fc = {sink, t->info};
+    struct kt_feed_ctx fc = {sink, t->info};
     int rc = 0, inferred = 0, cpu_steps = 0;
 
     st = calloc(t->steps.n + 1, sizeof *st);
     if (!st)
         goto nomem;
-    nst = build_steps(t->steps.v, t->steps.n, st);
+    nst = kt_build_steps(t->steps.v, t->steps.n, st);
     if (nst == 0) {
         /* No ProfilerStep: the whole trace is one inferred step 0. */
         inferred = 1;
@@ -297,25 +286,27 @@ int kt_feed(struct kt_trace *t, const char *path, const struct argus_kineto_opts
         cpu_steps |= st[i].has_cpu;
     if (flatten(rg, t->ranges.n, 0, &cs, &ncs) || flatten(rg, t->ranges.n, 1, &gs, &ngs))
         goto nomem;
-    qsort(l, nl, sizeof *l, cmp_launch);
+    if (nl > 1)
+        qsort(l, nl, sizeof *l, cmp_launch);
     for (size_t i = 0; i < nk; i++) {
         const struct kt_launch *la = k[i].has_corr ? find_launch(l, nl, k[i].corr) : NULL;
-        uint32_t si = NO_STEP;
+        uint32_t si = KT_NO_STEP;
         if (la && cpu_steps)
-            si = step_of(st, nst, la->ts, 1);
-        if (si == NO_STEP)
-            si = step_of(st, nst, k[i].start, 0);
-        if (si == NO_STEP && inferred)
+            si = kt_step_of(st, nst, la->ts, 1);
+        if (si == KT_NO_STEP)
+            si = kt_step_of(st, nst, k[i].start, 0);
+        if (si == KT_NO_STEP && inferred)
             si = 0;
         k[i].step = si;
         uint8_t ph = phase_at(gs, ngs, k[i].start);
         if (ph == ARGUS_PH_OTHER)
             ph = phase_at(cs, ncs, la ? la->ts : k[i].start);
         k[i].phase = ph;
-        if (si == NO_STEP)
+        if (si == KT_NO_STEP)
             t->info->outside++;
     }
-    qsort(k, nk, sizeof *k, cmp_kernel);
+    if (nk > 1)
+        qsort(k, nk, sizeof *k, cmp_kernel);
 
     size_t maxk = 1;
     for (size_t a = 0, b; a < nk; a = b) {
@@ -328,21 +319,23 @@ int kt_feed(struct kt_trace *t, const char *path, const struct argus_kineto_opts
         .rank = (uint32_t)t->info->rank,
         .max_events = maxk < lim ? maxk : lim,
         .max_names = t->n_names + 8,
-        .on_summary = on_summary,
-        .on_name = on_name,
+        .on_summary = kt_feed_summary,
+        .on_name = kt_feed_name,
         .ctx = &fc,
     };
     if ((rc = argus_summarizer_create(&so, &sm)) != 0)
         goto nomem;
+    if (t->info->pg_kinds)
+        argus_summarizer_set_coords(sm, &t->info->coords);
     size_t ki = 0;
     for (size_t si = 0; si < nst; si++) {
         size_t a = ki;
         while (ki < nk && k[ki].step == si)
             ki++;
-        feed_step(sm, t, &st[si], k + a, ki - a, inferred);
+        feed_step(sm, t, &st[si], nk ? k + a : NULL, ki - a, inferred); /* k NULL: none */
     }
     for (size_t i = 0; i < nk && t->info->n_coll < ARGUS_KINETO_MAX_COLL; i++)
-        if (k[i].step != NO_STEP &&
+        if (k[i].step != KT_NO_STEP &&
             (k[i].kclass == ARGUS_KC_COLLECTIVE || k[i].kclass == ARGUS_KC_P2P))
             t->info->coll_end[t->info->n_coll++] = k[i].end;
     if (t->info->device < 0 && nk)

@@ -3,7 +3,10 @@
  * (plain files pass through), so no DOM and no copy of the JSON text is ever held. Only
  * what the summariser needs is kept: kernels/memcpy/memset (interned names), runtime
  * launches (correlation -> CPU time), ProfilerStep#N ranges and phase annotations, and
- * distributedInfo (rank, world_size, pg_config). Everything else is skipped and counted.
+ * distributedInfo (rank, world_size, and the rank's TP/PP/DP/EP coordinates from the
+ * pg_config groups whose pg_desc names the kind). Everything else is skipped and counted.
+ * Memory is bounded by opts.max_mem: past it the tables go to a temporary file and are
+ * summarised from there (import_kspill.c).
  * Must not crash on any input: every field is optional, types are checked, numbers are
  * parsed from YAJL's raw text (integers beyond 64 bits are simply ignored).
  */
@@ -31,6 +34,7 @@ enum key {
     K_PH, K_CAT, K_NAME, K_TS, K_DUR, K_ARGS,                /* event */
     K_STREAM, K_DEVICE, K_CORR,                              /* event args */
     K_RANK, K_WORLD, K_PG_CONFIG,                            /* distributedInfo */
+    K_PG_DESC, K_PG_SIZE, K_PG_RANKS,                        /* one pg_config group */
 };
 
 struct ev {
@@ -53,6 +57,7 @@ struct parser {
     int64_t base_ns;
     char err[256];              /* set by a callback that stops the parse */
     char unknown[16][CAT_MAX];
+    struct kt_pg pg;            /* the pg_config group being read */
 };
 
 /* ---- one finished event ---------------------------------------------------------- */
@@ -171,6 +176,12 @@ static void end_event(struct parser *p)
 
 /* ---- YAJL callbacks ---------------------------------------------------------------- */
 
+/* Inside distributedInfo.pg_config (an array of group objects)? */
+static int in_pg(const struct parser *p)
+{
+    return p->di_depth > 0 && p->depth >= p->di_depth + 1 && p->key[p->di_depth] == K_PG_CONFIG;
+}
+
 static enum key key_of(const struct parser *p, const unsigned char *k, size_t n)
 {
 #define IS(s) (n == sizeof(s) - 1 && memcmp(k, s, n) == 0)
@@ -200,6 +211,11 @@ static enum key key_of(const struct parser *p, const unsigned char *k, size_t n)
         if (IS("rank")) return K_RANK;
         if (IS("world_size")) return K_WORLD;
         if (IS("pg_config")) return K_PG_CONFIG;
+    }
+    if (in_pg(p) && d == p->di_depth + 2) {
+        if (IS("pg_desc")) return K_PG_DESC;
+        if (IS("pg_size")) return K_PG_SIZE;
+        if (IS("ranks")) return K_PG_RANKS;
     }
     return K_OTHER;
 #undef IS
@@ -261,6 +277,8 @@ static int cb_start_map(void *ctx)
     } else if (p->di_depth > 0 && p->depth == p->di_depth + 2 &&
                p->key[p->di_depth] == K_PG_CONFIG) {
         p->t->info->pg_count++;
+        memset(&p->pg, 0, sizeof p->pg);
+        p->pg.pos = -1;
     }
     return 1;
 }
@@ -270,6 +288,8 @@ static int cb_end_map(void *ctx)
     struct parser *p = ctx;
     if (p->ev_depth && p->depth == p->ev_depth)
         end_event(p);
+    if (p->di_depth > 0 && p->depth == p->di_depth + 2 && in_pg(p))
+        kt_pg_end(&p->pg, p->t->info);
     if (p->di_depth > 0 && p->depth == p->di_depth)
         p->di_depth = -p->di_depth; /* done; never re-entered */
     if (p->depth > 0)
@@ -353,6 +373,11 @@ static int cb_number(void *ctx, const char *s, size_t n)
             p->e.device = v, p->e.have |= 64;
         else if (k == K_CORR)
             p->e.corr = v, p->e.have |= 16;
+    } else if (in_pg(p) && p->depth >= p->di_depth + 2) {
+        if (kt_parse_int(s, n, &v) == 0)
+            kt_pg_number(&p->pg, p->depth == p->di_depth + 2 ? k : p->key[p->depth - 1],
+                         p->depth - p->di_depth - 2, K_PG_SIZE, K_PG_RANKS, v,
+                         p->t->info->rank);
     } else if (p->di_depth > 0 && p->depth == p->di_depth) {
         if (kt_parse_int(s, n, &v) != 0 || v < 0 || v > INT32_MAX)
             return 1;
@@ -396,6 +421,8 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
         } else {
             wrong_type(p);
         }
+    } else if (in_pg(p) && p->depth == p->di_depth + 2 && k == K_PG_DESC) {
+        p->pg.kind = kt_pg_kind((const char *)s, n);
     } else if (p->depth == 1 && k == K_BASE_TIME) {
         int64_t v;
         if (kt_parse_int((const char *)s, n, &v) == 0)
@@ -513,6 +540,8 @@ int argus_kineto_import(const char *path, const struct argus_kineto_opts *o,
     t.steps.elem = sizeof(struct kt_range);
     t.ranges.elem = sizeof(struct kt_range);
     t.max_mem = o && o->max_mem ? o->max_mem : (size_t)48 << 20;
+    t.max_mem = t.max_mem < KT_MIN_MEM ? KT_MIN_MEM : t.max_mem;
+    t.spill_fd = -1;
     t.info = info;
     p = calloc(1, sizeof *p);
     if (!p) {
@@ -530,9 +559,11 @@ int argus_kineto_import(const char *path, const struct argus_kineto_opts *o,
         goto out;
     }
     if (t.over_mem) {
-        snprintf(errbuf, errlen, "%s: trace too large: its event tables passed %zu MiB "
-                 "(%llu kernels kept); not analysed", path, t.max_mem >> 20,
-                 (unsigned long long)info->kernels);
+        if (t.spill_err[0])
+            snprintf(errbuf, errlen, "%s: %s; not analysed", path, t.spill_err);
+        else
+            snprintf(errbuf, errlen, "%s: trace too large: its steps and kernel names alone "
+                     "pass %zu KiB of memory; not analysed", path, t.max_mem >> 10);
         rc = -EFBIG;
         goto out;
     }
@@ -546,14 +577,19 @@ int argus_kineto_import(const char *path, const struct argus_kineto_opts *o,
         rc = -EINVAL;
         goto out;
     }
-    if (t.kernels.n == 0 && t.steps.n == 0) {
+    if (info->kernels == 0 && t.steps.n == 0) {
         snprintf(errbuf, errlen, "%s: empty rank: no GPU events and no ProfilerStep#N "
                  "among %llu events (%llu malformed)", path, (unsigned long long)info->events,
                  (unsigned long long)info->malformed);
         rc = -ENODATA;
         goto out;
     }
-    rc = kt_feed(&t, path, o, sink, errbuf, errlen);
+    info->spilled = t.n_runs ? t.n_runs + 1 : 0;
+    if (t.n_runs)
+        rc = kt_feed_stream(&t, path, o, sink, errbuf, errlen);
+    else
+        rc = kt_feed(&t, path, o, sink, errbuf, errlen);
+    info->spill_bytes = t.spill_bytes;
 out:
     kt_trace_free(&t);
     free(p);

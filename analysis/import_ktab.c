@@ -1,6 +1,7 @@
 /* import_ktab.c — the Kineto importer's helpers (import_int.h): number parsing from
  * YAJL's raw number text (µs to ns without floating point for the usual forms), the
- * compact growable tables with their memory limit, kernel-name interning, and the rank
+ * compact growable tables with their memory limit (past it, they are spilled to a
+ * temporary file: import_kspill.c), kernel-name interning, and the rank
  * taken from a file name. No I/O; never trusts its input.
  */
 #include <ctype.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "analysis/import_int.h"
 
@@ -77,13 +79,25 @@ int kt_parse_int(const char *s, size_t n, int64_t *out)
 
 /* ---- tables -------------------------------------------------------------------------- */
 
+/* Spill the spillable tables when they hold something; 0 when memory was freed. */
+static int make_room(struct kt_trace *t)
+{
+    if (t->over_mem || t->kernels.n + t->launches.n + t->ranges.n == 0 || kt_spill(t) != 0) {
+        t->over_mem = 1;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
 int kt_vec_push(struct kt_trace *t, struct kt_vec *v, const void *elem)
 {
     if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 256;
-        if (t->mem + (nc - v->cap) * v->elem > t->max_mem) {
-            t->over_mem = 1;
-            return -ENOMEM;
+        size_t nc = v->cap ? v->cap * 2 : 64;
+        /* while realloc copies, the old and the new block are both held */
+        if (t->mem + nc * v->elem > t->max_mem) {
+            if (make_room(t) != 0)
+                return -ENOMEM;
+            return kt_vec_push(t, v, elem); /* v may have been emptied and freed */
         }
         void *p = realloc(v->v, nc * v->elem);
         if (!p)
@@ -98,6 +112,9 @@ int kt_vec_push(struct kt_trace *t, struct kt_vec *v, const void *elem)
 
 void kt_trace_free(struct kt_trace *t)
 {
+    if (t->spill_fd >= 0)
+        close(t->spill_fd);
+    free(t->runs);
     free(t->kernels.v);
     free(t->launches.v);
     free(t->steps.v);
@@ -146,12 +163,20 @@ uint32_t kt_intern(struct kt_trace *t, const char *name)
         i = (i + 1) & t->slot_mask;
     }
     if (t->arena_used + len + 1 > t->arena_cap) {
-        size_t nc = t->arena_cap ? t->arena_cap * 2 : 65536;
+        size_t nc = t->arena_cap ? t->arena_cap * 2 : 4096;
         while (nc < t->arena_used + len + 1)
             nc *= 2;
-        if (nc > UINT32_MAX || t->mem + nc - t->arena_cap > t->max_mem) {
+        if (nc > UINT32_MAX) {
             t->over_mem = 1;
             return UINT32_MAX;
+        }
+        if (t->mem + nc > t->max_mem) {
+            if (make_room(t) != 0)
+                return UINT32_MAX;
+            if (t->mem + nc > t->max_mem) {
+                t->over_mem = 1; /* the names alone pass the limit */
+                return UINT32_MAX;
+            }
         }
         char *p = realloc(t->arena, nc);
         if (!p)
@@ -192,3 +217,57 @@ int32_t kt_rank_from_name(const char *path)
     return -1;
 }
 
+
+/* ---- process groups ------------------------------------------------------------------ */
+
+/* Megatron's group descriptions (TENSOR_MODEL_PARALLEL_GROUP, ...) or mesh names (tp, pp,
+ * dp, dp_shard, ep). */
+int kt_pg_kind(const char *desc, size_t n)
+{
+    char l[64];
+    size_t m = n < sizeof l - 1 ? n : sizeof l - 1;
+
+    for (size_t i = 0; i < m; i++)
+        l[i] = (char)tolower((unsigned char)desc[i]);
+    l[m] = '\0';
+    if (strstr(l, "expert") || strcmp(l, "ep") == 0 || strncmp(l, "ep_", 3) == 0)
+        return 4;
+    if (strstr(l, "tensor") || strcmp(l, "tp") == 0 || strncmp(l, "tp_", 3) == 0)
+        return 1;
+    if (strstr(l, "pipeline") || strcmp(l, "pp") == 0 || strncmp(l, "pp_", 3) == 0)
+        return 2;
+    if ((strstr(l, "data") && !strstr(l, "context")) || strcmp(l, "dp") == 0 ||
+        strncmp(l, "dp_", 3) == 0)
+        return 3;
+    return 0;
+}
+
+void kt_pg_number(struct kt_pg *g, int key, int depth, int key_size, int key_ranks, int64_t v,
+                  int32_t rank)
+{
+    if (depth == 0 && key == key_size)
+        g->size = v;
+    else if (depth == 1 && key == key_ranks) {
+        if (rank >= 0 && v == rank && g->pos < 0)
+            g->pos = g->idx;
+        g->idx++;
+    }
+}
+
+void kt_pg_end(const struct kt_pg *g, struct argus_kineto_info *info)
+{
+    int64_t size = g->size > 0 ? g->size : g->idx;
+    struct argus_coords *c = &info->coords;
+
+    if (!g->kind || g->pos < 0 || size <= 0 || size > UINT16_MAX || g->pos >= size ||
+        (info->pg_kinds & (1u << g->kind)))
+        return; /* the first group of a kind holding the rank wins */
+    uint16_t sz = (uint16_t)size, at = (uint16_t)g->pos;
+    switch (g->kind) {
+    case 1: c->tp_size = sz, c->tp = at; break;
+    case 2: c->pp_size = sz, c->pp = at; break;
+    case 3: c->dp_size = sz, c->dp = at; break;
+    default: c->ep_size = sz, c->ep = at; break;
+    }
+    info->pg_kinds |= 1u << g->kind;
+}

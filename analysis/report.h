@@ -22,6 +22,12 @@ int argus_report_write(const char *dir, const struct argus_jobstore *js,
 long argus_report_anomaly_json(const struct argus_jobstore *js, const struct argus_anomaly *a,
                                char *buf, size_t len);
 
+/* argus-analyze: add an "Inputs skipped" section to <dir>/report.md naming each skipped
+ * input ("FILE: why" strings) out of n_files; nothing when n_skipped is 0. 0 or -errno. */
+int argus_report_md_inputs(const char *dir, size_t n_files, size_t n_analysed,
+                           const char *const *skipped, size_t n_skipped, char *errbuf,
+                           size_t errlen);
+
 /* Human summary: where the report is, then one line per anomaly naming kind, source
  * ranks, steps, phase and kernels; "no anomalies" for a clean run. */
 void argus_report_print_summary(FILE *out, const char *dir, const struct argus_jobstore *js,

@@ -3,6 +3,8 @@
  * the step-time table with the rank heatmap, then each anomaly's evidence with its
  * heatmap and W1 matrix (report_svg.c) and the flagged ranks. Same result as report.json;
  * embeds only pictures that were written; written to report.md.partial and renamed.
+ * argus-analyze adds an "Inputs skipped" section (argus_report_md_inputs) naming each
+ * input file it could not use and why.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -261,5 +263,55 @@ int an_write_md(const char *dir, const struct argus_jobstore *js, const struct a
     for (size_t i = 0; i < r->n_anomalies; i++)
         details(f, js, &r->anomalies[i], set, i);
     rank_table(f, js, r);
+    return an_emit_memstream(f, &data, &len, dir, "report.md", errbuf, errlen);
+}
+
+/* Insert "## Inputs skipped" before the step-time section of <dir>/report.md (at the end
+ * when there is none). Each entry of skipped is "FILE: why" (argus-analyze's error line). */
+int argus_report_md_inputs(const char *dir, size_t n_files, size_t n_analysed,
+                           const char *const *skipped, size_t n_skipped, char *errbuf,
+                           size_t errlen)
+{
+    char path[4096];
+    char *old = NULL, *data = NULL;
+    size_t olen = 0, len = 0, n;
+    char chunk[65536];
+    FILE *in, *mem, *f;
+
+    if (n_skipped == 0)
+        return 0;
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    if (!(in = fopen(path, "rb"))) {
+        snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
+        return -errno;
+    }
+    mem = open_memstream(&old, &olen);
+    while (mem && (n = fread(chunk, 1, sizeof chunk, in)) > 0)
+        fwrite(chunk, 1, n, mem);
+    fclose(in);
+    if (!mem || fclose(mem) != 0 || !(f = open_memstream(&data, &len))) {
+        free(old);
+        snprintf(errbuf, errlen, "report.md: out of memory");
+        return -ENOMEM;
+    }
+    const char *at = strstr(old, "\n## Step time");
+    size_t cut = at ? (size_t)(at - old) : olen;
+    fwrite(old, 1, cut, f);
+    fprintf(f, "\n## Inputs skipped\n\n%zu of %zu input files could not be used and were left "
+               "out of this analysis:\n\n", n_skipped, n_files);
+    for (size_t i = 0; i < n_skipped; i++) {
+        const char *s = skipped[i], *why = strstr(s, ": ");
+        size_t plen = why ? (size_t)(why - s) : strlen(s);
+        fputs("- `", f);
+        for (size_t j = 0; j < plen; j++)
+            fputc(s[j] == '`' ? '\'' : s[j], f);
+        fputc('`', f);
+        if (why)
+            fprintf(f, " — %s", why + 2);
+        fputc('\n', f);
+    }
+    fprintf(f, "\n%zu input%s analysed.\n", n_analysed, n_analysed == 1 ? "" : "s");
+    fwrite(old + cut, 1, olen - cut, f);
+    free(old);
     return an_emit_memstream(f, &data, &len, dir, "report.md", errbuf, errlen);
 }

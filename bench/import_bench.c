@@ -2,7 +2,11 @@
  * parse + summarise) on one decompressed Kineto trace versus
  * `python3 -c 'import json; json.load(open(F))'` on the same file. Prints one JSON line:
  * MB/s of both, their ratio, and peak RSS of this process (the importer) and of Python.
- * usage: import_bench TRACE[.gz] [MIN_SECONDS]
+ * usage: import_bench [--no-python] TRACE[.gz] [MIN_SECONDS]
+ *        import_bench --no-python TRACE [MIN_SECONDS [MAX_MEM_BYTES]]
+ * --no-python: import TRACE as it is, once (MIN_SECONDS 0 unless given), without the
+ * Python side, with the given table limit (default 48 MiB); for the big synthetic trace
+ * (make bench-import-big), with the spill counts.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +46,42 @@ static void on_sum(void *ctx, const struct argus_step_summary *s)
     ++*(long *)ctx;
 }
 
+/* The importer alone on TRACE as it is (no copy, no Python). */
+static int bench_alone(int argc, char **argv)
+{
+    struct argus_kineto_info *in = malloc(sizeof *in);
+    double min_s = argc > 2 ? atof(argv[2]) : 0.0, t, c;
+    long sums = 0, iters = 0;
+    struct rusage ru;
+    char err[1024];
+
+    if (argc < 2 || !in) {
+        fprintf(stderr, "usage: import_bench --no-python TRACE [MIN_SECONDS]\n");
+        return 2;
+    }
+    struct argus_import_sink sink = {on_sum, NULL, &sums};
+    struct argus_kineto_opts o = {0, argc > 3 ? (size_t)atoll(argv[3]) : 0};
+    double t0 = now(), c0 = cpu_self();
+    do {
+        if (argus_kineto_import(argv[1], &o, &sink, in, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            return 1;
+        }
+        iters++;
+    } while ((t = now() - t0) < min_s);
+    c = cpu_self() - c0;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("{\"bench\":\"import_kineto_alone\",\"file\":\"%s\",\"json_mb\":%.1f,"
+           "\"kernels\":%llu,\"steps\":%llu,\"spilled_runs\":%llu,\"spill_mb\":%.1f,"
+           "\"argus_cpu_mb_s\":%.1f,\"argus_wall_mb_s\":%.1f,\"argus_peak_rss_mb\":%.1f}\n",
+           argv[1], in->bytes / 1e6, (unsigned long long)in->kernels,
+           (unsigned long long)in->steps, (unsigned long long)in->spilled,
+           in->spill_bytes / 1e6, (double)in->bytes * iters / c / 1e6,
+           (double)in->bytes * iters / t / 1e6, ru.ru_maxrss / 1024.0);
+    free(in);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char tmp[] = "/tmp/argus-bench-XXXXXX", err[1024], buf[65536], cmd[512];
@@ -51,8 +91,10 @@ int main(int argc, char **argv)
     struct rusage ru;
     int n, fd;
 
+    if (argc > 1 && strcmp(argv[1], "--no-python") == 0)
+        return bench_alone(argc - 1, argv + 1);
     if (argc < 2) {
-        fprintf(stderr, "usage: import_bench TRACE[.gz] [MIN_SECONDS]\n");
+        fprintf(stderr, "usage: import_bench [--no-python] TRACE[.gz] [MIN_SECONDS]\n");
         return 2;
     }
     /* decompress once, so both sides read the same plain JSON from the page cache */

@@ -1,16 +1,26 @@
 /* fuzz_kineto.c — libFuzzer harness of the Kineto importer (import_kineto.c + the feeder
  * through the live summariser): any bytes, as a plain or gzip file named rank-1.json, must
- * import or fail with one error line, never crash or leak. Build and run: fuzz/run.sh.
+ * import or fail with one error line, never crash or leak. Inputs of odd length import
+ * with the smallest table limit (32 KiB), so the spill-to-file path (import_kspill.c) is
+ * fuzzed too. Build and run: fuzz/run.sh.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "analysis/import.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char path[4096];
+
+static void remove_input(void)
+{
+    unlink(path);
+}
 
 static void on_sum(void *ctx, const struct argus_step_summary *s)
 {
@@ -20,14 +30,17 @@ static void on_sum(void *ctx, const struct argus_step_summary *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char path[64];
     char err[1024];
-    struct argus_kineto_info in;
+    static struct argus_kineto_info in;
     struct argus_import_sink sink = {on_sum, NULL, NULL};
-    struct argus_kineto_opts o = {4096, 8u << 20};
+    struct argus_kineto_opts o = {4096, size & 1 ? 32u << 10 : 8u << 20};
 
-    if (!path[0])
-        snprintf(path, sizeof path, "/tmp/argus-fuzz-%d-rank-1.json", (int)getpid());
+    if (!path[0]) {
+        const char *d = getenv("TMPDIR");
+        snprintf(path, sizeof path, "%s/argus-fuzz-%d-rank-1.json", d && *d ? d : "/tmp",
+                 (int)getpid());
+        atexit(remove_input);
+    }
     FILE *f = fopen(path, "wb");
     if (!f)
         return 0;

@@ -1,26 +1,48 @@
 #!/bin/sh
-# fuzz/run.sh [SECONDS] — build the libFuzzer harnesses with clang (ASan + UBSan) and run
-# each for SECONDS (default 60) on a seed corpus: the real traces (decompressed) for the
-# Kineto importer, records of a spool for the decoder. Needs clang with libFuzzer
-# (Debian: clang, libclang-rt-dev). Not part of `make check`; a crash leaves its input in
-# fuzz/out/crash-*, to be turned into a test (tests/import/test_kineto.c test_bad).
+# fuzz/run.sh [SECONDS] — build the libFuzzer harnesses with clang (ASan + UBSan), replay
+# the kept regression inputs (tests/import/fuzz/{kineto,summary}/*), then fuzz each
+# harness for SECONDS (default $ARGUS_FUZZ_SECONDS, else 60) on a seed corpus: the real
+# traces (decompressed) for the Kineto importer, valid wire records (seed_summary.c) for
+# the decoder. Output in $FUZZ_OUT (default fuzz/out, not committed).
+# Exit: 0 no crash; 1 a crash, leak or timeout (the reproducer's path is printed: copy it
+# into tests/import/fuzz/<harness>/ to keep it as a test); 77 clang or its libFuzzer
+# runtime is missing (Debian: clang libclang-rt-14-dev, see scripts/install-deps.sh).
+# tests/import/t_fuzz.sh runs it from `make check`.
 set -eu
-S=${1:-60}
+S=${1:-${ARGUS_FUZZ_SECONDS:-60}}
 src=$(cd "$(dirname "$0")/.." && pwd)
+bld=$(cd "${top_builddir:-$src}" && pwd)
 out=${FUZZ_OUT:-$src/fuzz/out}
+CC=${FUZZ_CC:-clang}
 mkdir -p "$out/kineto" "$out/summary"
-command -v clang >/dev/null || { echo "fuzz: no clang; harnesses not built"; exit 77; }
-CF="-g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE -I$src -I$src/tracer"
-CF="$CF -I${top_builddir:-$src} $(pkg-config --cflags yajl zlib libzstd)"
+out=$(cd "$out" && pwd)
+command -v "$CC" >/dev/null 2>&1 || { echo "fuzz: no $CC; harnesses not built"; exit 77; }
+# libFuzzer + sanitizer runtimes present? (clang without libclang-rt-*-dev cannot link)
+printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n);\n%s\n' \
+    'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return d && n > 1e9; }' \
+    >"$out/probe.c"
+if ! "$CC" -fsanitize=fuzzer,address,undefined -o "$out/probe" "$out/probe.c" \
+        >"$out/probe.log" 2>&1; then
+    echo "fuzz: $CC cannot link -fsanitize=fuzzer,address,undefined" \
+         "($(grep -m1 -i error "$out/probe.log" || echo unknown error)); harnesses not built"
+    exit 77
+fi
+[ -f "$bld/config.h" ] || [ -f "$src/config.h" ] ||
+    { echo "fuzz: no config.h: configure first"; exit 1; }
+CF="-g -O1 -std=gnu11 -D_GNU_SOURCE -I$src -I$src/tracer -I$bld"
+CF="$CF $(pkg-config --cflags yajl zlib libzstd)"
+SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 LIBS="$(pkg-config --libs yajl zlib libzstd) -lpthread -lm"
-COMMON="$src/common/types.c $src/common/qsketch.c $src/common/crc32c.c $src/common/wire.c $src/common/wire_summary.c \
- $src/common/jobstore.c $src/common/log.c"
-clang $CF -o "$out/fuzz_kineto" "$src/fuzz/fuzz_kineto.c" "$src/analysis/import_kineto.c" \
-    "$src/analysis/import_ktab.c" \
-    "$src/analysis/import_kfeed.c" "$src/tracer/summarizer.c" "$src/tracer/stepsum.c" \
+COMMON=$(echo "$src"/common/*.c) # all of common/ (it links alone), so a split file is never missed
+IMPORT="$src/analysis/import_kineto.c $src/analysis/import_ktab.c $src/analysis/import_kfeed.c"
+IMPORT="$IMPORT $src/analysis/import_kspill.c $src/analysis/import_kstream.c"
+"$CC" $CF $SAN -o "$out/fuzz_kineto" "$src/fuzz/fuzz_kineto.c" $IMPORT \
+    "$src/tracer/summarizer.c" "$src/tracer/stepsum.c" \
     "$src/tracer/modes.c" "$src/tracer/collect.c" "$src/tracer/period.c" "$src/tracer/ring.c" \
     $COMMON $LIBS
-clang $CF -o "$out/fuzz_summary" "$src/fuzz/fuzz_summary.c" $COMMON $LIBS
+"$CC" $CF $SAN -o "$out/fuzz_summary" "$src/fuzz/fuzz_summary.c" $COMMON $LIBS
+"$CC" $CF -o "$out/seed_summary" "$src/fuzz/seed_summary.c" $COMMON $LIBS
+"$out/seed_summary" "$out/summary"
 data="$src/../shared/data/traces"
 if [ -d "$data" ] && [ ! -e "$out/kineto/.seeded" ]; then
     for f in "$data"/hta-edge-cases/large_integer_trace/* "$data"/hta-edge-cases/cpu_only/*; do
@@ -29,7 +51,33 @@ if [ -d "$data" ] && [ ! -e "$out/kineto/.seeded" ]; then
     gzip -dc "$data"/dlrm-8rank-v100/worker0_* | head -c 60000 >"$out/kineto/dlrm-head.json"
     touch "$out/kineto/.seeded"
 fi
-"$out/fuzz_kineto" -max_total_time="$S" -max_len=65536 -timeout=10 \
-    -artifact_prefix="$out/" "$out/kineto" 2>&1 | tail -3
-"$out/fuzz_summary" -max_total_time="$S" -max_len=16384 -artifact_prefix="$out/" \
-    "$out/summary" 2>&1 | tail -3
+status=0
+# fuzz NAME ARGS...: run one harness; any finding fails with the reproducer's path.
+fuzz() {
+    h=$1
+    shift
+    rc=0
+    "$out/fuzz_$h" -error_exitcode=1 -timeout_exitcode=1 -timeout=20 -rss_limit_mb=2048 \
+        -artifact_prefix="$out/$h-" "$@" >"$out/$h.log" 2>&1 || rc=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$h.log" | tail -1)
+    if [ $rc != 0 ]; then
+        grep -m3 -E 'ERROR|runtime error|SUMMARY|Test unit written' "$out/$h.log" || true
+        for a in "$out/$h"-crash-* "$out/$h"-leak-* "$out/$h"-timeout-* "$out/$h"-oom-*; do
+            [ -e "$a" ] && echo "fuzz: $h: reproducer $a (keep it in tests/import/fuzz/$h/)"
+        done
+        echo "fuzz: $h: FAILED (exit $rc), log $out/$h.log"
+        status=1
+    elif [ -n "$execs" ]; then
+        echo "fuzz: $h: $execs inputs in ${S} s, no crash"
+    else
+        echo "fuzz: $h: $(($# - 1)) kept regression inputs replayed, no crash"
+    fi
+}
+# regression inputs kept from earlier findings: each must run clean
+for h in kineto summary; do
+    set -- "$src/tests/import/fuzz/$h"/*
+    [ -e "$1" ] && fuzz "$h" -runs=1 "$@"
+done
+fuzz kineto -max_total_time="$S" -print_final_stats=1 -max_len=65536 "$out/kineto"
+fuzz summary -max_total_time="$S" -print_final_stats=1 -max_len=16384 "$out/summary"
+exit $status

@@ -5,6 +5,7 @@ set -euo pipefail
 PKGS=(build-essential autoconf automake libtool pkg-config
       openmpi-bin libopenmpi-dev libhwloc-dev libzstd-dev libyajl-dev zlib1g-dev libcmocka-dev
       python3 prometheus
+      clang libclang-rt-14-dev
       slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -2,7 +2,8 @@
 # t_badinput.sh — bad inputs next to good ones: truncated JSON, not JSON, wrong types, an
 # empty rank, a duplicate rank, damaged gzip, an unknown format. Each gets exactly one
 # error line naming the file (with a byte offset where one applies), the good ranks are
-# still analysed, report.json lists the skipped files, and the exit status is non-zero only
+# still analysed, report.json lists the skipped files, report.md names them with the reason
+# in an "Inputs skipped" section, and the exit status is non-zero only
 # when nothing could be analysed.
 . "$(dirname "$0")/lib.sh"
 need_data
@@ -37,6 +38,19 @@ assert r["job"]["complete"] is False, r["job"]
 i = r["inputs"]
 assert i["files"] == 17 and i["analysed"] == 8 and len(i["skipped"]) == 9, i
 PY
+# report.md: an "Inputs skipped" section naming each skipped file and why, before the
+# step-time table
+M="$WORK/out/report.md"
+grep -q '^## Inputs skipped$' "$M" || fail "report.md has no 'Inputs skipped' section"
+awk '/^## Inputs skipped$/ {s=NR} /^## Step time$/ {t=NR} END {exit !(s && t && s < t)}' "$M" ||
+    fail "report.md: 'Inputs skipped' not before 'Step time'"
+grep -q '^9 of 17 input files could not be used' "$M" || fail "report.md: no count of skipped"
+for f in rank-20.json rank-21.json rank-22.json rank-23.json rank-24.json rank-25.json \
+         dup.json.gz rank-26.json.gz rank-27.json; do
+    grep -q "^- \`$B/$f\` — ." "$M" || { cat "$M" >&2; fail "report.md does not list $f"; }
+done
+grep -q "^- \`$B/dup.json.gz\` — duplicate rank 0" "$M" || fail "report.md: no reason for dup"
+grep -q "^- \`$B/rank-25.json\` — empty rank" "$M" || fail "report.md: no reason for rank-25"
 # nothing analysable (alone, dup.json.gz is a good rank 0): exit 1 and one line saying so
 rm "$B/dup.json.gz"
 rc=0; "$ANALYZE" -o "$WORK/none" "$B" >/dev/null 2>"$WORK/stderr" || rc=$?

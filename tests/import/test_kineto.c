@@ -3,6 +3,11 @@
  * gpu_user_annotation steps, phases via correlation, old and new NCCL kernel names,
  * case-insensitive categories, unknown types counted, huge integers, JSON array format)
  * and, when ../shared/data is present, the 8-rank DLRM set's exact per-rank counts.
+ * Process groups: pg_config groups named TP/PP/DP/EP give the rank's coordinates.
+ * Bounded memory: traces far over a small table limit (spilled to a temporary file and
+ * summarised from it) give byte-identical summaries and the same counts as in memory —
+ * a generated 40-step trace written the way Kineto writes (all CPU events, then all GPU
+ * events), the same with the GPU side first, and the DLRM ranks.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -203,6 +208,184 @@ static void test_dlrm(void **state)
     }
 }
 
+/* pg_config groups named by kind (Megatron descriptions, mesh names) give the rank's
+ * coordinates; default_pg and unnamed groups give none; the first group of a kind holding
+ * the rank wins; groups without the rank are ignored. */
+static void test_pg_config(void **state)
+{
+    (void)state;
+    struct got g;
+    struct argus_kineto_info in;
+    char err[512] = "";
+    const char *json =
+        "{\"distributedInfo\":{\"rank\":5,\"world_size\":16,\"pg_config\":["
+        "{\"pg_name\":\"0\",\"pg_desc\":\"default_pg\",\"pg_size\":16,\"ranks\":[0,5]},"
+        "{\"pg_name\":\"1\",\"pg_desc\":\"TENSOR_MODEL_PARALLEL_GROUP\",\"pg_size\":2,"
+        "\"ranks\":[4,5]},"
+        "{\"pg_name\":\"2\",\"pg_desc\":\"PIPELINE_MODEL_PARALLEL_GROUP\",\"ranks\":[1,5,9,13],"
+        "\"pg_size\":4},"
+        "{\"pg_name\":\"3\",\"pg_desc\":\"DATA_PARALLEL_GROUP\",\"pg_size\":2,\"ranks\":[0,2]},"
+        "{\"pg_name\":\"4\",\"pg_desc\":\"dp\",\"pg_size\":2,\"ranks\":[7,5]},"
+        "{\"pg_name\":\"5\",\"pg_desc\":\"DATA_PARALLEL_GROUP\",\"pg_size\":2,\"ranks\":[5,7]},"
+        "{\"pg_desc\":\"TENSOR_MODEL_PARALLEL_GROUP\",\"ranks\":[5,6,7,8]}]},"
+        "\"traceEvents\":[" K("kernel", "gemm", 1200, 50, 0) "]}";
+    assert_int_equal(import_text("pg.json", json, &g, &in, err), 0);
+    assert_int_equal(in.pg_count, 7);
+    assert_int_equal(in.pg_kinds, (1u << 1) | (1u << 2) | (1u << 3));
+    assert_int_equal(in.coords.tp_size, 2);
+    assert_int_equal(in.coords.tp, 1);
+    assert_int_equal(in.coords.pp_size, 4);
+    assert_int_equal(in.coords.pp, 1);
+    assert_int_equal(in.coords.dp_size, 2);
+    assert_int_equal(in.coords.dp, 1); /* "dp" [7,5]: the first DP group holding rank 5 */
+    assert_int_equal(in.coords.ep_size, 0);
+    assert_int_equal(g.n, 1);
+    assert_memory_equal(&g.s[0].coords, &in.coords, sizeof in.coords);
+    /* no kind named: no coordinates */
+    const char *plain = "{\"distributedInfo\":{\"rank\":1,\"pg_config\":[{\"pg_desc\":"
+                        "\"default_pg\",\"ranks\":[0,1]}]},\"traceEvents\":["
+                        K("kernel", "gemm", 1200, 50, 0) "]}";
+    assert_int_equal(import_text("pg2.json", plain, &g, &in, err), 0);
+    assert_int_equal(in.pg_kinds, 0);
+    assert_int_equal(g.s[0].coords.tp_size, 0);
+}
+
+/* ---- bounded memory: spilled import == in-memory import -------------------------- */
+
+struct all {
+    size_t n;
+    struct argus_step_summary *s[256];
+};
+
+static void on_all(void *ctx, const struct argus_step_summary *s)
+{
+    struct all *a = ctx;
+    size_t sz = offsetof(struct argus_step_summary, kmodes) + s->n_kmodes * sizeof s->kmodes[0];
+    if (a->n < 256) {
+        a->s[a->n] = malloc(sz);
+        assert_non_null(a->s[a->n]);
+        memcpy(a->s[a->n++], s, sz);
+    }
+}
+
+static void import_all(const char *path, size_t max_mem, struct all *a,
+                       struct argus_kineto_info *in)
+{
+    struct argus_kineto_opts o = {0, max_mem};
+    struct argus_import_sink sink = {on_all, NULL, a};
+    char err[512] = "";
+    memset(a, 0, sizeof *a);
+    int rc = argus_kineto_import(path, &o, &sink, in, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "max_mem %zu: %s\n", max_mem, err);
+    assert_int_equal(rc, 0);
+}
+
+static void all_free(struct all *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        free(a->s[i]);
+}
+
+/* Import path with the default limit and with each small one; everything must match. */
+static void same_at_budgets(const char *path, size_t smallest)
+{
+    static struct argus_kineto_info ref, in;
+    const size_t budgets[] = {smallest, 96 << 10, 512 << 10};
+    struct all a, b;
+
+    import_all(path, 0, &a, &ref);
+    assert_int_equal(ref.spilled, 0);
+    for (size_t k = 0; k < sizeof budgets / sizeof budgets[0]; k++) {
+        import_all(path, budgets[k], &b, &in);
+        if (k == 0)
+            assert_true(in.spilled > 1);
+        assert_int_equal(b.n, a.n);
+        assert_int_equal(in.steps, ref.steps);
+        assert_int_equal(in.kernels, ref.kernels);
+        assert_int_equal(in.outside, ref.outside);
+        assert_int_equal(in.device, ref.device);
+        assert_int_equal(in.n_coll, ref.n_coll);
+        assert_memory_equal(in.coll_end, ref.coll_end, ref.n_coll * sizeof ref.coll_end[0]);
+        for (size_t i = 0; i < a.n; i++) {
+            assert_int_equal(b.s[i]->step, a.s[i]->step);
+            assert_int_equal(b.s[i]->n_kmodes, a.s[i]->n_kmodes);
+            assert_memory_equal(b.s[i], a.s[i], offsetof(struct argus_step_summary, kmodes) +
+                                a.s[i]->n_kmodes * sizeof a.s[i]->kmodes[0]);
+        }
+        all_free(&b);
+    }
+    all_free(&a);
+}
+
+/* A trace of steps x nk kernels: CPU events (steps, phases, launches) then GPU events, or
+ * the GPU side first. */
+static void write_trace(const char *path, int steps, int nk, int gpu_first)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"distributedInfo\":{\"rank\":2,\"world_size\":4},\"traceEvents\":[", f);
+    const char *sep = "";
+    for (int side = 0; side < 2; side++) {
+        int gpu = side ^ !gpu_first;
+        for (int s = 0; s < steps; s++) {
+            long base = 100000L + s * 5000L;
+            if (!gpu) {
+                fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
+                        "\"ProfilerStep#%d\",\"ts\":%ld,\"dur\":%d}", sep, s + 3, base,
+                        nk * 10 + 20);
+                sep = ",";
+                fprintf(f, ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"autograd::engine::"
+                        "evaluate_function: MmBackward0\",\"ts\":%ld,\"dur\":%d}",
+                        base + nk * 5, nk * 3);
+                fprintf(f, ",{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
+                        "\"## forward ##\",\"ts\":%ld,\"dur\":%d}", base + 1, nk * 4);
+            }
+            for (int i = 0; i < nk; i++) {
+                long corr = (long)s * nk + i + 1, ts = base + 5 + i * 10;
+                if (!gpu)
+                    fprintf(f, ",{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":"
+                            "\"cudaLaunchKernel\",\"ts\":%ld,\"dur\":2,\"args\":"
+                            "{\"correlation\":%ld}}", ts, corr);
+                else
+                    fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"Kernel\",\"name\":\"%s\","
+                            "\"ts\":%ld,\"dur\":%d,\"args\":{\"stream\":7,\"device\":1,"
+                            "\"correlation\":%ld}}", sep,
+                            i == nk - 1 ? "ncclDevKernel_AllReduce_Sum_f32" :
+                            i % 3 ? "gemm_a" : "elementwise_b",
+                            ts + 1500 + (i % 3 ? 0 : 3), 4 + (i * 7 + s) % 11, corr);
+                sep = ",";
+            }
+        }
+    }
+    fputs("]}", f);
+    fclose(f);
+}
+
+static void test_spill(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/rank-2.json", dir);
+    write_trace(path, 40, 120, 0);
+    same_at_budgets(path, 32 << 10);
+    write_trace(path, 40, 120, 1);
+    same_at_budgets(path, 32 << 10);
+    const char *top = getenv("top_srcdir");
+    for (int r = 0; top && r < 8; r++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "ls %s/../shared/data/traces/dlrm-8rank-v100/worker%d_* "
+                 "2>/dev/null", top, r);
+        FILE *p = popen(cmd, "r");
+        if (p && fgets(path, sizeof path, p)) {
+            path[strcspn(path, "\n")] = '\0';
+            same_at_budgets(path, 64 << 10); /* long kernel names: 32 KiB is too little */
+        }
+        if (p)
+            pclose(p);
+    }
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/argus-tk.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR")
@@ -214,6 +397,8 @@ int main(void)
         cmocka_unit_test(test_rank_from_name_and_array),
         cmocka_unit_test(test_bad),
         cmocka_unit_test(test_dlrm),
+        cmocka_unit_test(test_spill),
+        cmocka_unit_test(test_pg_config),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];
