@@ -74,6 +74,7 @@ struct argus_collect {
     size_t stage_n;
     struct cls_slot cls[CLS_CACHE];
     uint64_t last_dropped;
+    uint64_t last_overhead_ns; /* st.act.overhead_ns at the last summarised step end */
     struct argus_collect_stats st;
 };
 
@@ -319,6 +320,9 @@ static void replay(struct argus_collect *c, size_t bi, size_t ei)
         uint64_t d = c->o.dropped ? c->o.dropped() : 0;
         argus_summarizer_add_dropped(sm, d);
         c->st.act.dropped += d;
+        /* CUPTI's overhead records walked since the last step end go to this step. */
+        argus_summarizer_add_overhead(sm, c->st.act.overhead_ns - c->last_overhead_ns);
+        c->last_overhead_ns = c->st.act.overhead_ns;
         if (!c->saw_marks)
             argus_summarizer_add_flags(sm, ARGUS_SF_STEP_INFERRED);
         argus_summarizer_step_end(sm, n, e);

@@ -182,6 +182,7 @@ struct argus_summarizer {
     size_t n_ev;
     struct busy_run busy; /* running union of the stored intervals */
     uint64_t step_kernels, step_dropped; /* step_kernels: those not stored (no room) */
+    uint64_t step_overhead_ns; /* CUPTI overhead records in this step */
     uint32_t step_flags;
     unsigned ovf_classes; /* classes of stored events whose name did not fit */
     uint64_t class_ns[ARGUS_KC_COUNT];

@@ -557,5 +557,6 @@ void argus_sm_build_summary(struct argus_summarizer *sm, uint64_t step, uint64_t
     s->phase_wall_ns[ARGUS_PH_HOST] = s->host_gap_ns;
     s->kernel_count = sm->n_ev + sm->step_kernels;
     s->dropped = sm->step_dropped;
+    s->overhead_ns = sm->step_overhead_ns;
     build_kmodes(sm, s);
 }

@@ -528,6 +528,7 @@ void argus_summarizer_step_begin(struct argus_summarizer *sm, uint64_t step, uin
     sm->n_ev = 0;
     sm->step_kernels = 0;
     sm->step_dropped = 0;
+    sm->step_overhead_ns = 0;
     sm->step_flags = 0;
     sm->ovf_classes = 0;
     memset(sm->class_ns, 0, sizeof sm->class_ns);
@@ -574,6 +575,12 @@ void argus_summarizer_add_dropped(struct argus_summarizer *sm, uint64_t n)
     sm->step_dropped += n;
     sm->step_flags |= ARGUS_SF_PARTIAL;
     __atomic_fetch_add(&sm->total_dropped, n, __ATOMIC_RELAXED);
+}
+
+void argus_summarizer_add_overhead(struct argus_summarizer *sm, uint64_t ns)
+{
+    if (sm && sm->in_step)
+        sm->step_overhead_ns += ns;
 }
 
 void argus_summarizer_add_flags(struct argus_summarizer *sm, uint32_t flags)

@@ -61,6 +61,9 @@ void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *nam
  * outside a step. */
 void argus_summarizer_add_dropped(struct argus_summarizer *sm, uint64_t n);
 void argus_summarizer_add_flags(struct argus_summarizer *sm, uint32_t flags);
+/* For the open step: CUPTI overhead time (OVERHEAD records: buffer flushes, ...) into its
+ * summary's overhead_ns. No-op outside a step. */
+void argus_summarizer_add_overhead(struct argus_summarizer *sm, uint64_t ns);
 
 /* Total events dropped so far; total kernels seen. */
 uint64_t argus_summarizer_dropped(const struct argus_summarizer *sm);

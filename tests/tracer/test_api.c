@@ -140,6 +140,32 @@ static void test_start_stop(void **state)
     argus_tracer_stop();
 }
 
+/* Without a GPU clock triple the summary carries none; once one is set (the CUPTI adapter
+ * does at start and then once a second), every later summary carries the latest. Also:
+ * argus_tracer_wanted turns on with the first argus_step_begin. */
+static void test_clock_triple_in_summaries(void **state)
+{
+    (void)state;
+    atomic_store(&n_summaries, 0);
+    assert_int_equal(argus_tracer_start(&opts), 0);
+    one_step(1);
+    assert_int_equal(atomic_load(&n_summaries), 1);
+    assert_true(last.clock_gpu_ns == 0 && last.clock_real_ns == 0 && last.clock_mono_ns == 0);
+    assert_int_equal(argus_tracer_wanted(), 1);
+    argus_tracer_set_clock_triple(111, 222, 333);
+    one_step(2);
+    assert_true(last.step == 2 && last.clock_gpu_ns == 111 && last.clock_real_ns == 222 &&
+                last.clock_mono_ns == 333);
+    argus_tracer_set_clock_triple(444, 555, 666);
+    one_step(3);
+    assert_true(last.clock_gpu_ns == 444 && last.clock_real_ns == 555 &&
+                last.clock_mono_ns == 666);
+    uint64_t t[3];
+    argus_tracer_clock_triple(t);
+    assert_true(t[0] == 444 && t[1] == 555 && t[2] == 666);
+    argus_tracer_stop();
+}
+
 static atomic_int stop_app;
 
 static void *app_thread(void *arg)
@@ -185,6 +211,7 @@ int main(void)
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_start_stop),
         cmocka_unit_test(test_start_stop_race),
+        cmocka_unit_test(test_clock_triple_in_summaries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -294,6 +294,7 @@ static void test_straddling_buffers_and_steps(void **state)
     /* Step 1's kernels arrive in two buffers; the second completes first (per-thread
      * buffers). The last one starts in step 1 and ends after the host's step end. */
     kernel(&A, "gemm", B0 + 1000, B0 + 3000, 7, 1);
+    overhead(&A, B0 + 500, B0 + 750); /* CUPTI's own time: into step 1's summary */
     kernel(&A, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", B0 + 3000, B0 + 6000, 8, 2);
     kernel(&Bf, "gemm", B0 + 6000, B0 + 8000, 7, 3);
     memcpy_rec(&Bf, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, B0 + 8000, B0 + 8500, 64);
@@ -322,6 +323,7 @@ static void test_straddling_buffers_and_steps(void **state)
     assert_int_equal(s->p2p_ns, 3000);
     assert_int_equal(s->memcpy_ns, 500);
     assert_int_equal(s->dropped, 3);
+    assert_int_equal(s->overhead_ns, 250);
     assert_true(s->flags & ARGUS_SF_PARTIAL);
     assert_false(s->flags & ARGUS_SF_STEP_INFERRED);
     assert_int_equal(s->phase_compute_ns[ARGUS_PH_FORWARD], 4000);
@@ -338,6 +340,7 @@ static void test_straddling_buffers_and_steps(void **state)
     assert_int_equal(sums[1].step, 2);
     assert_int_equal(sums[1].kernel_count, 1);
     assert_int_equal(sums[1].dropped, 0);
+    assert_int_equal(sums[1].overhead_ns, 0);
     assert_int_equal(argus_ring_count(ring), 6);
     struct argus_collect_stats cs;
     argus_collect_get_stats(c, &cs);
