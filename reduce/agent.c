@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "reduce/clocksync.h"
 #include "reduce/handoff.h"
+#include "tracer/tracer.h"
 
 #define TAG_WIN 0x4157
 #define MSG_MAGIC 0x4e575241u      /* "ARWN" */
@@ -372,6 +373,8 @@ static void run_loop(int threaded)
     long idle_ns = POLL_NS;
 
     while (!finished()) {
+        if (threaded) /* steps the GPU collector found by itself wait in the tracer */
+            argus_tracer_deliver();
         int any = take_window();
         any |= progress_children();
         progress_send();

@@ -7,7 +7,8 @@
  *  - One instance per process (module state), set up by argus_handoff_init and torn
  *    down by argus_handoff_free, both from the thread that owns the agent (MPI_Init /
  *    MPI_Finalize thread) while no other thread uses the ring.
- *  - Producer side — application thread only (via argus_agent_push_*): the push
+ *  - Producer side — one thread at a time (via argus_agent_push_*: the tracer's
+ *    deliverer, normally the application thread, sometimes the Argus thread): the push
  *    functions append one record to the filling buffer under the mutex (held for one
  *    encode, never across MPI, never blocking on the consumer). When opts.window
  *    summaries are in, the buffer is queued if a free one can replace it; otherwise

@@ -103,13 +103,17 @@ static void q_name(void *ctx, uint64_t hash, const char *name)
 }
 
 /* Hand queued names, then summaries, to the sinks (names first: a summary's names must
- * be known when it is read). One deliverer at a time; the sinks run without qlock. */
-static void deliver(void)
+ * be known when it is read). One deliverer at a time (the application thread, or the
+ * Argus thread for steps the GPU collector found itself); the sinks run without qlock.
+ * wait: block for a deliverer in progress (stop must not leave anything queued). */
+static void deliver_as(int wait)
 {
     static struct argus_step_summary one; /* under dlock */
     struct qname nm;
 
-    if (pthread_mutex_trylock(&g.dlock) != 0)
+    if (wait)
+        pthread_mutex_lock(&g.dlock);
+    else if (pthread_mutex_trylock(&g.dlock) != 0)
         return;
     for (;;) {
         pthread_mutex_lock(&g.qlock);
@@ -135,6 +139,8 @@ static void deliver(void)
     }
     pthread_mutex_unlock(&g.dlock);
 }
+
+static void deliver(void) { deliver_as(0); }
 
 /* Enter a call on the summariser; 0 when the tracer is off (then do nothing). */
 static int enter(void)
@@ -209,7 +215,7 @@ ARGUS_EXPORT void argus_tracer_stop(void)
 
     if (drain && atomic_load(&g.active))
         drain(); /* the GPU's last steps reach the summariser while it is still there */
-    deliver();
+    deliver_as(1);
     pthread_mutex_lock(&g.lock);
     if (!atomic_load(&g.active))
         goto out;

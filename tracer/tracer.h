@@ -32,8 +32,10 @@ void argus_tracer_stop(void);
  * The summariser for the collector's drain thread: NULL when the tracer is not started
  * (release must follow every non-NULL acquire). Summaries and names built on that
  * thread are queued (fixed slots; the oldest is dropped and counted when full) and handed
- * to the sinks on the application thread by argus_tracer_deliver, which the NVTX step
- * callbacks, the argus.h step calls and argus_tracer_stop call. */
+ * to the sinks by argus_tracer_deliver, which the NVTX step callbacks, the argus.h step
+ * calls and argus_tracer_stop call on the application thread, and the Argus thread
+ * (reduce/agent.c) calls while it waits, so that steps found by period detection in a
+ * program that marks nothing still travel. One deliverer at a time. */
 struct argus_summarizer *argus_tracer_acquire(void);
 void argus_tracer_release(void);
 void argus_tracer_deliver(void);
