@@ -6,9 +6,13 @@
  * Memory is fixed at create time (max_events events per step, max_names names); nothing is
  * allocated per event or per step. Events beyond max_events and kernels outside a step are
  * counted in `dropped` and the summary gets ARGUS_SF_PARTIAL.
- * Modes: within one step, the sorted durations of one kernel are split by a log-duration
- * KDE (modes.h: Scott bandwidth, prominence gate; the 1.5x gap rule below 8 points); at
- * most 4 modes; mode 0 is the fastest.
+ * Modes: at step end each kernel's durations are binned once into a log-duration
+ * histogram (1/128 octave; no sort) that also yields per-mode count/sum/min/max and
+ * exact sketch counts. Mode cuts come from a KDE over that histogram (modes.h: Scott
+ * bandwidth, prominence gate; the 1.5x gap rule below 8 points) and are reused in later
+ * steps while the step still fits them (no point far outside a mode, no vanished, split
+ * or merged mode); the full KDE re-runs every 32 steps per kernel, staggered by name
+ * hash, so the result depends only on the inputs. At most 4 modes; mode 0 is the fastest.
  * One thread at a time per summariser.
  */
 #ifndef ARGUS_TRACER_SUMMARIZER_H
