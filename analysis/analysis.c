@@ -229,7 +229,7 @@ int argus_analyze(const struct argus_jobstore *js, const struct argus_analysis_o
         goto out;
     r->layout = c.lay;
     if ((rc = an_detect_compute(&c)) || (rc = an_detect_kernels(&c)) ||
-        (rc = an_detect_host(&c)) || (rc = an_detect_comm(&c)))
+        (rc = an_detect_host(&c)) || (rc = an_detect_comm(&c)) || (rc = an_detect_late(&c)))
         goto out;
     suppress_comm(&c);
     size_t first_l1 = c.cand.n;

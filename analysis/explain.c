@@ -408,6 +408,8 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
         break;
     }
     case ARGUS_AK_HOST_STALL: {
+        if (k->late)
+            break; /* the late-arriver test wrote its evidence and victims (peers.c) */
         size_t m = 0;
         const uint32_t csz = c->cls_off[stage + 1] - c->cls_off[stage];
         double *in = malloc((csz + a->n_ranks + 1) * sizeof *in), own = 0, peer = 0;

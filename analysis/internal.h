@@ -19,7 +19,8 @@
 #define AN_REGRESSION_EFFECT 0.05 /* change point: |medL - medR| / max >= 5% */
 #define AN_REGRESSION_MIN_SEG 5  /* change point: both segments at least this long */
 #define AN_JITTER_HALF_WINDOW 32 /* jitter baseline: +-32 steps inside one segment */
-#define AN_JITTER_FLOOR 0.005    /* jitter: scale floor, fraction of the baseline */
+#define AN_JITTER_FLOOR 0.005    /* jitter: floor of the log step time's scale (~0.5%) */
+#define AN_LONE_SPIKE_Z 1.0      /* jitter: extra robust z for one isolated flagged step */
 #define AN_PEER_FLOOR 0.02       /* peer z: scale floor, fraction of the reference */
 #define AN_KERNEL_SHARE 0.7      /* kernel_degradation: share of the excess in one name */
 #define AN_KERNEL_MATERIAL 0.015 /* kernel flag: excess >= 1.5% of the class compute */
@@ -29,6 +30,10 @@
 #define AN_W1_Q 64               /* W1: quantile grid points */
 #define AN_W1_MAX_REPS 64        /* W1 matrix: at most this many ranks */
 #define AN_W1_BLOCK 3.0          /* comm group: W1 across groups >= 3x W1 inside it */
+#define AN_COMPUTE_MATERIAL 0.01 /* compute flag: excess >= 1% of the class's step wall */
+#define AN_KERNEL_WALL 0.005     /* kernel flag: excess >= 0.5% of the class's step wall */
+#define AN_SAME_WORK 0.05        /* call counts within 5% of the peers': same work */
+#define AN_LATE_MATERIAL 0.05    /* late arriver: >= 5% of the step wall after the peers */
 
 /* Job-wide kernel names seen in the summaries. */
 struct an_names {
@@ -45,6 +50,7 @@ struct an_cand {
     size_t si_a, si_b;  /* step-index window, inclusive */
     double excess_ns;   /* typical per-step excess of the sources (victim threshold) */
     uint32_t n_peers;   /* peers compared with (evidence) */
+    int late;           /* host_stall found by the late-arriver test (evidence, victims set) */
     int dropped;
 };
 
@@ -149,6 +155,22 @@ int an_detect_comm(struct an_ctx *c);
 size_t an_kernel_excess(struct an_ctx *c, const uint32_t *ranks, size_t nr, size_t a,
                         size_t b, int kclass, int peer, uint64_t *out, double *exc,
                         size_t max, double *total);
+/* peers.c */
+/* When rank r ran a different number of kernels than its class (more than AN_SAME_WORK
+ * off the others' median) at step si, its compute judged per call: *ratio = its compute
+ * over what its own calls would take at the peers' typical call durations (per kernel,
+ * median of the most frequent mode), *excess the difference in ns; returns 1. Returns 0
+ * (outputs untouched) when the work matches and totals are comparable. */
+int an_work_ratio(struct an_ctx *c, uint32_t r, size_t si, double *ratio, double *excess);
+/* The same for one kernel: when r's calls of h differ from the class median, *ratio =
+ * its typical call duration over the peers' median typical call, *excess = the
+ * difference times its calls; returns 1, else 0. */
+int an_kernel_percall(struct an_ctx *c, uint32_t r, size_t si, uint64_t h, double *ratio,
+                      double *excess);
+/* Late-arriver test on collectives: host_stall candidates (level 3, late = 1) with the
+ * group members that waited as victims. Needs c->cflag (run after an_detect_compute). */
+int an_detect_late(struct an_ctx *c);
+
 /* l1.c: step regression and iteration jitter on the job step time. */
 int an_detect_l1(struct an_ctx *c);
 

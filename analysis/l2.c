@@ -1,6 +1,7 @@
 /* l2.c — rank-level and stage-level detectors (L2): compute time against the peers of
  * the same PP stage (compute_straggler, kernel_degradation when one kernel holds the
- * excess), the relative load of whole stages over time (pipeline_bubble) and GPU idle
+ * excess; >= 1% of the step wall, judged per call when the rank ran other work than its
+ * peers), the relative load of whole stages over time (pipeline_bubble) and GPU idle
  * time against peers and the rank's own baseline (host_stall). Every flag needs the ratio
  * gate, the robust-z gate and persistence (opts.min_steps). It only adds candidates to
  * the context; explanations (victims, evidence) come later in explain.c.
@@ -423,7 +424,12 @@ int an_detect_compute(struct an_ctx *c)
             const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
             const double sc = p->scale > tsig ? p->scale : tsig;
             z[si] = isnan(exc[si]) || !(sc > 0) ? 0 : exc[si] / sc;
-            flag[si] = !isnan(exc[si]) && ratio[si] >= c->o.ratio && z[si] >= c->o.z;
+            flag[si] = !isnan(exc[si]) && ratio[si] >= c->o.ratio && z[si] >= c->o.z &&
+                       exc[si] >= AN_COMPUTE_MATERIAL * p->wall;
+            /* a rank that ran more kernels than its peers is judged per call */
+            double wr, we;
+            if (flag[si] && an_work_ratio(c, r, si, &wr, &we))
+                flag[si] = wr >= c->o.ratio && we >= AN_COMPUTE_MATERIAL * p->wall;
         }
         size_t ns = an_runs(flag, S, c->o.min_steps, spans, S);
         for (size_t j = 0; j < ns; j++) {

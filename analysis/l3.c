@@ -1,5 +1,7 @@
 /* l3.c — kernel-statistics detectors (L3): one compute kernel slower on a rank than on
- * its stage peers while the rest of its compute matches (kernel_degradation), and the
+ * its stage peers while the rest of its compute matches (kernel_degradation; a kernel's
+ * value is its typical call, the per-mode median, times its calls, so one heavy-tailed
+ * call is no trend; per call when its call count differs from the peers'), and the
  * collectives of one DP or TP group slower than the other groups' even for the member
  * that arrived last and so waited least (comm_degradation). Also the per-kernel excess
  * used to name kernels in every verdict. Only adds candidates to the context.
@@ -115,18 +117,23 @@ size_t an_kernel_excess(struct an_ctx *c, const uint32_t *ranks, size_t nr, size
     return n;
 }
 
-/* Class median compute per (class, step): the materiality yardstick of kernel flags. */
-static int class_compute(struct an_ctx *c, double *out)
+/* The materiality yardstick of kernel flags per (class, step): the larger of a share of
+ * the class's median compute and a share of its median step wall. */
+static int class_yard(struct an_ctx *c, double *out)
 {
     for (uint32_t k = 0; k < c->n_cls; k++)
         for (size_t si = 0; si < c->S; si++) {
             size_t m = 0;
             for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
                 const struct argus_step_summary *s = an_cell(c, c->cls_mem[i], si);
-                if (s)
-                    c->tmp1[m++] = (double)s->compute_ns;
+                if (!s)
+                    continue;
+                c->tmp1[m] = (double)s->compute_ns;
+                c->tmp2[m++] = an_wall(s);
             }
-            out[(size_t)k * c->S + si] = m ? argus_stats_median(c->tmp1, m) : 0;
+            const double cm = m ? argus_stats_median(c->tmp1, m) : 0;
+            const double wm = m ? argus_stats_median(c->tmp2, m) : 0;
+            out[(size_t)k * c->S + si] = fmax(AN_KERNEL_MATERIAL * cm, AN_KERNEL_WALL * wm);
         }
     return 0;
 }
@@ -194,7 +201,7 @@ int an_detect_kernels(struct an_ctx *c)
         rc = -ENOMEM;
         goto out;
     }
-    class_compute(c, cref);
+    class_yard(c, cref);
     for (uint32_t k = 0; k < c->n_cls; k++) {
         const uint32_t off = c->cls_off[k], m = c->cls_off[k + 1] - off;
         if (m < 2)
@@ -210,14 +217,16 @@ int an_detect_kernels(struct an_ctx *c)
                 size_t q = 0;
                 for (uint32_t i = 0; i < m; i++) {
                     const struct argus_step_summary *s = an_cell(c, c->cls_mem[off + i], si);
-                    if (s)
-                        c->tmp3[q++] = vals[i] = an_name_sum(c, s, h);
+                    if (s) { /* per-mode median x calls: one heavy-tailed call is no trend */
+                        double calls, typ = an_name_typical(c, s, h, &calls);
+                        c->tmp3[q++] = vals[i] = typ * calls;
+                    }
                 }
                 struct argus_robust rb;
                 argus_stats_robust_low(c->tmp3, q, AN_PEER_FLOOR, c->tmp2, &rb);
                 if (q < 2 || !(rb.ref > 0))
                     continue;
-                yard[si] = AN_KERNEL_MATERIAL * cref[(size_t)k * S + si];
+                yard[si] = cref[(size_t)k * S + si];
                 for (uint32_t i = 0; i < m; i++) {
                     if (!an_cell(c, c->cls_mem[off + i], si))
                         continue;
@@ -238,6 +247,9 @@ int an_detect_kernels(struct an_ctx *c)
                     const double sc = z[at] > tsig ? z[at] : tsig;
                     z[at] = sc > 0 ? exc[at] / sc : 0;
                     flag[at] = ratio[at] >= c->o.ratio && z[at] >= c->o.z && exc[at] >= yard[si];
+                    double pr, pe; /* other call counts than the peers': judge per call */
+                    if (flag[at] && an_kernel_percall(c, c->cls_mem[off + i], si, h, &pr, &pe))
+                        flag[at] = pr >= c->o.ratio && pe >= yard[si];
                 }
             }
             for (uint32_t i = 0; i < m; i++) {

@@ -69,7 +69,8 @@ struct rk {
     uint64_t t, start, rng, phase_t0;
     int phase;
     double kf[K_N], tpf, dpf;
-    uint64_t stall;
+    int kdup[K_N];
+    uint64_t stall, late;
     int dead;
     struct acc acc[K_N];
     uint64_t ph_wall[ARGUS_PH_COUNT], ph_comp[ARGUS_PH_COUNT];
@@ -159,10 +160,12 @@ static void set_factors(struct job *j, struct rk *r)
 {
     const struct synth_opts *o = j->o;
     double cf = 1.0;
-    for (int k = 0; k < K_N; k++)
+    for (int k = 0; k < K_N; k++) {
         r->kf[k] = 1.0;
+        r->kdup[k] = 1;
+    }
     r->tpf = r->dpf = 1.0;
-    r->stall = 0;
+    r->stall = r->late = 0;
     for (int i = 0; i < o->nf; i++) {
         const struct synth_fault *f = &o->f[i];
         if (j->step < f->lo || j->step > f->hi)
@@ -201,6 +204,16 @@ static void set_factors(struct job *j, struct rk *r)
         case SY_CRASH:
             if (has(f, r->rank))
                 r->dead = 1;
+            break;
+        case SY_LATE:
+            if (has(f, r->rank))
+                r->late += (uint64_t)(f->ms * 1e6);
+            break;
+        case SY_EXTRA:
+            if (has(f, r->rank))
+                for (int k = 0; k < K_N; k++)
+                    if (kdefs[k].kclass == ARGUS_KC_COMPUTE && strstr(kdefs[k].name, f->kernel))
+                        r->kdup[k] = (int)f->factor;
             break;
         }
     }
@@ -242,7 +255,15 @@ static void gap(struct rk *r)
     r->t += 2000 + next(&r->rng) % 4000;
 }
 
+static void compute1(struct job *j, struct rk *r, int kid);
+
 static void compute(struct job *j, struct rk *r, int kid)
+{
+    for (int i = 0; i < r->kdup[kid]; i++)
+        compute1(j, r, kid);
+}
+
+static void compute1(struct job *j, struct rk *r, int kid)
 {
     gap(r);
     double d = kdefs[kid].us * 1e3 * lognormal(&r->rng, j->o->noise) * r->kf[kid];
@@ -370,10 +391,38 @@ static void backward(struct job *j, struct rk **g, int n, int mb, uint64_t *ar)
     }
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* Name hashes of kdefs, computed once (test-only code: single-threaded use). */
+static uint64_t khash[K_N];
+static int korder[K_N]; /* kernel ids ascending by name hash */
+static int khash_ready;
+
+static void khash_init(void)
 {
-    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+    if (khash_ready)
+        return;
+    khash_ready = 1;
+    for (int k = 0; k < K_N; k++) {
+        khash[k] = argus_name_hash(kdefs[k].name);
+        korder[k] = k;
+    }
+    for (int a = 1; a < K_N; a++)
+        for (int b = a; b > 0 && khash[korder[b - 1]] > khash[korder[b]]; b--) {
+            int t = korder[b];
+            korder[b] = korder[b - 1];
+            korder[b - 1] = t;
+        }
+}
+
+/* Insertion sort: a kernel has a few dozen calls per step. */
+static void sort_u64(uint64_t *v, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++) {
+        uint64_t x = v[i];
+        uint32_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
 }
 
 /* Split a kernel's calls into at most MAX_MODES modes at the widest log-gaps above
@@ -381,7 +430,7 @@ static int cmp_u64(const void *a, const void *b)
 static int split_modes(struct acc *a, int kid, struct argus_kmode_stats *out)
 {
     uint32_t cut[MAX_CALLS], nc = 0;
-    qsort(a->d, a->count, sizeof a->d[0], cmp_u64);
+    sort_u64(a->d, a->count);
     for (uint32_t i = 0; i + 1 < a->count; i++)
         if ((double)a->d[i + 1] > MODE_GAP * (double)a->d[i])
             cut[nc++] = i + 1;
@@ -398,7 +447,7 @@ static int split_modes(struct acc *a, int kid, struct argus_kmode_stats *out)
         uint32_t hi = k < nc ? cut[k] : a->count;
         struct argus_kmode_stats *o = &out[m];
         memset(o, 0, sizeof *o);
-        o->name_hash = argus_name_hash(kdefs[kid].name);
+        o->name_hash = khash[kid];
         o->mode = (uint8_t)m;
         o->kclass = (uint8_t)kdefs[kid].kclass;
         o->phase = (uint8_t)a->phase;
@@ -448,16 +497,9 @@ static int emit_summary(struct job *j, struct rk *r, struct argus_step_summary *
     s->kernel_count = r->nk;
     /* kmodes sorted by name hash, one mode per kernel */
     int order[K_N], n = 0;
-    for (int k = 0; k < K_N; k++)
-        if (r->acc[k].count)
-            order[n++] = k;
-    for (int a = 1; a < n; a++)
-        for (int b = a; b > 0 && argus_name_hash(kdefs[order[b - 1]].name) >
-                                     argus_name_hash(kdefs[order[b]].name); b--) {
-            int t = order[b];
-            order[b] = order[b - 1];
-            order[b - 1] = t;
-        }
+    for (int i = 0; i < K_N; i++)
+        if (r->acc[korder[i]].count)
+            order[n++] = korder[i];
     int nm = 0;
     for (int i = 0; i < n; i++)
         nm += split_modes(&r->acc[order[i]], order[i], &s->kmodes[nm]);
@@ -467,7 +509,8 @@ static int emit_summary(struct job *j, struct rk *r, struct argus_step_summary *
 
 static void reset_step(struct rk *r)
 {
-    memset(r->acc, 0, sizeof r->acc);
+    for (int k = 0; k < K_N; k++)
+        r->acc[k].count = 0; /* the call arrays are rewritten before they are read */
     memset(r->ph_wall, 0, sizeof r->ph_wall);
     memset(r->ph_comp, 0, sizeof r->ph_comp);
     r->comp = r->coll = r->p2p = r->busy = r->nk = 0;
@@ -482,6 +525,8 @@ int synth_job(const struct synth_opts *o, struct argus_jobstore **out)
     struct argus_jobstore *js = NULL;
     const uint64_t t0 = 1790000000ull * 1000000000ull;
     int rc = (j.r && s && g && o->microbatches <= MAX_MB) ? 0 : -ENOMEM;
+
+    khash_init();
 
     if (!rc)
         rc = argus_jobstore_create((uint32_t)n, &js);
@@ -503,13 +548,14 @@ int synth_job(const struct synth_opts *o, struct argus_jobstore **out)
         rc = argus_jobstore_set_rankinfo(js, &ri);
     }
     for (int k = 0; !rc && k < K_N; k++)
-        rc = argus_jobstore_add_name(js, argus_name_hash(kdefs[k].name), kdefs[k].name);
+        rc = argus_jobstore_add_name(js, khash[k], kdefs[k].name);
     int crashed = 0;
     for (j.step = 0; !rc && j.step < o->steps; j.step++) {
         for (int q = 0; q < n; q++) {
             struct rk *r = &j.r[q];
             set_factors(&j, r);
             reset_step(r);
+            r->t += r->late;
             r->start = r->t;
             r->t += (uint64_t)(200e3 * lognormal(&r->rng, o->noise)) + r->stall;
         }

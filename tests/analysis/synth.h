@@ -21,6 +21,9 @@ enum synth_kind {
     SY_KERNEL,        /* ranks: compute kernels whose name contains `kernel` x factor */
     SY_JITTER,        /* every rank: compute x factor (a step or two) */
     SY_CRASH,         /* ranks stop sending from step lo on */
+    SY_EXTRA,         /* ranks: compute kernels whose name contains `kernel` launched
+                       * factor times per call site (other work, not slower calls) */
+    SY_LATE,          /* ranks: idle ms on the host before the step starts (late arriver) */
 };
 
 #define SYNTH_MAX_FAULTS 4

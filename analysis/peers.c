@@ -1,0 +1,296 @@
+/* peers.c — peer comparisons that must hold when peers did not do the same thing:
+ * ranks that ran different work in a step (more kernel calls: another share of the
+ * embedding tables, extra optimizer tensors) are judged per call on per-mode medians, not
+ * on totals; and the late-arriver test on collectives (MegaScan / ARGUS case 5,
+ * ALGORITHMS.md §6.5 item 2): the member of a communication group that starts its step
+ * last and waits least in collectives while its compute matches is the source (host-side
+ * lateness), and the members that waited for it are victims. Reads the context; only
+ * adds candidates.
+ */
+#include "analysis/internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Median over the members of r's peer class other than r of fn at step si; NAN when none.
+ * Uses c->tmp3. */
+static double class_median(struct an_ctx *c, uint32_t r, size_t si, uint64_t h, int calls)
+{
+    const uint32_t k = c->cls[r];
+    size_t m = 0;
+    for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
+        const uint32_t q = c->cls_mem[i];
+        const struct argus_step_summary *t = q == r ? NULL : an_cell(c, q, si);
+        if (!t)
+            continue;
+        if (h == 0) {
+            c->tmp3[m++] = (double)t->kernel_count;
+            continue;
+        }
+        double n, typ = an_name_typical(c, t, h, &n);
+        if (n > 0)
+            c->tmp3[m++] = calls ? n : typ;
+    }
+    return m ? argus_stats_median(c->tmp3, m) : NAN;
+}
+
+static int differs(double a, double b)
+{
+    return fabs(a - b) > AN_SAME_WORK * (b > 0 ? b : 1);
+}
+
+int an_work_ratio(struct an_ctx *c, uint32_t r, size_t si, double *ratio, double *excess)
+{
+    const struct argus_step_summary *s = an_cell(c, r, si);
+    if (!s)
+        return 0;
+    const double kc = class_median(c, r, si, 0, 0);
+    if (isnan(kc) || !differs((double)s->kernel_count, kc))
+        return 0;
+    const uint32_t n = s->n_kmodes < ARGUS_MAX_KMODES ? s->n_kmodes : ARGUS_MAX_KMODES;
+    uint64_t seen[ARGUS_MAX_KMODES];
+    uint32_t ns = 0;
+    double own = 0, expect = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct argus_kmode_stats *k = &s->kmodes[i];
+        int dup = 0;
+        for (uint32_t j = 0; j < ns && !dup; j++)
+            dup = seen[j] == k->name_hash;
+        if (k->kclass != ARGUS_KC_COMPUTE || dup)
+            continue; /* one pass per name */
+        seen[ns++] = k->name_hash;
+        const double sum = an_name_sum(c, s, k->name_hash);
+        double calls, typ = an_name_typical(c, s, k->name_hash, &calls);
+        const double peer = class_median(c, r, si, k->name_hash, 0);
+        own += sum;
+        /* the rank's own calls of this kernel at the peers' typical call duration */
+        expect += (typ > 0 && !isnan(peer) && peer > 0) ? sum * peer / typ : sum;
+    }
+    *ratio = expect > 0 ? own / expect : 1.0;
+    *excess = own - expect;
+    return 1;
+}
+
+int an_kernel_percall(struct an_ctx *c, uint32_t r, size_t si, uint64_t h, double *ratio,
+                      double *excess)
+{
+    const struct argus_step_summary *s = an_cell(c, r, si);
+    if (!s)
+        return 0;
+    double calls, typ = an_name_typical(c, s, h, &calls);
+    const double pc = class_median(c, r, si, h, 1);
+    if (isnan(pc) || !differs(calls, pc))
+        return 0;
+    const double pt = class_median(c, r, si, h, 0);
+    *ratio = pt > 0 ? typ / pt : 1.0;
+    *excess = pt > 0 ? (typ - pt) * calls : 0;
+    return 1;
+}
+
+/* ---- late arriver ---- */
+
+static double v_comm(const struct argus_step_summary *s)
+{
+    return (double)(s->collective_ns + s->p2p_ns);
+}
+
+/* Group of rank r for the late-arriver test: its DP group (same PP stage and TP index)
+ * when the layout is known; its peer class when classes stand for inferred pipeline
+ * stages; otherwise the whole job (collectives over every rank, as DLRM's all-to-all). */
+static int same_group(const struct an_ctx *c, uint32_t a, uint32_t b)
+{
+    if (c->layout_known)
+        return c->co[a].pp == c->co[b].pp && c->co[a].tp == c->co[b].tp;
+    if (c->lay.pp > 1)
+        return c->cls[a] == c->cls[b];
+    return 1;
+}
+
+/* Per (rank, step): lateness, and the source's and the others' communication time. */
+struct late_cell {
+    double late, spread, own_comm, peer_comm, wall;
+};
+
+/* Judge step si for the group of rank g0; sets flag/cell of the source when it passes. */
+static void judge(struct an_ctx *c, uint32_t g0, size_t si, uint8_t *flag,
+                  struct late_cell *lc, uint8_t *done)
+{
+    uint32_t src = UINT32_MAX, last = UINT32_MAX, nm = 0;
+    double mc = 0, ms = 0, first = 0;
+    for (uint32_t q = 0; q < c->n; q++) {
+        if (!same_group(c, g0, q))
+            continue;
+        done[q] = 1;
+        const struct argus_step_summary *s = an_cell(c, q, si);
+        if (!s)
+            continue;
+        const double cm = v_comm(s), st = (double)s->start_ns;
+        if (nm == 0 || cm < mc) {
+            mc = cm;
+            src = q;
+        }
+        if (nm == 0 || st > ms) {
+            ms = st;
+            last = q;
+        }
+        if (nm == 0 || st < first)
+            first = st;
+        nm++;
+    }
+    if (nm < 3 || src != last || c->cflag[(size_t)src * c->S + si])
+        return;
+    size_t m = 0;
+    for (uint32_t q = 0; q < c->n; q++) {
+        const struct argus_step_summary *s = an_cell(c, q, si);
+        if (q == src || !s || !same_group(c, g0, q))
+            continue;
+        c->tmp1[m] = (double)s->start_ns;
+        c->tmp2[m] = v_comm(s);
+        c->tmp3[m++] = an_wall(s);
+    }
+    const double st0 = argus_stats_median(c->tmp1, m), pc = argus_stats_median(c->tmp2, m);
+    const double wall = argus_stats_median(c->tmp3, m);
+    const double late = ms - st0;
+    /* late by a material share of the step; waits >= 10% less than the others, who
+     * waited for at least half of the lateness longer */
+    if (!(late >= AN_LATE_MATERIAL * wall) || !(mc <= 0.9 * pc) || !(pc - mc >= 0.5 * late))
+        return;
+    flag[(size_t)src * c->S + si] = 1;
+    lc[(size_t)src * c->S + si] = (struct late_cell){ late, ms - first, mc, pc, wall };
+}
+
+/* snprintf that may cut the sentence short (evidence is bounded on purpose). */
+__attribute__((format(printf, 3, 4))) static void say(char *buf, size_t len, const char *fmt,
+                                                      ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+static int cmp_u32(const void *x, const void *y)
+{
+    const uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Already a source of an overlapping compute or host verdict? */
+static int covered(const struct an_ctx *c, uint32_t r, size_t a, size_t b)
+{
+    for (size_t i = 0; i < c->cand.n; i++) {
+        const struct an_cand *k = &c->cand.v[i];
+        const int src = k->a.kind == ARGUS_AK_COMPUTE_STRAGGLER ||
+                        k->a.kind == ARGUS_AK_HOST_STALL ||
+                        k->a.kind == ARGUS_AK_KERNEL_DEGRADATION ||
+                        k->a.kind == ARGUS_AK_PIPELINE_BUBBLE;
+        if (k->dropped || !src || !an_overlap(k->si_a, k->si_b, a, b))
+            continue;
+        for (uint32_t j = 0; j < k->a.n_ranks; j++)
+            if (k->a.ranks[j] == r)
+                return 1;
+    }
+    return 0;
+}
+
+static int push_late(struct an_ctx *c, uint32_t r, const struct an_span *sp,
+                     const uint8_t *flag, const struct late_cell *lc)
+{
+    const size_t S = c->S;
+    double *l = malloc(5 * S * sizeof *l);
+    size_t m = 0, det = sp->b;
+    if (!l)
+        return -ENOMEM;
+    for (size_t si = sp->a; si <= sp->b; si++) {
+        if (!flag[(size_t)r * S + si])
+            continue;
+        const struct late_cell *x = &lc[(size_t)r * S + si];
+        l[m] = x->late;
+        l[S + m] = x->spread;
+        l[2 * S + m] = x->own_comm;
+        l[3 * S + m] = x->peer_comm;
+        l[4 * S + m++] = x->wall;
+        if (m == c->o.min_steps)
+            det = si;
+    }
+    const double late = argus_stats_median(l, m), spread = argus_stats_median(l + S, m);
+    const double own = argus_stats_median(l + 2 * S, m), peer = argus_stats_median(l + 3 * S, m);
+    const double wall = argus_stats_median(l + 4 * S, m);
+    free(l);
+    struct an_cand *k;
+    /* slowdown: the peers' step against the same step without the wait; score: the
+     * lateness in units of the materiality yardstick */
+    int rc = an_push_cand(c, ARGUS_AK_HOST_STALL, 3, sp->a, sp->b, det,
+                          wall > late ? wall / (wall - late) : 0,
+                          wall > 0 ? late / (AN_LATE_MATERIAL * wall) : 0, late, &k);
+    if (rc)
+        return rc;
+    an_cand_add_rank(k, r);
+    k->a.phase = ARGUS_PH_HOST;
+    k->late = 1;
+    /* Victims: the group members that waited for it, by at least a quarter of its
+     * lateness more than it did, in the median flagged step. */
+    for (uint32_t q = 0; q < c->n && k->a.n_victims < ARGUS_ANOMALY_MAX_RANKS; q++) {
+        if (q == r || !same_group(c, r, q))
+            continue;
+        size_t n = 0;
+        for (size_t si = sp->a; si <= sp->b; si++) {
+            const struct argus_step_summary *s = an_cell(c, q, si);
+            if (flag[(size_t)r * S + si] && s)
+                c->tmp1[n++] = v_comm(s) - lc[(size_t)r * S + si].own_comm;
+        }
+        k->n_peers++;
+        if (n && argus_stats_median(c->tmp1, n) >= 0.25 * late)
+            k->a.victims[k->a.n_victims++] = q;
+    }
+    qsort(k->a.victims, k->a.n_victims, sizeof *k->a.victims, cmp_u32);
+    char rk[24], vk[160];
+    an_format_ranks(k->a.ranks, k->a.n_ranks, rk, sizeof rk);
+    an_format_ranks(k->a.victims, k->a.n_victims, vk, sizeof vk);
+    say(k->a.evidence, sizeof k->a.evidence,
+             "late arriver: rank %s started its step %.2f ms after the median of its %u "
+             "group peers (%.2f ms after the earliest) in %zu step%s (%llu-%llu) and waited "
+             "least in collectives (%.2f ms vs %.2f ms median) while its compute matches; "
+             "ranks %s waited for it (late-arriver test). Host-side lateness before the "
+             "step's work: data loading, CPU contention, a slow host phase between steps",
+             rk, late / 1e6, k->n_peers, spread / 1e6, m, m == 1 ? "" : "s",
+             (unsigned long long)k->a.step_first, (unsigned long long)k->a.step_last,
+             own / 1e6, peer / 1e6, k->a.n_victims ? vk : "none");
+    return 0;
+}
+
+int an_detect_late(struct an_ctx *c)
+{
+    const size_t S = c->S, N = (size_t)c->n * S;
+    uint8_t *flag = calloc(N ? N : 1, 1), *done = malloc(c->n);
+    struct late_cell *lc = malloc((N ? N : 1) * sizeof *lc);
+    struct an_span *spans = malloc((S ? S : 1) * sizeof *spans);
+    int rc = 0;
+
+    if (!flag || !done || !lc || !spans) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t si = 0; si < S; si++) {
+        memset(done, 0, c->n);
+        for (uint32_t g0 = 0; g0 < c->n; g0++)
+            if (!done[g0])
+                judge(c, g0, si, flag, lc, done);
+    }
+    for (uint32_t r = 0; r < c->n; r++) {
+        size_t ns = an_runs(flag + (size_t)r * S, S, c->o.min_steps, spans, S);
+        for (size_t j = 0; j < ns && !rc; j++)
+            if (!covered(c, r, spans[j].a, spans[j].b))
+                rc = push_late(c, r, &spans[j], flag, lc);
+    }
+out:
+    free(flag);
+    free(done);
+    free(lc);
+    free(spans);
+    return rc;
+}

@@ -1,0 +1,40 @@
+#!/bin/sh
+# t_dlrm_late.sh — argus-analyze on the real 8-rank DLRM trace (one step, Kineto, V100):
+# rank 7 starts its step ~7.5 ms after the earliest rank and waits least in NCCL (1.75 ms
+# vs 6.3 ms median) while its compute matches. The late-arriver test must name rank 7 as
+# the source (host_stall: host-side lateness) with ranks 0-6 as victims; ranks 1 and 3,
+# which only ran more kernels (optimizer tensors, another embedding share), must not
+# become compute_straggler / kernel_degradation verdicts. Skips (77) without the data.
+set -eu
+: "${top_builddir:?run through make check}"
+: "${top_srcdir:?run through make check}"
+DATA=
+for d in "$top_srcdir/../shared/data" /work/shared/data "$top_builddir/../../shared/data"; do
+    if [ -d "$d/traces/dlrm-8rank-v100" ]; then DATA="$d/traces/dlrm-8rank-v100"; break; fi
+done
+[ -n "$DATA" ] || { echo "SKIP: no shared/data/traces/dlrm-8rank-v100"; exit 77; }
+W=$(mktemp -d "${TMPDIR:-/tmp}/argus-dlrm.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+"$top_builddir/argus-analyze" -o "$W/out" "$DATA" >"$W/log" 2>&1 || {
+    cat "$W/log" >&2; echo "FAIL: argus-analyze exit" >&2; exit 1; }
+python3 - "$W/out/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+an = r["anomalies"]
+def show():
+    for a in an:
+        print(" ", a["kind"], a["ranks"], a["victims"], a["evidence"], file=sys.stderr)
+late = [a for a in an if a["kind"] == "host_stall" and a["ranks"] == [7]]
+if len(late) != 1:
+    show(); sys.exit("FAIL: expected one host_stall on rank 7 (late arriver)")
+a = late[0]
+if a["victims"] != [0, 1, 2, 3, 4, 5, 6]:
+    show(); sys.exit("FAIL: victims %s, expected ranks 0-6" % a["victims"])
+if "late" not in a["evidence"] or a["steps"] != [10, 10] or a["level"] != "L3":
+    show(); sys.exit("FAIL: evidence/steps/level of the late arriver")
+bad = [x for x in an if x["kind"] in ("compute_straggler", "kernel_degradation")
+       or any(q != 7 for q in x["ranks"])]
+if bad:
+    show(); sys.exit("FAIL: verdicts on ranks that only ran other work")
+print("ok: rank 7 late arriver, ranks 0-6 victims, no verdict on ranks 1/3")
+PY
