@@ -115,6 +115,13 @@ struct late_cell {
     double late, spread, own_comm, peer_comm, wall;
 };
 
+/* A step's start on rank 0's clock: the rank's own time plus the offset the reduction
+ * (clock sync) or the importer (collective end times) estimated for it. */
+static double start_aligned(const struct argus_step_summary *s)
+{
+    return (double)s->start_ns + (double)s->clock_offset_ns;
+}
+
 /* Judge step si for the group of rank g0; sets flag/cell of the source when it passes. */
 static void judge(struct an_ctx *c, uint32_t g0, size_t si, uint8_t *flag,
                   struct late_cell *lc, uint8_t *done)
@@ -128,7 +135,7 @@ static void judge(struct an_ctx *c, uint32_t g0, size_t si, uint8_t *flag,
         const struct argus_step_summary *s = an_cell(c, q, si);
         if (!s)
             continue;
-        const double cm = v_comm(s), st = (double)s->start_ns;
+        const double cm = v_comm(s), st = start_aligned(s);
         if (nm == 0 || cm < mc) {
             mc = cm;
             src = q;
@@ -148,7 +155,7 @@ static void judge(struct an_ctx *c, uint32_t g0, size_t si, uint8_t *flag,
         const struct argus_step_summary *s = an_cell(c, q, si);
         if (q == src || !s || !same_group(c, g0, q))
             continue;
-        c->tmp1[m] = (double)s->start_ns;
+        c->tmp1[m] = start_aligned(s);
         c->tmp2[m] = v_comm(s);
         c->tmp3[m++] = an_wall(s);
     }

@@ -243,6 +243,45 @@ static void test_late_arriver(void **state)
     }
 }
 
+/* The same late rank 6, but its clock runs 15 ms behind rank 0's: in its own clock it
+ * looks on time. Times are compared on rank 0's clock (start + clock_offset_ns, the
+ * offset the reduction or the importer estimated), so it is still named. */
+static void test_late_arriver_skewed_clock(void **state)
+{
+    static struct argus_step_summary s;
+    const int64_t skew = 15000000;
+    struct synth_opts o;
+    struct argus_result r;
+    struct argus_jobstore *js = NULL;
+    (void)state;
+
+    synth_default(&o, 81);
+    struct synth_fault *f = synth_add(&o, SY_LATE, 20, 59, 1);
+    f->ranks[f->nranks++] = 6;
+    f->ms = 15;
+    assert_int_equal(synth_job(&o, &js), 0);
+    const struct argus_step_summary *const *v;
+    size_t n = argus_jobstore_rank_steps(js, 6, &v);
+    assert_true(n == 60);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(&s, v[i], offsetof(struct argus_step_summary, kmodes) +
+                             v[i]->n_kmodes * sizeof v[i]->kmodes[0]);
+        s.start_ns -= (uint64_t)skew;
+        s.end_ns -= (uint64_t)skew;
+        s.clock_offset_ns = skew;
+        assert_int_equal(argus_jobstore_add_summary(js, &s), 0);
+    }
+    assert_int_equal(argus_analyze(js, NULL, &r), 0);
+    if (r.n_anomalies != 1)
+        dump(js, &r);
+    assert_int_equal(r.n_anomalies, 1);
+    assert_int_equal(r.anomalies[0].kind, ARGUS_AK_HOST_STALL);
+    assert_int_equal(r.anomalies[0].n_ranks, 1);
+    assert_int_equal(r.anomalies[0].ranks[0], 6);
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+}
+
 /* Heavy-tailed kernel noise on 64 ranks (the bench's clean run var 9 % + tail, seed 4):
  * one GEMM call up to 20x now and then is no kernel_degradation. Kernels are compared on
  * their typical call (per-mode median) times their calls, not on sums an outlier lifts. */
@@ -277,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_jitter_multiplicative_noise),
         cmocka_unit_test(test_other_work),
         cmocka_unit_test(test_late_arriver),
+        cmocka_unit_test(test_late_arriver_skewed_clock),
         cmocka_unit_test(test_heavy_tail_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
