@@ -6,16 +6,107 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
+/* Sorting doubles is the analysis' hottest loop at scale (medians per peer class and
+ * step over thousands of ranks): an introsort with inline comparisons instead of qsort's
+ * callback — quicksort (median of three), insertion sort below 24 elements, heapsort when
+ * the recursion gets too deep, so n log n in the worst case. */
+#define SORT_SMALL 24
+
+static void insertion_sort(double *v, size_t n)
 {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    for (size_t i = 1; i < n; i++) {
+        double x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+static void sift_down(double *v, size_t root, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * root + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && v[c + 1] > v[c])
+            c++;
+        if (!(v[c] > v[root]))
+            return;
+        double t = v[c];
+        v[c] = v[root];
+        v[root] = t;
+        root = c;
+    }
+}
+
+static void heap_sort(double *v, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(v, i, n);
+    for (size_t end = n; end-- > 1;) {
+        double t = v[0];
+        v[0] = v[end];
+        v[end] = t;
+        sift_down(v, 0, end);
+    }
+}
+
+static void swap_d(double *a, double *b)
+{
+    double t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void intro_sort(double *v, size_t n, unsigned depth)
+{
+    while (n > SORT_SMALL) {
+        if (depth-- == 0) {
+            heap_sort(v, n);
+            return;
+        }
+        size_t m = n / 2;
+        if (v[m] < v[0])
+            swap_d(&v[m], &v[0]);
+        if (v[n - 1] < v[0])
+            swap_d(&v[n - 1], &v[0]);
+        if (v[n - 1] < v[m])
+            swap_d(&v[n - 1], &v[m]);
+        const double p = v[m];
+        size_t i = 0, j = n - 1;
+        for (;;) { /* Hoare partition: v[0..j] <= p <= v[j+1..n) */
+            while (v[i] < p)
+                i++;
+            while (p < v[j])
+                j--;
+            if (i >= j)
+                break;
+            swap_d(&v[i], &v[j]);
+            i++;
+            j--;
+        }
+        size_t left = j + 1;
+        if (left < n - left) { /* recurse on the smaller side, loop on the larger */
+            intro_sort(v, left, depth);
+            v += left;
+            n -= left;
+        } else {
+            intro_sort(v + left, n - left, depth);
+            n = left;
+        }
+    }
+    insertion_sort(v, n);
 }
 
 void argus_stats_sort(double *v, size_t n)
 {
-    if (n > 1)
-        qsort(v, n, sizeof *v, cmp_double);
+    if (n < 2)
+        return;
+    unsigned depth = 0;
+    for (size_t k = n; k > 1; k >>= 1)
+        depth += 2;
+    intro_sort(v, n, depth);
 }
 
 static double median_sorted(const double *s, size_t n)

@@ -362,6 +362,38 @@ static void test_inferred_layout(void **state)
     argus_jobstore_free(js);
 }
 
+static int cmp_d(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* argus_stats_sort (introsort) against qsort: random, many duplicates, sorted, reversed,
+ * organ-pipe and all-equal inputs of every size up to 300 and some large ones. */
+static void test_stats_sort(void **state)
+{
+    static double a[20000], b[20000];
+    uint64_t x = 12345;
+    (void)state;
+    const size_t sizes[] = {0, 1, 2, 3, 23, 24, 25, 100, 300, 1000, 4096, 20000};
+    for (int shape = 0; shape < 6; shape++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0] + 300; k++) {
+            size_t n = k < 300 ? k : sizes[k - 300];
+            for (size_t i = 0; i < n; i++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                double r = (double)(x >> 11) / 9007199254740992.0;
+                a[i] = shape == 0 ? r : shape == 1 ? floor(r * 5) : shape == 2 ? (double)i
+                     : shape == 3 ? (double)(n - i) : shape == 4 ? (double)(i < n / 2 ? i : n - i)
+                     : 7.0;
+            }
+            memcpy(b, a, n * sizeof *a);
+            argus_stats_sort(a, n);
+            if (n > 1)
+                qsort(b, n, sizeof *b, cmp_d);
+            assert_memory_equal(a, b, n * sizeof *a);
+        }
+}
+
 static void test_stats(void **state)
 {
     (void)state;
@@ -403,6 +435,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_stats_sort),
         cmocka_unit_test(test_clean),
         cmocka_unit_test(test_clean_variants),
         cmocka_unit_test(test_straggler),
