@@ -37,8 +37,10 @@ static struct {
     int fin_req;  /* finalize Argus and MPI now */
     pid_t pid;    /* the process that owns the thread (children never finalize) */
     long wait_ms; /* ARGUS_MPI_SELF_INIT_MS */
+    long bound_ms; /* longest exit waits for the thread: ARGUS_FINALIZE_MS + 20 s */
     uint64_t t0;  /* CLOCK_MONOTONIC at load */
     char claim[4096]; /* the rank's claim file, "" when none */
+    int started;      /* the thread was started (set once, at load) */
 } si = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 int argus_selfinit_env_rank(void)
@@ -136,6 +138,17 @@ static void wait_while(enum si_state from, enum si_state to)
         pthread_cond_wait(&si.cv, &si.lock);
 }
 
+/* The same, but at most si.bound_ms: exit must never hang on MPI (an MPI_Init that never
+ * returns, a finalize waiting on a dead peer). 0 when the wait timed out. */
+static int wait_while_bounded(enum si_state from, enum si_state to)
+{
+    struct timespec until = argus_clock_abstime_in_ms(si.bound_ms);
+    while (si.state >= from && si.state <= to)
+        if (pthread_cond_timedwait(&si.cv, &si.lock, &until) == ETIMEDOUT)
+            return si.state < from || si.state > to;
+    return 1;
+}
+
 static void check_rank(void)
 {
     int mpi_rank = -1, env_rank = argus_selfinit_env_rank();
@@ -216,12 +229,19 @@ static int finalize_on_thread(void)
     int owned;
 
     pthread_mutex_lock(&si.lock);
-    wait_while(SI_STARTING, SI_STARTING);
+    if (!wait_while_bounded(SI_STARTING, SI_STARTING)) {
+        pthread_mutex_unlock(&si.lock);
+        argus_log_once(ARGUS_LOG_WARN, "selfinit-stuck", "MPI_Init on Argus's thread did "
+                       "not return in %ld ms; the program exits without it", si.bound_ms);
+        return 0;
+    }
     owned = si.state == SI_SELF || si.state == SI_DONE;
     if (si.state == SI_SELF) {
         si.fin_req = 1;
         pthread_cond_broadcast(&si.cv);
-        wait_while(SI_SELF, SI_SELF);
+        if (!wait_while_bounded(SI_SELF, SI_SELF))
+            argus_log_once(ARGUS_LOG_WARN, "selfinit-fin", "Argus's MPI_Finalize did not "
+                           "return in %ld ms; the program exits without waiting", si.bound_ms);
     }
     pthread_mutex_unlock(&si.lock);
     return owned;
@@ -244,6 +264,9 @@ int argus_selfinit_claim(int *provided)
 {
     int mine = 0;
 
+    if (!si.started || getpid() != si.pid) /* no thread here, or a fork (whose copy of the
+                                              lock may have been held at fork time) */
+        return 0;
     pthread_mutex_lock(&si.lock);
     if (si.state == SI_WAITING || si.state == SI_IDLE) {
         si.state = SI_APP;
@@ -262,7 +285,7 @@ int argus_selfinit_claim(int *provided)
 
 int argus_selfinit_finalize(void)
 {
-    if (getpid() != si.pid)
+    if (!si.started || getpid() != si.pid)
         return 0;
     return finalize_on_thread();
 }
@@ -285,6 +308,7 @@ __attribute__((constructor)) static void selfinit_load(void)
     argus_log_set_level((enum argus_log_level)c.log);
     si.pid = getpid();
     si.wait_ms = c.mpi_self_init_ms;
+    si.bound_ms = c.finalize_ms + 20000;
     si.t0 = argus_clock_monotonic_ns();
     si.state = SI_WAITING;
     /* Signals stay with the program's threads. */
@@ -297,5 +321,6 @@ __attribute__((constructor)) static void selfinit_load(void)
         return;
     }
     pthread_detach(thr);
+    si.started = 1;
     atexit(selfinit_atexit);
 }
