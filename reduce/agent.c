@@ -430,6 +430,7 @@ static void run_loop(int threaded)
         if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
             ag.st.thread_cpu_s = (double)ts.tv_sec + ts.tv_nsec / 1e9;
         argus_rank0_report(ag.o.r0, 1);
+        ag.o.r0->spilled_windows = argus_handoff_spilled();
         argus_rank0_write_reduce_json(ag.o.r0, threaded ? ag.st.thread_cpu_s : -1.0,
                                       argus_handoff_dropped(), ag.st.bytes_in);
         argus_rank0_close(ag.o.r0);
@@ -498,6 +499,10 @@ int argus_agent_go(void)
         }
         ag.o.threaded = 0;
     }
+    /* Nothing is consumed before MPI_Finalize: windows past the ring wait on local disk. */
+    if (argus_handoff_spill_to_file() != 0)
+        argus_log_once(ARGUS_LOG_WARN, "spill-open", "rank %d: no node-local file for "
+                       "windows; they wait in memory", ag.o.rank);
     if (ag.o.parent >= 0 || ag.o.nchildren > 0) {
         int64_t off = 0;
         if (argus_clocksync_run(ag.o.comm, ag.o.parent, ag.kids, ag.o.nchildren, 16,

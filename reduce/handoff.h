@@ -52,6 +52,13 @@ void argus_handoff_push_rankinfo(const struct argus_rank_info *ri);
 void argus_handoff_close(void);
 /* Summaries dropped because a window buffer was full or out of memory. Any thread. */
 uint64_t argus_handoff_dropped(void);
+/* Without an Argus thread (nothing is consumed before MPI_Finalize): from now on a window
+ * that finds no free buffer is written to a node-local file ($TMPDIR, unlinked at once)
+ * instead of growing the filling buffer, and pop returns it back in window order (its
+ * slot is -1; release of it is a no-op). 0 or -errno (then windows wait in memory as
+ * before). argus_handoff_spilled: windows written so far. */
+int argus_handoff_spill_to_file(void);
+uint64_t argus_handoff_spilled(void);
 
 /* One popped window, owned by the consumer until argus_handoff_release. */
 struct argus_handoff_win {
@@ -61,7 +68,7 @@ struct argus_handoff_win {
     uint64_t first_step;  /* step of its first summary, when has_first */
     int has_first;
     int final;            /* the rank's last window */
-    int slot;             /* ring slot (for release) */
+    int slot;             /* ring slot (for release); -1: read back from the spill file */
 };
 
 /* Consumer. 1 and *w filled when a window was taken, 0 when none was ready. */

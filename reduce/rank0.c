@@ -198,11 +198,12 @@ void argus_rank0_write_reduce_json(struct argus_rank0 *r0, double thread_cpu_s,
             r0->threaded ? "argus-thread" : "at-finalize");
     fprintf(f, " \"windows\": %llu, \"window_steps\": %ld, \"steps\": %llu, "
             "\"rank0_bytes_in\": %llu, \"rank0_bytes_in_per_step\": %.1f, "
-            "\"argus_thread_cpu_s\": %.4f, \"summaries_dropped_rank0\": %llu,\n",
+            "\"argus_thread_cpu_s\": %.4f, \"summaries_dropped_rank0\": %llu, "
+            "\"windows_spilled_rank0\": %llu,\n",
             (unsigned long long)r0->windows, r0->window_steps, (unsigned long long)steps,
             (unsigned long long)inbound,
             steps ? (double)inbound / (double)steps : 0.0, thread_cpu_s,
-            (unsigned long long)dropped);
+            (unsigned long long)dropped, (unsigned long long)r0->spilled_windows);
     fprintf(f, " \"clock_offsets_ns\": [");
     for (uint32_t r = 0; r < argus_jobstore_nranks(r0->js); r++) {
         const struct argus_step_summary *const *v;

@@ -28,6 +28,7 @@ struct argus_rank0 {
     /* the reduction tree (parent[], set by the runtime), for missing subtrees */
     const int *tree_parent;
     int tree_size, tree_depth, fanin, threaded;
+    uint64_t spilled_windows; /* rank 0's own windows that waited in a node-local file */
     long window_steps;
     struct argus_rank0_miss {
         uint32_t rank;
