@@ -180,8 +180,8 @@ static void *selfinit_main(void *arg)
         si.state = SI_IDLE; /* another process of this rank owns MPI */
         si.claim[0] = '\0';
         pthread_mutex_unlock(&si.lock);
-        argus_log(ARGUS_LOG_DEBUG, "pid %ld: another process of this rank initialised MPI",
-                  (long)getpid());
+        argus_log(ARGUS_LOG_INFO, "pid %ld: another process of this rank owns MPI; this one "
+                  "stays out", (long)getpid());
         return NULL;
     }
     si.state = SI_STARTING;

@@ -16,6 +16,11 @@ for mode in none late single; do
     took=$(( $(date +%s) - start ))
     n=$(grep -c "done 100 steps" "$WORK/stdout-$mode" || true)
     [ "$n" = 4 ] || { cat "$WORK/stdout-$mode" "$WORK/stderr-$mode" >&2; fail "$mode: $n of 4 ranks finished"; }
+    if [ $mode = none ]; then # rank 1's exec'd child (same rank variables) stood down
+        grep -q "rank 1: child done" "$WORK/stdout-$mode" || { cat "$WORK/stdout-$mode" "$WORK/stderr-$mode" >&2; fail "the child did not finish"; }
+        n=$(grep -c "another process of this rank owns MPI" "$WORK/stderr-$mode" || true)
+        [ "$n" = 1 ] || { cat "$WORK/stderr-$mode" >&2; fail "the child stood down $n times, want 1"; }
+    fi
     if [ $mode = late ]; then
         n=$(grep -c "late MPI_Init ok" "$WORK/stdout-$mode" || true)
         [ "$n" = 4 ] || { cat "$WORK/stdout-$mode" >&2; fail "late MPI_Init on $n of 4 ranks"; }

@@ -8,8 +8,13 @@
  * must neither finalize MPI nor disturb the parent. Mode "single" is an ordinary MPI
  * program that asks for MPI_THREAD_SINGLE before its first step and all-reduces every
  * step: Argus must not initialise MPI itself, and the program's results must be right.
- * Usage: selfinit_app none|late|single STEPS */
+ * In mode "none", rank 1 also starts a copy of itself at step 20 (fork + exec, like a
+ * spawned DataLoader worker: same LD_PRELOAD, same launcher variables) in mode "child",
+ * which marks steps for 300 ms without MPI: Argus in the child must stand down (the
+ * parent owns the rank) instead of initialising MPI a second time for rank 1.
+ * Usage: selfinit_app none|late|single|child STEPS */
 #include <dlfcn.h>
+#include <errno.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,10 +39,11 @@ static void sleep_ms(double ms)
 int main(int argc, char **argv)
 {
     if (argc != 3 || (strcmp(argv[1], "none") != 0 && strcmp(argv[1], "late") != 0 &&
-                      strcmp(argv[1], "single") != 0)) {
-        fprintf(stderr, "usage: selfinit_app none|late|single STEPS\n");
+                      strcmp(argv[1], "single") != 0 && strcmp(argv[1], "child") != 0)) {
+        fprintf(stderr, "usage: selfinit_app none|late|single|child STEPS\n");
         return 2;
     }
+    int none = strcmp(argv[1], "none") == 0;
     int late = strcmp(argv[1], "late") == 0, single = strcmp(argv[1], "single") == 0;
     int steps = atoi(argv[2]), world = 0;
     step_fn begin = (step_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "argus_step_begin");
@@ -50,6 +56,15 @@ int main(int argc, char **argv)
     }
     const char *r = getenv("OMPI_COMM_WORLD_RANK");
     int rank = r ? atoi(r) : 0;
+    if (strcmp(argv[1], "child") == 0) {
+        for (int s = 0; s < atoi(argv[2]); s++) {
+            begin((uint64_t)(5000 + s), 0);
+            sleep_ms(30);
+            end((uint64_t)(5000 + s), 0);
+        }
+        printf("rank %d: child done\n", rank);
+        return 0;
+    }
     if (single) {
         int provided = -1;
         if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
@@ -88,6 +103,21 @@ int main(int argc, char **argv)
             int st = 0;
             if (c > 0)
                 waitpid(c, &st, 0);
+        }
+        if (none && rank == 1 && s == 20) {
+            fflush(stdout);
+            pid_t c = fork();
+            if (c == 0) {
+                execl("/proc/self/exe", argv[0], "child", "10", (char *)NULL);
+                _exit(127);
+            }
+            int st = 0;
+            while (c > 0 && waitpid(c, &st, 0) < 0 && errno == EINTR)
+                ;
+            if (c < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+                fprintf(stderr, "selfinit_app: the child failed (status %d)\n", st);
+                return 1;
+            }
         }
         if (late && s == steps / 2) {
             int provided = -1, sum = 0;
