@@ -9,6 +9,8 @@
  *   bytes_per_rank_step  the budgeted record (tracer/budget.c) of a realistic step:
  *                        50,000 launches over 200 names, 8 of them NCCL;
  *   compression_ratio    raw Kernel10 bytes / budgeted bytes;
+ *   wire_summary_bytes   the same step as the wire-v2 summary record, which is what
+ *                        the reduction ships today (every kernel mode, with sketches);
  *   rss_kb_*             resident memory after 1,000 and after all small steps of the
  *                        memory run (flat = ring + tables only).
  * Not a test. Usage: tracer_bench [steps [mem_steps]] (defaults 20 and 100000).
@@ -21,6 +23,7 @@
 
 #include <cupti.h>
 
+#include "common/wire.h"
 #include "tracer/budget.h"
 #include "tracer/collect.h"
 #include "tracer/cupti_adapter.h"
@@ -141,12 +144,12 @@ int main(int argc, char **argv)
                                        .on_summary = on_summary};
     struct argus_budget *bud = NULL;
     struct argus_act_stats st;
-    static uint8_t enc[16384];
+    static uint8_t enc[1 << 20];
     size_t cap = (size_t)KPS * sizeof(CUpti_ActivityKernel10);
     uint8_t *buf = aligned_alloc(64, cap);
     uint64_t t = 1700000000000000000ull, t1 = t, work = 0, work_end = 0, work_walk = 0;
     struct argus_act_stats st_none;
-    long bytes = 0;
+    long bytes = 0, wire = 0;
 
     if (!buf || steps < 2 || argus_summarizer_create(&so, &sm) || argus_budget_create(&bud))
         return 1;
@@ -179,6 +182,7 @@ int main(int argc, char **argv)
         argus_cupti_walk(buf, len, &st_none, feed_none, NULL);
         work_walk += cpu_ns() - c0;
         bytes = argus_budget_encode(bud, &last, 0.97, 0, enc, sizeof enc);
+        wire = argus_summary_encode(&last, enc, sizeof enc); /* what ships today */
         t += 2000;
     }
     double ns_rec = (double)work / ((double)(steps - 1) * KPS);
@@ -207,10 +211,10 @@ int main(int argc, char **argv)
     printf("{\"bench\":\"tracer\",\"records_per_step\":%d,\"names\":%d,\"steps\":%d,"
            "\"ns_per_record\":%.1f,\"ns_step_end_per_record\":%.1f,\"ns_walk_only\":%.1f,"
            "\"bytes_per_rank_step\":%ld,\"raw_bytes_per_step\":%.0f,"
-           "\"compression_ratio\":%.0f,\"kmodes\":%u,\"mem_steps\":%ld,\"rss_kb_after_1k\":%ld,"
-           "\"rss_kb_end\":%ld}\n",
+           "\"compression_ratio\":%.0f,\"wire_summary_bytes\":%ld,\"kmodes\":%u,"
+           "\"mem_steps\":%ld,\"rss_kb_after_1k\":%ld,\"rss_kb_end\":%ld}\n",
            KPS, NAMES, steps, ns_rec, ns_end, ns_walk, bytes, raw,
-           bytes > 0 ? raw / (double)bytes : 0.0,
+           bytes > 0 ? raw / (double)bytes : 0.0, wire,
            last.n_kmodes, mem_steps, rss_1k, rss_kb());
     argus_ring_free(ring);
     argus_budget_free(bud);
