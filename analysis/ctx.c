@@ -350,8 +350,11 @@ static int names_add(struct an_names *nm, uint64_t hash, uint8_t kclass, double 
     return 0;
 }
 
+/* The name table holds kernels only: the folded "[other]" record of a summary (one per
+ * class, see ARGUS_OTHER_KERNEL) never gets a kernel verdict. */
 static int build_names(struct an_ctx *c)
 {
+    const uint64_t other = argus_name_hash(ARGUS_OTHER_KERNEL);
     c->kmodes_sorted = 1;
     for (size_t i = 0; i < (size_t)c->n * c->S; i++) {
         const struct argus_step_summary *s = c->cell[i];
@@ -361,6 +364,8 @@ static int build_names(struct an_ctx *c)
             const struct argus_kmode_stats *m = &s->kmodes[k];
             if (k && m->name_hash < s->kmodes[k - 1].name_hash)
                 c->kmodes_sorted = 0;
+            if (m->name_hash == other)
+                continue;
             int rc = names_add(&c->names, m->name_hash, m->kclass, (double)m->sum_ns);
             if (rc)
                 return rc;

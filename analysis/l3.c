@@ -16,11 +16,12 @@
 /* Distinct kernel hashes of class kclass in s, in kmodes order; returns the count. */
 static size_t summary_names(const struct argus_step_summary *s, int kclass, uint64_t *out)
 {
+    const uint64_t other = argus_name_hash(ARGUS_OTHER_KERNEL); /* folded modes */
     size_t n = 0;
     uint32_t m = s->n_kmodes < ARGUS_MAX_KMODES ? s->n_kmodes : ARGUS_MAX_KMODES;
     for (uint32_t i = 0; i < m; i++) {
         const struct argus_kmode_stats *k = &s->kmodes[i];
-        if (k->kclass != kclass)
+        if (k->kclass != kclass || k->name_hash == other)
             continue;
         int seen = 0;
         for (size_t j = n; j-- > 0 && !seen;)

@@ -53,6 +53,7 @@ int an_work_ratio(struct an_ctx *c, uint32_t r, size_t si, double *ratio, double
         return 0;
     const uint32_t n = s->n_kmodes < ARGUS_MAX_KMODES ? s->n_kmodes : ARGUS_MAX_KMODES;
     uint64_t seen[ARGUS_MAX_KMODES];
+    const uint64_t other = argus_name_hash(ARGUS_OTHER_KERNEL);
     uint32_t ns = 0;
     double own = 0, expect = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -60,8 +61,8 @@ int an_work_ratio(struct an_ctx *c, uint32_t r, size_t si, double *ratio, double
         int dup = 0;
         for (uint32_t j = 0; j < ns && !dup; j++)
             dup = seen[j] == k->name_hash;
-        if (k->kclass != ARGUS_KC_COMPUTE || dup)
-            continue; /* one pass per name */
+        if (k->kclass != ARGUS_KC_COMPUTE || dup || k->name_hash == other)
+            continue; /* one pass per name; folded modes are no kernel */
         seen[ns++] = k->name_hash;
         const double sum = an_name_sum(c, s, k->name_hash);
         double calls, typ = an_name_typical(c, s, k->name_hash, &calls);

@@ -141,7 +141,7 @@ int main(int argc, char **argv)
     int steps = argc > 1 ? atoi(argv[1]) : 20;
     long mem_steps = argc > 2 ? atol(argv[2]) : 100000;
     struct argus_summarizer_opts so = {.rank = 0, .max_events = KPS + 1024, .max_names = 4096,
-                                       .on_summary = on_summary};
+                                       .on_summary = on_summary, .coverage = 0.97};
     struct argus_budget *bud = NULL;
     struct argus_act_stats st;
     static uint8_t enc[1 << 20];

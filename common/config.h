@@ -59,6 +59,9 @@
       "raw GPU events kept per rank for L4 trace dumps (0: no ring)")                     \
     X(ARGUS_RING_STEPS, ring_steps, INT, "3", 1, 1000,                                    \
       "most recent steps an L4 trace dump shows")                                         \
+    X(ARGUS_COVERAGE, coverage, DOUBLE, "0.97", 0.5, 1.0,                                \
+      "share of a step's kernel time kept as per-mode records (every collective always); " \
+      "the rest folds into one [other] record per class; 1 keeps every mode")             \
     X(ARGUS_MPI_SELF_INIT, mpi_self_init, BOOL, "1", 0, 1,                                \
       "under mpirun/srun --mpi, initialise MPI on Argus's thread when the program never " \
       "calls MPI_Init (PyTorch with NCCL), so its summaries still reach rank 0")          \
@@ -91,6 +94,7 @@ struct argus_config {
     long period_max;
     long ring_events;
     long ring_steps;
+    double coverage;
     int mpi_self_init;
     long mpi_self_init_ms;
 };

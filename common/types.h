@@ -96,6 +96,11 @@ enum argus_summary_flags {
 /* Contract 3: the per-rank, per-step summary. Bounded size (no pointers).
  * All durations in ns. Times (start/end) in the rank's clock; clock_offset_ns is the
  * rank's estimated offset to rank 0 (add it to convert to rank 0's clock). */
+/* The kernel-mode record that stands for the modes a summary folded (one per class):
+ * its name_hash is argus_name_hash(ARGUS_OTHER_KERNEL). Not a kernel: the analysis
+ * gives no kernel verdict on it. */
+#define ARGUS_OTHER_KERNEL "[other]"
+
 struct argus_step_summary {
     uint64_t step;         /* the job's step id (ProfilerStep#N or the tracer's counter) */
     uint32_t rank;         /* global rank */

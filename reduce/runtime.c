@@ -200,6 +200,7 @@ void argus_runtime_init(int thread_level)
         struct argus_tracer_opts to = {
             .rank = (uint32_t)rt.rank,
             .max_events = (size_t)rt.cfg.max_events,
+            .coverage = rt.cfg.coverage,
             .on_summary = on_summary,
             .on_name = on_name,
         };

@@ -182,6 +182,7 @@ ARGUS_EXPORT int argus_tracer_start(const struct argus_tracer_opts *o)
     so.rank = o->rank;
     so.max_events = o->max_events ? o->max_events : TRACER_DEFAULT_EVENTS;
     so.max_names = TRACER_MAX_NAMES;
+    so.coverage = o->coverage;
     so.on_summary = q_summary;
     so.on_name = q_name;
     so.ctx = NULL;

@@ -22,7 +22,7 @@
 #define CACHE_BITS 13
 #define CACHE_SIZE (1u << CACHE_BITS)
 
-#define OTHER_NAME "[other]"
+#define OTHER_NAME ARGUS_OTHER_KERNEL
 #define SM_BLK 16 /* durations per pool block (a power of 2) */
 
 /* ---- fine log bins and the per-kernel mode memo (modes.c) ---------------------------

@@ -435,13 +435,17 @@ static int cmp_kmode(const void *a, const void *b)
     return (int)x->mode - (int)y->mode;
 }
 
-/* Number of candidates to keep (in ord order) so that kept + one fold record per
- * remaining class fit in ARGUS_MAX_KMODES. */
+/* Number of candidates to keep (in ord order): the budget (opts.coverage: every
+ * collective/p2p mode, then the others by descending time until they cover that share of
+ * all kernel time), and so that kept + one fold record per remaining class fit in
+ * ARGUS_MAX_KMODES. */
 static size_t select_keep(struct argus_summarizer *sm, size_t nc)
 {
     size_t keep;
+    const double cov = sm->o.coverage;
+    const int budget = cov > 0 && cov < 1;
 
-    if (nc + (size_t)__builtin_popcount(sm->ovf_classes) <= ARGUS_MAX_KMODES)
+    if (!budget && nc + (size_t)__builtin_popcount(sm->ovf_classes) <= ARGUS_MAX_KMODES)
         return nc;
     /* Collective/p2p first, then by descending time; stable, so ties keep step order. */
     for (size_t i = 0; i < nc; i++) {
@@ -453,6 +457,24 @@ static size_t select_keep(struct argus_summarizer *sm, size_t nc)
     }
     argus_sort_pairs(sm->ord, sm->ord + sm->max_cands, nc);
     keep = nc < ARGUS_MAX_KMODES ? nc : ARGUS_MAX_KMODES;
+    if (budget) {
+        double total = 0, kept = 0;
+        for (size_t i = 0; i < nc; i++)
+            total += (double)sm->cands[i].sum;
+        size_t k = 0;
+        for (; k < keep; k++) {
+            const struct cand *c = &sm->cands[sm->ord[k].val];
+            int comm = c->kclass == ARGUS_KC_COLLECTIVE || c->kclass == ARGUS_KC_P2P;
+            if (!comm && kept >= cov * total)
+                break;
+            kept += (double)c->sum;
+        }
+        if (k + 1 >= nc) /* folding one mode into "[other]" saves nothing */
+            k = nc < ARGUS_MAX_KMODES ? nc : keep;
+        keep = k;
+        if (keep == nc && nc + (size_t)__builtin_popcount(sm->ovf_classes) <= ARGUS_MAX_KMODES)
+            return nc;
+    }
     for (;;) {
         unsigned cls = sm->ovf_classes;
         for (size_t i = keep; i < nc; i++)

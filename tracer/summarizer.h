@@ -37,6 +37,11 @@ struct argus_summarizer_opts {
     argus_summary_sink_fn on_summary;
     argus_name_sink_fn on_name;
     void *ctx;
+    /* The budget (issue 6): every collective/p2p mode is kept; compute, memcpy and memset
+     * modes by descending time until kept modes cover this share of the step's kernel
+     * time; the rest fold into one "[other]" record per class. 0 or >= 1: keep every
+     * mode (up to ARGUS_MAX_KMODES). */
+    double coverage;
 };
 
 int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_summarizer **out);

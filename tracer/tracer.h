@@ -22,6 +22,7 @@ struct argus_tracer_opts {
     argus_summary_sink_fn on_summary; /* called from argus_step_end's thread */
     argus_name_sink_fn on_name;
     void *ctx;
+    double coverage; /* summariser budget (summarizer.h); 0: keep every mode */
 };
 
 /* 0, or negative errno (then Argus stays inactive). Idempotent: a second start fails

@@ -229,6 +229,63 @@ static void test_names_reused_buffer_and_long(void **state)
     argus_summarizer_free(sm);
 }
 
+/* The budget (opts.coverage, issue 6): every collective kept however small; compute
+ * modes by descending time until 97 % of kernel time is covered; the rest folded into one
+ * "[other]" record of their class with their count and time. Coverage 0 keeps all. */
+static void budget_step(struct argus_summarizer *sm)
+{
+    uint64_t t = B;
+    argus_summarizer_step_begin(sm, 1, B);
+    /* compute: 900 + 50 + 30 us, five kinds of 4 us; a 1 us all-reduce. Total 1001 us. */
+    const struct { const char *n; uint64_t us; } k[] = {
+        {"gemm_big", 900}, {"gemm_mid", 50}, {"softmax", 30}, {"tiny_a", 4},
+        {"tiny_b", 4}, {"tiny_c", 4}, {"tiny_d", 4}, {"tiny_e", 4}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++, t += 1000 * US)
+        argus_summarizer_kernel(sm, k[i].n, t, t + k[i].us * US, 0, 0, ARGUS_KC_COMPUTE);
+    argus_summarizer_kernel(sm, "ncclDevKernel_AllReduce", t, t + 1 * US, 0, 1,
+                            ARGUS_KC_COLLECTIVE);
+    argus_summarizer_step_end(sm, 1, t + 1000 * US);
+}
+
+static void test_budget_coverage(void **state)
+{
+    struct sink k;
+    (void)state;
+
+    struct argus_summarizer *sm = make(&k, 1024, 64);
+    budget_step(sm);
+    assert_int_equal(k.last.n_kmodes, 9); /* coverage 0: every mode */
+    assert_null(find(&k.last, "[other]", 0));
+    argus_summarizer_free(sm);
+
+    struct argus_summarizer_opts o = {
+        .rank = 7, .max_events = 1024, .max_names = 64, .on_summary = on_summary,
+        .on_name = on_name, .ctx = &k, .coverage = 0.97,
+    };
+    memset(&k, 0, sizeof k);
+    assert_int_equal(argus_summarizer_create(&o, &sm), 0);
+    budget_step(sm);
+    const struct argus_step_summary *s = &k.last;
+    /* 900 + 50 = 949 < 0.97 x 1001 = 971; + 30 = 979 covers it: 3 compute modes, the
+     * collective, and one [other] for the five 4 us kernels. */
+    assert_int_equal(s->n_kmodes, 5);
+    assert_non_null(find(s, "gemm_big", 0));
+    assert_non_null(find(s, "gemm_mid", 0));
+    assert_non_null(find(s, "softmax", 0));
+    assert_non_null(find(s, "ncclDevKernel_AllReduce", 0));
+    assert_null(find(s, "tiny_a", 0));
+    const struct argus_kmode_stats *f = find(s, "[other]", 0);
+    assert_non_null(f);
+    assert_int_equal(f->kclass, ARGUS_KC_COMPUTE);
+    assert_int_equal(f->count, 5);
+    assert_int_equal(f->sum_ns, 20 * US);
+    assert_int_equal(k.n_other, 1);
+    /* Totals are untouched by the fold. */
+    assert_int_equal(s->compute_ns, 1000 * US);
+    assert_int_equal(s->kernel_count, 9);
+    argus_summarizer_free(sm);
+}
+
 static void test_create_args(void **state)
 {
     struct argus_summarizer_opts o = {.max_events = 0, .max_names = 4};
@@ -259,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_kernel_clipping),
         cmocka_unit_test(test_names_reused_buffer_and_long),
         cmocka_unit_test(test_create_args),
+        cmocka_unit_test(test_budget_coverage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
