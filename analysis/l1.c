@@ -167,6 +167,31 @@ static int regressions(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t
     return 0;
 }
 
+/* The flagged steps of [a, b]: their z into w->buf (q of them), the largest ratio to the
+ * baseline with that baseline and step time, and how many separate spike runs. */
+struct spikes {
+    size_t q, runs;
+    double mr, mb, mx;
+};
+
+static struct spikes spikes_in(struct l1 *w, const uint8_t *fl, const double *rt,
+                               const double *zz, const double *base, size_t a, size_t b)
+{
+    struct spikes sp = {0};
+    for (size_t j = a; j <= b; j++) {
+        if (!fl[j])
+            continue;
+        w->buf[sp.q++] = zz[j];
+        if (rt[j] > sp.mr) {
+            sp.mr = rt[j];
+            sp.mb = base[j];
+            sp.mx = w->x[j];
+        }
+        sp.runs += !(j > a && fl[j - 1]);
+    }
+    return sp;
+}
+
 /* Spikes that recur with a fixed period (a checkpoint every 500 steps, evaluation every
  * 10): at least PERIOD_MIN_SPIKES spike runs whose start-to-start gaps, in step ids, are
  * all within one step of a multiple (<= 3) of the median gap P >= 2, most of them of P
@@ -202,22 +227,11 @@ static int periodic(struct an_ctx *c, struct l1 *w, const uint8_t *fl, const dou
         return 0;
     while (last + 1 < m && fl[last + 1])
         last++;
-    double mr = 0, mb = 0, mx = 0;
-    size_t q = 0;
-    for (size_t j = first; j <= last; j++) {
-        if (!fl[j])
-            continue;
-        w->buf[q++] = zz[j];
-        if (rt[j] > mr) {
-            mr = rt[j];
-            mb = base[j];
-            mx = w->x[j];
-        }
-    }
+    const struct spikes sp = spikes_in(w, fl, rt, zz, base, first, last);
     struct an_cand *cand;
-    const double zmed = argus_stats_median(w->buf, q);
+    const double zmed = argus_stats_median(w->buf, sp.q);
     int rc = an_push_cand(c, ARGUS_AK_ITERATION_JITTER, 1, w->idx[first], w->idx[last],
-                          w->idx[first], mr, zmed, mx - mb, &cand);
+                          w->idx[first], sp.mr, zmed, sp.mx - sp.mb, &cand);
     if (rc)
         return rc;
     cand->a.period_steps = (uint32_t)P;
@@ -227,7 +241,8 @@ static int periodic(struct an_ctx *c, struct l1 *w, const uint8_t *fl, const dou
              "ms = %.2fx the local median %.1f ms (median z %.1f); recurring work such as "
              "checkpointing or evaluation; no rank stands out among its peers",
              ns, P, (unsigned long long)c->step_id[w->idx[first]],
-             (unsigned long long)c->step_id[w->idx[last]], mx / 1e6, mr, mb / 1e6, zmed);
+             (unsigned long long)c->step_id[w->idx[last]], sp.mx / 1e6, sp.mr, sp.mb / 1e6,
+             zmed);
     return 1;
 }
 
@@ -288,23 +303,11 @@ static int jitter(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp,
     for (size_t i = 0; i < m; i++) {
         if (!fl[i])
             continue;
-        size_t last = i, nsp = 0;
+        size_t last = i;
         for (size_t j = i; j < m && j <= last + JITTER_CLUSTER; j++)
             if (fl[j])
                 last = j;
-        double mr = 0, mb = 0, mx = 0;
-        size_t q = 0;
-        for (size_t j = i; j <= last; j++) {
-            if (!fl[j])
-                continue;
-            w->buf[q++] = zz[j];
-            if (rt[j] > mr) {
-                mr = rt[j];
-                mb = base[j];
-                mx = w->x[j];
-            }
-            nsp += !(j > i && fl[j - 1]);
-        }
+        const struct spikes sp = spikes_in(w, fl, rt, zz, base, i, last);
         /* One lone step is the weakest evidence there is, and the log step time still
          * has a heavier upper tail than its MAD says when only part of the step varies
          * (the compute share): a lone spike needs AN_LONE_SPIKE_Z more. */
@@ -313,14 +316,14 @@ static int jitter(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp,
             continue;
         }
         struct an_cand *cand;
-        double zmed = argus_stats_median(w->buf, q);
+        double zmed = argus_stats_median(w->buf, sp.q);
         if ((rc = an_push_cand(c, ARGUS_AK_ITERATION_JITTER, 1, w->idx[i], w->idx[last],
-                               w->idx[i], mr, zmed, mx - mb, &cand)))
+                               w->idx[i], sp.mr, zmed, sp.mx - sp.mb, &cand)))
             goto out;
         snprintf(cand->a.evidence, sizeof cand->a.evidence,
                  "job step time up to %.1f ms = %.2fx the local median %.1f ms (z %.1f) in "
                  "%zu spike%s over steps %llu-%llu; no rank stands out among its peers",
-                 mx / 1e6, mr, mb / 1e6, zmed, nsp, nsp == 1 ? "" : "s",
+                 sp.mx / 1e6, sp.mr, sp.mb / 1e6, zmed, sp.runs, sp.runs == 1 ? "" : "s",
                  (unsigned long long)c->step_id[w->idx[i]],
                  (unsigned long long)c->step_id[w->idx[last]]);
         i = last;
