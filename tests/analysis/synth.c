@@ -3,7 +3,7 @@
  * arrival plus a transfer shared by all members, a pipeline receive ends at the sender's
  * send time plus a transfer. Test-only; deterministic.
  */
-#include "tests/analysis/synth.h"
+#include "tests/analysis/synth_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,20 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum kid {
-    K_EMBED_FWD, K_LN_FWD, K_QKV_FWD, K_FLASH_FWD, K_PROJ_FWD, K_ADD_FWD, K_FC1_FWD,
-    K_GELU_FWD, K_FC2_FWD, K_LOGITS_FWD, K_SOFTMAX_BWD, K_FC2_DGRAD, K_FC1_DGRAD,
-    K_WGRAD, K_LN_BWD, K_FLASH_BWD, K_QKV_DGRAD, K_EMBED_BWD, K_ADAM,
-    K_TP_AR, K_P2P, K_DP_RS, K_DP_AG, K_N
-};
-
-struct kdef {
-    const char *name;
-    double us;
-    int kclass;
-};
-
-static const struct kdef kdefs[K_N] = {
+const struct kdef kdefs[K_N] = {
     [K_EMBED_FWD] = { "indexSelectLargeIndex<c10::BFloat16, long, unsigned int>", 35, 0 },
     [K_LN_FWD] = { "vectorized_layer_norm_kernel<c10::BFloat16, float>", 30, 0 },
     [K_QKV_FWD] = { "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 320, 0 },
@@ -52,37 +39,6 @@ static const struct kdef kdefs[K_N] = {
     [K_DP_AG] = { "ncclDevKernel_AllGather_RING_LL", 2400, ARGUS_KC_COLLECTIVE },
 };
 
-#define MAX_MB 64
-#define MAX_CALLS 512
-#define MAX_MODES 4
-#define MODE_GAP 1.5
-
-/* Calls of one kernel in one step; split into modes (log-gaps) when summarised. */
-struct acc {
-    uint32_t count;
-    int phase;
-    uint64_t d[MAX_CALLS];
-};
-
-struct rk {
-    int rank, tp, pp, dp;
-    uint64_t t, start, rng, phase_t0;
-    int phase;
-    double kf[K_N], tpf, dpf;
-    int kdup[K_N];
-    uint64_t stall, late;
-    int dead;
-    struct acc acc[K_N];
-    uint64_t ph_wall[ARGUS_PH_COUNT], ph_comp[ARGUS_PH_COUNT];
-    uint64_t comp, coll, p2p, busy, nk;
-    uint64_t fsent[MAX_MB], bsent[MAX_MB];
-};
-
-struct job {
-    const struct synth_opts *o;
-    struct rk *r;
-    int n, step;
-};
 
 static uint64_t mix(uint64_t a, uint64_t b)
 {
@@ -391,132 +347,7 @@ static void backward(struct job *j, struct rk **g, int n, int mb, uint64_t *ar)
     }
 }
 
-/* Name hashes of kdefs, computed once (test-only code: single-threaded use). */
-static uint64_t khash[K_N];
-static int korder[K_N]; /* kernel ids ascending by name hash */
-static int khash_ready;
-
-static void khash_init(void)
-{
-    if (khash_ready)
-        return;
-    khash_ready = 1;
-    for (int k = 0; k < K_N; k++) {
-        khash[k] = argus_name_hash(kdefs[k].name);
-        korder[k] = k;
-    }
-    for (int a = 1; a < K_N; a++)
-        for (int b = a; b > 0 && khash[korder[b - 1]] > khash[korder[b]]; b--) {
-            int t = korder[b];
-            korder[b] = korder[b - 1];
-            korder[b - 1] = t;
-        }
-}
-
-/* Insertion sort: a kernel has a few dozen calls per step. */
-static void sort_u64(uint64_t *v, uint32_t n)
-{
-    for (uint32_t i = 1; i < n; i++) {
-        uint64_t x = v[i];
-        uint32_t j = i;
-        for (; j > 0 && v[j - 1] > x; j--)
-            v[j] = v[j - 1];
-        v[j] = x;
-    }
-}
-
-/* Split a kernel's calls into at most MAX_MODES modes at the widest log-gaps above
- * MODE_GAP (as the summariser's KDE modes would); write them ascending into out. */
-static int split_modes(struct acc *a, int kid, struct argus_kmode_stats *out)
-{
-    uint32_t cut[MAX_CALLS], nc = 0;
-    sort_u64(a->d, a->count);
-    for (uint32_t i = 0; i + 1 < a->count; i++)
-        if ((double)a->d[i + 1] > MODE_GAP * (double)a->d[i])
-            cut[nc++] = i + 1;
-    while (nc > MAX_MODES - 1) { /* drop the narrowest gap */
-        uint32_t w = 0;
-        for (uint32_t k = 1; k < nc; k++)
-            if ((double)a->d[cut[k]] / a->d[cut[k] - 1] < (double)a->d[cut[w]] / a->d[cut[w] - 1])
-                w = k;
-        memmove(&cut[w], &cut[w + 1], (nc - w - 1) * sizeof cut[0]);
-        nc--;
-    }
-    int m = 0;
-    for (uint32_t lo = 0, k = 0; lo < a->count; k++) {
-        uint32_t hi = k < nc ? cut[k] : a->count;
-        struct argus_kmode_stats *o = &out[m];
-        memset(o, 0, sizeof *o);
-        o->name_hash = khash[kid];
-        o->mode = (uint8_t)m;
-        o->kclass = (uint8_t)kdefs[kid].kclass;
-        o->phase = (uint8_t)a->phase;
-        o->count = hi - lo;
-        o->min_ns = a->d[lo];
-        o->max_ns = a->d[hi - 1];
-        argus_qsketch_init(&o->sketch);
-        for (uint32_t i = lo; i < hi; i++) {
-            o->sum_ns += a->d[i];
-            argus_qsketch_add(&o->sketch, a->d[i]);
-        }
-        m++;
-        lo = hi;
-    }
-    return m;
-}
-
-static int emit_summary(struct job *j, struct rk *r, struct argus_step_summary *s,
-                        struct argus_jobstore *js)
-{
-    const struct synth_opts *o = j->o;
-    memset(s, 0, offsetof(struct argus_step_summary, kmodes));
-    s->step = (uint64_t)j->step;
-    s->rank = (uint32_t)r->rank;
-    s->start_ns = r->start;
-    s->end_ns = r->t;
-    if (!o->no_coords) {
-        s->coords.tp_size = (uint16_t)o->tp;
-        s->coords.pp_size = (uint16_t)o->pp;
-        s->coords.dp_size = (uint16_t)o->dp;
-        s->coords.ep_size = 1;
-        s->coords.tp = (uint16_t)r->tp;
-        s->coords.pp = (uint16_t)r->pp;
-        s->coords.dp = (uint16_t)r->dp;
-    }
-    for (int p = 0; p < ARGUS_PH_COUNT; p++) {
-        s->phase_wall_ns[p] = r->ph_wall[p];
-        s->phase_compute_ns[p] = r->ph_comp[p];
-    }
-    s->phase_wall_ns[ARGUS_PH_COMM] = r->coll + r->p2p;
-    s->compute_ns = r->comp;
-    s->collective_ns = r->coll;
-    s->p2p_ns = r->p2p;
-    s->busy_ns = r->busy;
-    s->host_gap_ns = (r->t - r->start) - r->busy;
-    s->phase_wall_ns[ARGUS_PH_HOST] = s->host_gap_ns;
-    s->kernel_count = r->nk;
-    /* kmodes sorted by name hash, one mode per kernel */
-    int order[K_N], n = 0;
-    for (int i = 0; i < K_N; i++)
-        if (r->acc[korder[i]].count)
-            order[n++] = korder[i];
-    int nm = 0;
-    for (int i = 0; i < n; i++)
-        nm += split_modes(&r->acc[order[i]], order[i], &s->kmodes[nm]);
-    s->n_kmodes = (uint32_t)nm;
-    return argus_jobstore_add_summary(js, s);
-}
-
-static void reset_step(struct rk *r)
-{
-    for (int k = 0; k < K_N; k++)
-        r->acc[k].count = 0; /* the call arrays are rewritten before they are read */
-    memset(r->ph_wall, 0, sizeof r->ph_wall);
-    memset(r->ph_comp, 0, sizeof r->ph_comp);
-    r->comp = r->coll = r->p2p = r->busy = r->nk = 0;
-}
-
-int synth_job(const struct synth_opts *o, struct argus_jobstore **out)
+/* Name hashes of kdefs, computed once (test-only code: single-threaded use). */int synth_job(const struct synth_opts *o, struct argus_jobstore **out)
 {
     const int n = o->tp * o->pp * o->dp;
     struct job j = { o, calloc((size_t)n, sizeof(struct rk)), n, 0 };
@@ -526,7 +357,7 @@ int synth_job(const struct synth_opts *o, struct argus_jobstore **out)
     const uint64_t t0 = 1790000000ull * 1000000000ull;
     int rc = (j.r && s && g && o->microbatches <= MAX_MB) ? 0 : -ENOMEM;
 
-    khash_init();
+    synth_khash_init();
 
     if (!rc)
         rc = argus_jobstore_create((uint32_t)n, &js);
@@ -548,13 +379,13 @@ int synth_job(const struct synth_opts *o, struct argus_jobstore **out)
         rc = argus_jobstore_set_rankinfo(js, &ri);
     }
     for (int k = 0; !rc && k < K_N; k++)
-        rc = argus_jobstore_add_name(js, khash[k], kdefs[k].name);
+        rc = argus_jobstore_add_name(js, argus_name_hash(kdefs[k].name), kdefs[k].name);
     int crashed = 0;
     for (j.step = 0; !rc && j.step < o->steps; j.step++) {
         for (int q = 0; q < n; q++) {
             struct rk *r = &j.r[q];
             set_factors(&j, r);
-            reset_step(r);
+            synth_reset_step(r);
             r->t += r->late;
             r->start = r->t;
             r->t += (uint64_t)(200e3 * lognormal(&r->rng, o->noise)) + r->stall;
@@ -596,7 +427,7 @@ int synth_job(const struct synth_opts *o, struct argus_jobstore **out)
                     argus_jobstore_mark_missing(js, (uint32_t)q, (uint64_t)j.step);
                 continue;
             }
-            rc = emit_summary(&j, &j.r[q], s, js);
+            rc = synth_emit_summary(&j, &j.r[q], s, js);
         }
         for (int q = 0; q < n; q++)
             crashed |= j.r[q].dead;
