@@ -33,6 +33,10 @@ int argus_report_md_inputs(const char *dir, size_t n_files, size_t n_analysed,
 void argus_report_print_summary(FILE *out, const char *dir, const struct argus_jobstore *js,
                                 const struct argus_result *r);
 
+/* An anomaly's identity apart from its kind: FNV-1a over its sources (the group's
+ * members when it names a group) and the group type. */
+uint64_t argus_anomaly_sources_hash(const struct argus_anomaly *a);
+
 /* Tracks anomalies already appended to anomalies.jsonl so that repeated online analyses
  * append each anomaly once: an anomaly with the same kind and the same sources (ranks, or
  * group members) as a logged one whose steps overlap or touch the logged steps is the

@@ -67,8 +67,7 @@ void argus_anomaly_log_free(struct argus_anomaly_log *l)
     memset(l, 0, sizeof *l);
 }
 
-/* FNV-1a over the sources (the group's members when there is a group). */
-static uint64_t sources_hash(const struct argus_anomaly *a)
+uint64_t argus_anomaly_sources_hash(const struct argus_anomaly *a)
 {
     const uint32_t *v = a->n_group ? a->group : a->ranks;
     uint32_t n = a->n_group ? a->n_group : a->n_ranks;
@@ -126,7 +125,7 @@ int argus_anomaly_log_append(struct argus_anomaly_log *l, const char *dir,
     }
     for (size_t i = 0; i < r->n_anomalies; i++) {
         const struct argus_anomaly *a = &r->anomalies[i];
-        const uint64_t h = sources_hash(a);
+        const uint64_t h = argus_anomaly_sources_hash(a);
         long at = find_same(l, a, h);
         if (at >= 0) {
             /* the same anomaly, grown: widen its logged span */

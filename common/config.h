@@ -56,9 +56,13 @@
     X(ARGUS_PERIOD_MAX, period_max, INT, "65536", 16, 1048576,                            \
       "longest step (kernels) that period detection looks for")                           \
     X(ARGUS_RING_EVENTS, ring_events, INT, "196608", 0, 16777216,                         \
-      "raw GPU events kept per rank for L4 trace dumps (0: no ring)")                     \
+      "raw kernel events kept per rank for L4 trace dumps (0: no ring)")                  \
     X(ARGUS_RING_STEPS, ring_steps, INT, "3", 1, 1000,                                    \
       "most recent steps an L4 trace dump shows")                                         \
+    X(ARGUS_TRACES, traces, INT, "8", 0, 64,                                              \
+      "L4: aligned raw traces rank 0 collects per job, one per anomaly (0: none)")        \
+    X(ARGUS_TRACE_EVENTS, trace_events, INT, "65536", 1000, 4194304,                      \
+      "L4: most kernel events one rank contributes to one trace (the newest)")            \
     X(ARGUS_COVERAGE, coverage, DOUBLE, "0.97", 0.5, 1.0,                                \
       "share of a step's kernel time kept as per-mode records (every collective always); " \
       "the rest folds into one [other] record per class; 1 keeps every mode")             \
@@ -94,6 +98,8 @@ struct argus_config {
     long period_max;
     long ring_events;
     long ring_steps;
+    long traces;
+    long trace_events;
     double coverage;
     int mpi_self_init;
     long mpi_self_init_ms;

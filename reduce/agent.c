@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "reduce/clocksync.h"
 #include "reduce/handoff.h"
+#include "reduce/tracereq.h"
 #include "tracer/tracer.h"
 
 #define TAG_WIN 0x4157
@@ -379,6 +380,8 @@ static void run_loop(int threaded)
         any |= progress_children();
         progress_send();
         try_forward(argus_clock_monotonic_ns());
+        if (threaded) /* L4: answer trace requests; rank 0 also asks and collects */
+            any |= argus_tracereq_poll(atomic_load(&ag.offset), 0);
         if (atomic_load(&ag.abort_now))
             break;
         if (any) {
@@ -425,6 +428,7 @@ static void run_loop(int threaded)
         if (ag.o.parent < 0 && !ag.sent_final)
             ship(1);
     }
+    argus_tracereq_finish(atomic_load(&ag.offset), threaded && !atomic_load(&ag.abort_now));
     if (ag.o.parent < 0) {
         struct timespec ts;
         if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)

@@ -35,6 +35,9 @@ int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uin
     m->started_ns = argus_clock_realtime_ns();
     m->complete = 0;
     r0->report_ok = 1;
+    if (argus_traceplan_init(&r0->traces, cfg->ring_events ? (size_t)cfg->traces : 0,
+                             nranks) != 0)
+        argus_log_once(ARGUS_LOG_WARN, "traceplan", "out of memory; no L4 traces");
     if (cfg->spool) {
         char path[4200];
         char err[512];
@@ -133,6 +136,7 @@ void argus_rank0_report(struct argus_rank0 *r0, int final)
         argus_result_free(&res);
         return;
     }
+    argus_traceplan_update(&r0->traces, r0->js, &res, r0->l4_on && !final);
     if (argus_anomaly_log_append(&r0->alog, r0->dir, r0->js, &res, err, sizeof err) != 0)
         argus_log_once(ARGUS_LOG_WARN, "alog", "%s", err);
     if (r0->report_ok && argus_report_write(r0->dir, r0->js, &res, err, sizeof err) != 0) {
@@ -221,7 +225,17 @@ void argus_rank0_write_reduce_json(struct argus_rank0 *r0, double thread_cpu_s,
     fprintf(f, "],\n \"late_at_finalize\": [");
     for (size_t i = 0; i < r0->nlate; i++)
         fprintf(f, "%s%u", i ? ", " : "", r0->late[i]);
-    fprintf(f, "]}\n");
+    fprintf(f, "],\n \"l4_traces\": {\"on\": %s, \"planned\": %zu, \"plans\": [",
+            r0->l4_on ? "true" : "false", r0->traces.n);
+    for (size_t i = 0; i < r0->traces.n; i++) {
+        const struct argus_trace_plan *p = &r0->traces.v[i];
+        static const char *const state[] = {"wanted", "asked", "written", "failed"};
+        fprintf(f, "%s\n  {\"kind\": \"%s\", \"targets\": %u, \"state\": \"%s\", "
+                "\"path\": \"%s\", \"why\": \"%s\"}", i ? "," : "",
+                argus_anomaly_kind_name((enum argus_anomaly_kind)p->kind), p->ntargets,
+                state[p->state & 3], p->path, p->why);
+    }
+    fprintf(f, "]}}\n");
     if (fclose(f) != 0 || rename(tmp, path) != 0)
         remove(tmp);
 }
@@ -238,6 +252,7 @@ void argus_rank0_close(struct argus_rank0 *r0)
         argus_log(ARGUS_LOG_WARN, "closing %s/summaries.argus failed", r0->dir);
     r0->spool = NULL;
     argus_anomaly_log_free(&r0->alog);
+    argus_traceplan_free(&r0->traces);
     argus_jobstore_free(r0->js);
     r0->js = NULL;
 }

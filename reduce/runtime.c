@@ -18,7 +18,9 @@
 #include "common/log.h"
 #include "reduce/agent.h"
 #include "reduce/rank0.h"
+#include "reduce/tracereq.h"
 #include "reduce/tree.h"
+#include "tracer/ring.h"
 #include "tracer/tracer.h"
 
 static struct {
@@ -31,6 +33,7 @@ static struct {
     int sent_rankinfo;
     int *parent;               /* the reduction tree, parent[size] */
     struct argus_rank0 r0;     /* rank 0 only */
+    struct argus_ring *ring;   /* the argus.h path's L4 ring (the GPU has its own) */
 } rt = {.comm = MPI_COMM_NULL};
 
 static void rankinfo_fill(struct argus_rank_info *ri)
@@ -196,6 +199,22 @@ void argus_runtime_init(int thread_level)
             rt.agent_on = 1;
         }
     }
+    if (ok && rt.threaded && rt.cfg.traces > 0 && rt.cfg.ring_events > 0) {
+        /* L4 (no MPI yet): a ring for the argus.h path and the trace service */
+        struct argus_tracereq_opts qo = {
+            .comm = rt.comm, .rank = rt.rank, .max_events = (size_t)rt.cfg.trace_events,
+            .timeout_ms = rt.cfg.deadline_ms * 2 > 5000 ? rt.cfg.deadline_ms * 2 : 5000,
+            .plans = rt.rank == 0 ? &rt.r0.traces : NULL, .dir = rt.r0.dir,
+            .t0_ns = rt.rank == 0 ? argus_jobstore_meta(rt.r0.js)->started_ns : 0};
+        if (argus_ring_create((size_t)rt.cfg.ring_events, (unsigned)rt.cfg.ring_steps,
+                              &rt.ring) != 0 ||
+            (qo.api_ring = rt.ring, argus_tracereq_init(&qo)) != 0) {
+            argus_log_once(ARGUS_LOG_WARN, "l4-init", "rank %d: no memory for the L4 ring; "
+                           "no raw traces from this rank", rt.rank);
+            argus_ring_free(rt.ring);
+            rt.ring = NULL;
+        }
+    }
     if (ok) {
         struct argus_tracer_opts to = {
             .rank = (uint32_t)rt.rank,
@@ -203,6 +222,7 @@ void argus_runtime_init(int thread_level)
             .coverage = rt.cfg.coverage,
             .on_summary = on_summary,
             .on_name = on_name,
+            .ring = rt.ring,
         };
         int trc = argus_tracer_start(&to);
         if (trc != 0) {
@@ -220,11 +240,16 @@ void argus_runtime_init(int thread_level)
         if (rt.agent_on)
             argus_agent_abandon();
         rt.agent_on = 0;
+        argus_tracereq_free();
+        argus_ring_free(rt.ring);
+        rt.ring = NULL;
         runtime_off();
         return;
     }
     if (argus_agent_go() != 0)
         rt.threaded = 0;
+    /* rank 0 plans L4 traces only when the Argus thread can collect them */
+    rt.r0.l4_on = rt.rank == 0 && rt.threaded && rt.ring != NULL;
     if (rt.rank == 0 && !rt.threaded)
         argus_log(ARGUS_LOG_WARN, "MPI_THREAD_MULTIPLE refused (level %d); summaries are "
                   "kept in memory and exchanged at MPI_Finalize", thread_level);
@@ -242,8 +267,11 @@ void argus_runtime_finalize(void)
         /* the Argus thread is stuck inside MPI: leave it its communicator and tree */
         rt.comm = MPI_COMM_NULL;
         rt.parent = NULL;
+        rt.ring = NULL; /* the thread may still dump it: leave it */
     }
     rt.agent_on = 0;
+    argus_ring_free(rt.ring);
+    rt.ring = NULL;
     rt.r0.js = NULL;
     runtime_off();
 }

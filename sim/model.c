@@ -156,7 +156,7 @@ void sim_compute(struct sim_rank *r, enum sim_kid kid)
     sim_launch_gap(r);
     double d = k->base_us * 1e3 * sim_rng_lognormal(&r->rng, r->o->noise) * r->kfactor[kid];
     uint64_t dur = d < 1000.0 ? 1000 : (uint64_t)(d + 0.5);
-    argus_kernel(k->name, r->t, r->t + dur, r->device, k->stream, k->cls);
+    argus_kernel(k->name, sim_ts(r, r->t), sim_ts(r, r->t + dur), r->device, k->stream, k->cls);
     r->t += dur;
     r->compute_ns += dur;
 }

@@ -26,7 +26,7 @@ static void tp_allreduce(struct sim_rank *r)
 
 static void forward(struct sim_rank *r, int mb)
 {
-    argus_phase_push("forward", r->t);
+    argus_phase_push("forward", sim_ts(r, r->t));
     if (!first_stage(r))
         sim_p2p_recv(r, 0, mb);
     else
@@ -54,12 +54,12 @@ static void forward(struct sim_rank *r, int mb)
     } else {
         sim_p2p_send(r, 0, mb);
     }
-    argus_phase_pop(r->t);
+    argus_phase_pop(sim_ts(r, r->t));
 }
 
 static void backward(struct sim_rank *r, int mb)
 {
-    argus_phase_push("backward", r->t);
+    argus_phase_push("backward", sim_ts(r, r->t));
     if (!last_stage(r)) {
         sim_p2p_recv(r, 1, mb);
     } else {
@@ -95,19 +95,19 @@ static void backward(struct sim_rank *r, int mb)
         sim_compute(r, K_EMBED_BWD);
     else
         sim_p2p_send(r, 1, mb);
-    argus_phase_pop(r->t);
+    argus_phase_pop(sim_ts(r, r->t));
 }
 
 static void optimizer(struct sim_rank *r)
 {
-    argus_phase_push("optimizer", r->t);
+    argus_phase_push("optimizer", sim_ts(r, r->t));
     if (r->o->dp > 1)
         sim_collective(r, K_DP_REDUCE_SCATTER, r->dp_comm, r->dp_group, r->dp_comm_factor);
     sim_compute(r, K_GRAD_NORM);
     sim_compute(r, K_ADAM);
     if (r->o->dp > 1)
         sim_collective(r, K_DP_ALLGATHER, r->dp_comm, r->dp_group, r->dp_comm_factor);
-    argus_phase_pop(r->t);
+    argus_phase_pop(sim_ts(r, r->t));
 }
 
 void sim_step(struct sim_rank *r, int step)
@@ -121,7 +121,7 @@ void sim_step(struct sim_rank *r, int step)
     r->coll_idx = 0;
     r->compute_ns = 0;
     r->comm_ns = 0;
-    argus_step_begin((uint64_t)step, r->t);
+    argus_step_begin((uint64_t)step, sim_ts(r, r->t));
 
     /* host side: fetch the batch (and any injected stall) before the first launch */
     r->t += (uint64_t)(DATA_LOADING_US * 1e3 * sim_rng_lognormal(&r->rng, r->o->noise));
@@ -138,5 +138,5 @@ void sim_step(struct sim_rank *r, int step)
     optimizer(r);
 
     sim_p2p_flush(r);
-    argus_step_end((uint64_t)step, r->t);
+    argus_step_end((uint64_t)step, sim_ts(r, r->t));
 }

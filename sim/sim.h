@@ -117,6 +117,7 @@ struct sim_rank {
     uint32_t device;
 
     uint64_t t;                 /* virtual GPU-stream clock, ns since the epoch */
+    uint64_t skew_ns;           /* this rank's clock error: added to what Argus is told */
     struct sim_rng rng;         /* per-rank, seeded from (seed, rank) */
     int step;
     uint32_t coll_idx;          /* collectives issued this step (same on all members) */
@@ -134,6 +135,14 @@ struct sim_rank {
     /* per-step accounting for --print-steps */
     uint64_t compute_ns, comm_ns;
 };
+
+/* A time of r's virtual clock as r's own (skewed) clock reads it: what the rank reports
+ * to Argus. ARGUS_TEST_CLOCK_SKEW_NS=D makes rank r's clock D x r ahead, the same knob
+ * reduce/clocksync.c reads, so that the offsets Argus estimates can be checked. */
+static inline uint64_t sim_ts(const struct sim_rank *r, uint64_t t)
+{
+    return t + r->skew_ns;
+}
 
 /* Set the per-step factors of r for r->step from the injections; returns 1 when this
  * rank must crash at the start of this step. */

@@ -202,6 +202,8 @@ static void setup_rank(struct sim_rank *r, const struct sim_opts *o, int rank, i
     r->tp_group = rank / o->tp;                  /* = dp_i + dp*pp_i */
     r->dp_group = r->tp_i + o->tp * r->pp_i;
     r->device = (uint32_t)(rank % 8);            /* eight GPUs per node */
+    const char *skew = getenv("ARGUS_TEST_CLOCK_SKEW_NS");
+    r->skew_ns = skew ? (uint64_t)strtoll(skew, NULL, 10) * (uint64_t)rank : 0;
     MPI_Comm_split(MPI_COMM_WORLD, r->tp_group, r->tp_i, &r->tp_comm);
     MPI_Comm_split(MPI_COMM_WORLD, r->dp_group, r->dp_i, &r->dp_comm);
     MPI_Comm_split(MPI_COMM_WORLD, r->tp_i + o->tp * r->dp_i, r->pp_i, &r->pp_comm);

@@ -24,7 +24,7 @@ static uint64_t shared_transfer(const struct sim_rank *r, enum sim_kid kid, uint
 static void emit_comm(struct sim_rank *r, enum sim_kid kid, uint64_t start, uint64_t end)
 {
     const struct sim_kernel_def *k = &sim_kernels[kid];
-    argus_kernel(k->name, start, end, r->device, k->stream, k->cls);
+    argus_kernel(k->name, sim_ts(r, start), sim_ts(r, end), r->device, k->stream, k->cls);
     r->comm_ns += end - start;
     r->t = end;
 }

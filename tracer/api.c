@@ -27,6 +27,7 @@
 #include "common/log.h"
 #include "common/wire.h"
 #include "tracer/argus.h"
+#include "tracer/ring.h"
 #include "tracer/tracer.h"
 
 #define TRACER_MAX_NAMES 65536
@@ -62,6 +63,9 @@ static struct {
     _Atomic(argus_gpu_mark_fn) gpu_mark;
     _Atomic(argus_gpu_drain_fn) gpu_drain;
     struct argus_ring *ring;
+    struct argus_ring *api_ring;  /* argus.h path raw ring, while active */
+    _Atomic uint64_t api_step;    /* the last argus_step_begin, for its events */
+    uint32_t api_corr;            /* sequence number of argus_kernel events */
     uint64_t clk[3]; /* qlock: the latest clock triple, 0s when none */
     atomic_int api_seen; /* argus_step_begin was called (even while inactive) */
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER, .qlock = PTHREAD_MUTEX_INITIALIZER,
@@ -202,6 +206,7 @@ ARGUS_EXPORT int argus_tracer_start(const struct argus_tracer_opts *o)
         goto out;
     argus_summarizer_set_coords(sm, &g.coords);
     g.sm = sm;
+    g.api_ring = o->ring;
     atomic_store(&g.active, 1); /* publishes g.sm */
 out:
     pthread_mutex_unlock(&g.lock);
@@ -232,6 +237,7 @@ ARGUS_EXPORT void argus_tracer_stop(void)
                        "tracer stopped while a call was in flight; its memory is kept");
     } else {
         argus_summarizer_free(g.sm);
+        g.api_ring = NULL;
     }
     g.sm = NULL;
 out:
@@ -388,6 +394,7 @@ ARGUS_EXPORT void argus_step_begin(uint64_t step, uint64_t t_ns)
     }
     if (!enter())
         return;
+    atomic_store_explicit(&g.api_step, step, memory_order_relaxed);
     argus_summarizer_step_begin(g.sm, step, now_or(t_ns));
     leave();
 }
@@ -432,8 +439,13 @@ ARGUS_EXPORT void argus_kernel(const char *name, uint64_t start_ns, uint64_t end
         return; /* the GPU is traced for real */
     if (!enter())
         return;
-    argus_summarizer_kernel(g.sm, name, now_or(start_ns), now_or(end_ns), device, stream,
-                            (int)cls);
+    uint64_t t0 = now_or(start_ns), t1 = now_or(end_ns);
+    argus_summarizer_kernel(g.sm, name, t0, t1, device, stream, (int)cls);
+    if (g.api_ring)
+        argus_ring_add_copy(g.api_ring, &(struct argus_ring_ev){
+            .name = name, .step = atomic_load_explicit(&g.api_step, memory_order_relaxed),
+            .start_ns = t0, .end_ns = t1, .device = device, .stream = stream,
+            .corr = ++g.api_corr, .kclass = (uint8_t)((unsigned)cls < ARGUS_KC_COUNT ? cls : 0)});
     leave();
 }
 

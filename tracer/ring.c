@@ -1,5 +1,6 @@
 /* ring.c — the L4 raw-event ring and its Chrome-trace dump (ring.h), written with YAJL's
- * generator. Fixed memory; the dump streams events straight to the FILE.
+ * generator. Fixed memory; a dump copies the events it shows under the lock and streams
+ * them to the FILE without it.
  */
 #include "tracer/ring.h"
 
@@ -11,12 +12,20 @@
 
 #include "common/types.h"
 
+#define NAME_LEN 128
+#define NAME_SLOTS (2 * ARGUS_RING_NAMES) /* open addressing, at most half full */
+
 struct argus_ring {
     struct argus_ring_ev *ev;
     size_t cap, head, n;
     unsigned keep_steps;
     uint64_t last_step;
     pthread_mutex_t lock;
+    /* add_copy's name table: names[i] never changes once written */
+    char (*names)[NAME_LEN];
+    uint16_t *slot; /* [NAME_SLOTS]: name index + 1, 0 empty */
+    uint64_t *slot_hash;
+    size_t nnames;
 };
 
 int argus_ring_create(size_t cap, unsigned keep_steps, struct argus_ring **out)
@@ -28,14 +37,17 @@ int argus_ring_create(size_t cap, unsigned keep_steps, struct argus_ring **out)
     r = calloc(1, sizeof *r);
     if (!r)
         return -ENOMEM;
+    pthread_mutex_init(&r->lock, NULL);
     r->ev = calloc(cap, sizeof *r->ev);
-    if (!r->ev) {
-        free(r);
+    r->names = calloc(ARGUS_RING_NAMES, sizeof *r->names);
+    r->slot = calloc(NAME_SLOTS, sizeof *r->slot);
+    r->slot_hash = calloc(NAME_SLOTS, sizeof *r->slot_hash);
+    if (!r->ev || !r->names || !r->slot || !r->slot_hash) {
+        argus_ring_free(r);
         return -ENOMEM;
     }
     r->cap = cap;
     r->keep_steps = keep_steps;
-    pthread_mutex_init(&r->lock, NULL);
     *out = r;
     return 0;
 }
@@ -46,7 +58,20 @@ void argus_ring_free(struct argus_ring *r)
         return;
     pthread_mutex_destroy(&r->lock);
     free(r->ev);
+    free(r->names);
+    free(r->slot);
+    free(r->slot_hash);
     free(r);
+}
+
+static void add_locked(struct argus_ring *r, const struct argus_ring_ev *e)
+{
+    r->ev[r->head] = *e;
+    r->head = (r->head + 1) % r->cap;
+    if (r->n < r->cap)
+        r->n++;
+    if (e->step > r->last_step)
+        r->last_step = e->step;
 }
 
 void argus_ring_add(struct argus_ring *r, const struct argus_ring_ev *e)
@@ -54,12 +79,45 @@ void argus_ring_add(struct argus_ring *r, const struct argus_ring_ev *e)
     if (!r || !e)
         return;
     pthread_mutex_lock(&r->lock);
-    r->ev[r->head] = *e;
-    r->head = (r->head + 1) % r->cap;
-    if (r->n < r->cap)
-        r->n++;
-    if (e->step > r->last_step)
-        r->last_step = e->step;
+    add_locked(r, e);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* The table's copy of name (lock held). */
+static const char *intern_locked(struct argus_ring *r, const char *name)
+{
+    uint64_t h = 1469598103934665603ull;
+    size_t len = 0;
+
+    if (!name)
+        return NULL;
+    for (; name[len] && len < NAME_LEN - 1; len++)
+        h = (h ^ (unsigned char)name[len]) * 1099511628211ull;
+    h |= 1; /* never 0 */
+    for (size_t i = h % NAME_SLOTS;; i = (i + 1) % NAME_SLOTS) {
+        if (!r->slot[i]) {
+            if (r->nnames == ARGUS_RING_NAMES)
+                return "[ring name table full]";
+            memcpy(r->names[r->nnames], name, len);
+            r->names[r->nnames][len] = '\0';
+            r->slot_hash[i] = h;
+            r->slot[i] = (uint16_t)(++r->nnames);
+            return r->names[r->nnames - 1];
+        }
+        const char *have = r->names[r->slot[i] - 1];
+        if (r->slot_hash[i] == h && strncmp(have, name, len) == 0 && have[len] == '\0')
+            return have;
+    }
+}
+
+void argus_ring_add_copy(struct argus_ring *r, const struct argus_ring_ev *e)
+{
+    if (!r || !e)
+        return;
+    pthread_mutex_lock(&r->lock);
+    struct argus_ring_ev c = *e;
+    c.name = intern_locked(r, e->name);
+    add_locked(r, &c);
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -114,40 +172,60 @@ static void meta(yajl_gen g, const char *what, uint32_t pid, uint32_t tid, const
     yajl_gen_map_close(g);
 }
 
-int argus_ring_dump_chrome(struct argus_ring *r, FILE *out, uint32_t rank, const char *label,
-                           uint64_t from, uint64_t to, uint64_t t0_ns)
+/* Copy the events to show (see ring.h) into a fresh array, oldest first. */
+static int select_events(struct argus_ring *r, uint64_t from, uint64_t to, size_t max_events,
+                         struct argus_ring_ev **out, size_t *nout, int *truncated)
 {
-    yajl_gen g;
+    pthread_mutex_lock(&r->lock);
+    uint64_t upper = to < r->last_step ? to : r->last_step;
+    uint64_t lower = upper + 1 >= r->keep_steps ? upper + 1 - r->keep_steps : 0;
+    if (from < lower)
+        from = lower;
+    size_t first = (r->head + r->cap - r->n) % r->cap, n = 0, cap = r->n;
+    if (max_events && cap > max_events)
+        cap = max_events;
+    struct argus_ring_ev *v = malloc((cap ? cap : 1) * sizeof *v);
+    if (!v) {
+        pthread_mutex_unlock(&r->lock);
+        return -ENOMEM;
+    }
+    *truncated = 0;
+    for (size_t i = r->n; i-- > 0;) { /* newest first */
+        const struct argus_ring_ev *e = &r->ev[(first + i) % r->cap];
+        if (e->step < from || e->step > to)
+            continue;
+        if (n == cap) {
+            *truncated = 1;
+            break;
+        }
+        v[n++] = *e;
+    }
+    pthread_mutex_unlock(&r->lock);
+    for (size_t i = 0; i < n / 2; i++) { /* oldest first */
+        struct argus_ring_ev t = v[i];
+        v[i] = v[n - 1 - i];
+        v[n - 1 - i] = t;
+    }
+    *out = v;
+    *nout = n;
+    return 0;
+}
+
+static void write_events(yajl_gen g, uint32_t rank, const char *label,
+                         const struct argus_ring_ev *v, size_t n, int64_t shift_ns,
+                         uint64_t t0_ns)
+{
     uint32_t streams[64];
     unsigned ns = 0;
     char buf[64];
 
-    if (!r || !out)
-        return -EINVAL;
-    g = yajl_gen_alloc(NULL);
-    if (!g)
-        return -ENOMEM;
-    yajl_gen_config(g, yajl_gen_print_callback, print_cb, out);
-    yajl_gen_config(g, yajl_gen_validate_utf8, 1);
-    pthread_mutex_lock(&r->lock);
-    uint64_t oldest = r->last_step >= r->keep_steps ? r->last_step - r->keep_steps + 1 : 0;
-    if (from < oldest)
-        from = oldest;
-    yajl_gen_map_open(g);
-    gstr(g, "displayTimeUnit");
-    gstr(g, "ns");
-    gstr(g, "traceEvents");
-    yajl_gen_array_open(g);
     if (!label) {
         snprintf(buf, sizeof buf, "rank %u", rank);
         label = buf;
     }
     meta(g, "process_name", rank, 0, label);
-    size_t first = (r->head + r->cap - r->n) % r->cap;
-    for (size_t i = 0; i < r->n; i++) {
-        const struct argus_ring_ev *e = &r->ev[(first + i) % r->cap];
-        if (e->step < from || e->step > to)
-            continue;
+    for (size_t i = 0; i < n; i++) {
+        const struct argus_ring_ev *e = &v[i];
         unsigned s;
         for (s = 0; s < ns && streams[s] != e->stream; s++)
             ;
@@ -166,7 +244,8 @@ int argus_ring_dump_chrome(struct argus_ring *r, FILE *out, uint32_t rank, const
         gstr(g, "X");
         gint(g, "pid", rank);
         gint(g, "tid", e->stream);
-        gnum(g, "ts", (double)((int64_t)(e->start_ns - t0_ns)) / 1000.0);
+        int64_t ts = (int64_t)(e->start_ns + (uint64_t)shift_ns - t0_ns);
+        gnum(g, "ts", (double)ts / 1000.0);
         gnum(g, "dur", (double)(e->end_ns - e->start_ns) / 1000.0);
         gstr(g, "args");
         yajl_gen_map_open(g);
@@ -177,10 +256,59 @@ int argus_ring_dump_chrome(struct argus_ring *r, FILE *out, uint32_t rank, const
         yajl_gen_map_close(g);
         yajl_gen_map_close(g);
     }
-    pthread_mutex_unlock(&r->lock);
+}
+
+static int dump(struct argus_ring *r, FILE *out, uint32_t rank, const char *label,
+                uint64_t from, uint64_t to, int64_t shift_ns, uint64_t t0_ns,
+                size_t max_events, int document, struct argus_ring_dump_info *info)
+{
+    struct argus_ring_ev *v = NULL;
+    size_t n = 0;
+    int truncated = 0, rc;
+
+    if (!r || !out)
+        return -EINVAL;
+    if ((rc = select_events(r, from, to, max_events, &v, &n, &truncated)) != 0)
+        return rc;
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (!g) {
+        free(v);
+        return -ENOMEM;
+    }
+    yajl_gen_config(g, yajl_gen_print_callback, print_cb, out);
+    yajl_gen_config(g, yajl_gen_validate_utf8, 1);
+    if (document) {
+        yajl_gen_map_open(g);
+        gstr(g, "displayTimeUnit");
+        gstr(g, "ns");
+        gstr(g, "traceEvents");
+    }
+    yajl_gen_array_open(g);
+    write_events(g, rank, label, v, n, shift_ns, t0_ns);
     yajl_gen_array_close(g);
-    yajl_gen_map_close(g);
+    if (document)
+        yajl_gen_map_close(g);
     yajl_gen_free(g);
     fputc('\n', out);
+    if (info) {
+        info->events = n;
+        info->first_step = n ? v[0].step : 0;
+        info->last_step = n ? v[n - 1].step : 0;
+        info->truncated = truncated;
+    }
+    free(v);
     return ferror(out) ? -EIO : 0;
+}
+
+int argus_ring_dump_events(struct argus_ring *r, FILE *out, uint32_t rank, const char *label,
+                           uint64_t from, uint64_t to, int64_t shift_ns, uint64_t t0_ns,
+                           size_t max_events, struct argus_ring_dump_info *info)
+{
+    return dump(r, out, rank, label, from, to, shift_ns, t0_ns, max_events, 0, info);
+}
+
+int argus_ring_dump_chrome(struct argus_ring *r, FILE *out, uint32_t rank, const char *label,
+                           uint64_t from, uint64_t to, uint64_t t0_ns)
+{
+    return dump(r, out, rank, label, from, to, 0, t0_ns, 0, 1, NULL);
 }

@@ -23,6 +23,10 @@ struct argus_tracer_opts {
     argus_name_sink_fn on_name;
     void *ctx;
     double coverage; /* summariser budget (summarizer.h); 0: keep every mode */
+    /* argus.h path: kernels reported by argus_kernel also go to this raw ring (names
+     * copied; step = the last argus_step_begin) for L4 dumps. Borrowed: the caller frees
+     * it after stop and after its last dump. NULL: none. */
+    struct argus_ring *ring;
 };
 
 /* 0, or negative errno (then Argus stays inactive). Idempotent: a second start fails
@@ -52,7 +56,8 @@ void argus_tracer_set_gpu_hooks(argus_gpu_mark_fn mark, argus_gpu_drain_fn drain
  * or the program marked a step through argus.h (reduce/selfinit.c initialises MPI only
  * for such processes, not for shells or helpers that merely inherit LD_PRELOAD). */
 int argus_tracer_wanted(void);
-/* The raw ring of the GPU collector, NULL when none (for L4 dumps). */
+/* The raw ring of the GPU collector, NULL when none (for L4 dumps; its timestamps are
+ * CUPTI's: argus_tracer_clock_triple maps them to CLOCK_REALTIME). */
 struct argus_ring *argus_tracer_ring(void);
 /* (cuptiGetTimestamp, CLOCK_REALTIME, CLOCK_MONOTONIC) read together: at GPU-collection
  * start and then at most once a second at a step flush. Every summary queued after a set

@@ -42,8 +42,8 @@ static void test_defaults(void **state)
     assert_int_equal(c.spool, 1);
     assert_int_equal(c.log, ARGUS_LOG_WARN);
     assert_true(fabs(c.ratio - 1.15) < 1e-12);
-    /* Every row's default passes its own check, and the table has all 24 rows. */
-    assert_int_equal(argus_config_nvars, 24);
+    /* Every row's default passes its own check, and the table has all 26 rows. */
+    assert_int_equal(argus_config_nvars, 26);
     for (size_t i = 0; i < argus_config_nvars; i++) {
         char err[256] = "";
         const struct argus_config_var *v = &argus_config_vars[i];
@@ -102,7 +102,7 @@ static void test_int_bounds_and_garbage(void **state)
         for (size_t g = 0; g < sizeof garbage / sizeof garbage[0]; g++)
             expect_reject(v->name, garbage[g], range);
     }
-    assert_int_equal(seen, 11);
+    assert_int_equal(seen, 13);
     /* The exact message of the contract. */
     char err[256];
     assert_int_equal(argus_config_check("ARGUS_WINDOW", "abc", err, sizeof err), -EINVAL);
@@ -242,6 +242,8 @@ static void test_print(void **state)
                               "ARGUS_PERIOD_MAX=65536\n"
                               "ARGUS_RING_EVENTS=196608\n"
                               "ARGUS_RING_STEPS=3\n"
+                              "ARGUS_TRACES=8\n"
+                              "ARGUS_TRACE_EVENTS=65536\n"
                               "ARGUS_COVERAGE=0.97\n"
                               "ARGUS_MPI_SELF_INIT=1\n"
                               "ARGUS_MPI_SELF_INIT_MS=2000\n");

@@ -1,6 +1,7 @@
 /* test_api.c — cmocka units for tracer/api.c: argus.h is a no-op before start and after
  * stop, layout validation and storage, start/stop semantics, "now" timestamps, totals,
- * and start/stop racing an application thread. */
+ * start/stop racing an application thread, and the argus.h path's L4 ring (names copied,
+ * steps from argus_step_begin, nothing added while stopped). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,9 +11,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tracer/argus.h"
+#include "tracer/ring.h"
 #include "tracer/tracer.h"
 
 static struct argus_step_summary last;
@@ -166,6 +170,52 @@ static void test_clock_triple_in_summaries(void **state)
     argus_tracer_stop();
 }
 
+static void test_api_ring(void **state)
+{
+    struct argus_ring *ring = NULL;
+    struct argus_tracer_opts o = opts;
+    char name[32];
+    (void)state;
+
+    assert_int_equal(argus_ring_create(64, 2, &ring), 0);
+    o.ring = ring;
+    assert_int_equal(argus_tracer_start(&o), 0);
+    for (uint64_t step = 7; step <= 9; step++) {
+        argus_step_begin(step, 0);
+        uint64_t t = argus_now_ns();
+        /* a name that does not outlive the call */
+        snprintf(name, sizeof name, "gemm_%llu", (unsigned long long)step);
+        argus_kernel(name, t, t + 1000, 2, 5, ARGUS_KERNEL_COMPUTE);
+        memset(name, 'x', sizeof name - 1);
+        argus_kernel("nccl_allreduce", t + 1000, t + 2000, 2, 6, ARGUS_KERNEL_COLLECTIVE);
+        argus_step_end(step, 0);
+    }
+    argus_tracer_stop();
+    assert_int_equal(argus_ring_count(ring), 6);
+    argus_kernel("after_stop", 1, 2, 0, 0, ARGUS_KERNEL_COMPUTE);
+    assert_int_equal(argus_ring_count(ring), 6);
+
+    char *text = NULL;
+    size_t len = 0;
+    struct argus_ring_dump_info info;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    /* steps 7..9 asked; keep_steps 2 shows the newest two; shift moves every ts by 1 ms */
+    assert_int_equal(argus_ring_dump_events(ring, f, 3, NULL, 7, UINT64_MAX, 1000000, 0, 0,
+                                            &info),
+                     0);
+    fclose(f);
+    assert_int_equal(info.events, 4);
+    assert_true(info.first_step == 8 && info.last_step == 9 && !info.truncated);
+    assert_non_null(strstr(text, "\"gemm_8\""));
+    assert_non_null(strstr(text, "\"gemm_9\""));
+    assert_null(strstr(text, "gemm_7"));
+    assert_null(strstr(text, "xxxx"));
+    assert_non_null(strstr(text, "\"cat\":\"collective\""));
+    free(text);
+    argus_ring_free(ring);
+}
+
 static atomic_int stop_app;
 
 static void *app_thread(void *arg)
@@ -212,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_start_stop),
         cmocka_unit_test(test_start_stop_race),
         cmocka_unit_test(test_clock_triple_in_summaries),
+        cmocka_unit_test(test_api_ring),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,530 @@
+/* tracereq.c — L4 trace collection over the private communicator (tracereq.h). */
+#include "reduce/tracereq.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <yajl/yajl_parse.h>
+
+#include "analysis/analysis.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/outdir.h"
+#include "common/wire.h"
+#include "tracer/ring.h"
+#include "tracer/tracer.h"
+
+#define TAG_TRQ 0x4158
+#define TAG_TRP 0x4159
+#define TRQ_MAGIC 0x51525241u /* "ARRQ" */
+#define TRP_MAGIC 0x50525241u /* "ARRP" */
+#define FINAL_WAIT_NS 2000000000ull /* at the end, pending replies get at most this */
+#define FINISH_WAIT_NS 2500000000ull
+
+struct trq {            /* rank 0 -> target */
+    uint32_t magic, id; /* id: plan index + 1 */
+    uint64_t from, to, t0_ns;
+    uint32_t max_events, crc;
+};
+
+struct trp {            /* target -> rank 0, then len bytes of JSON (an array of events) */
+    uint32_t magic, id, rank, truncated;
+    uint64_t events, first_step, last_step;
+    int64_t shift_ns;
+    uint32_t len, crc;  /* CRC32C of this header (crc = 0) xor of the JSON */
+};
+
+struct part {           /* one target's reply, rank 0 */
+    int got;
+    struct trp h;
+    char *json;
+};
+
+struct collect {        /* one plan being collected, rank 0 */
+    struct trq q;
+    MPI_Request req[ARGUS_TRACE_TARGETS];
+    int nreq;
+    struct part p[ARGUS_TRACE_TARGETS];
+};
+
+static struct {
+    struct argus_tracereq_opts o;
+    int on;
+    char *reply;             /* the reply in flight (not rank 0) */
+    MPI_Request sreq;
+    int sending;
+    struct collect *col;     /* rank 0: [plans->max] */
+    struct argus_tracereq_stats st;
+} tq;
+
+static uint32_t crc_of(const void *hdr, size_t hlen, const void *body, size_t blen)
+{
+    return argus_crc32c(hdr, hlen) ^ argus_crc32c(body, blen);
+}
+
+int argus_tracereq_init(const struct argus_tracereq_opts *o)
+{
+    memset(&tq, 0, sizeof tq);
+    tq.o = *o;
+    if (o->rank == 0 && o->plans && o->plans->max) {
+        tq.col = calloc(o->plans->max, sizeof *tq.col);
+        if (!tq.col)
+            return -ENOMEM;
+    }
+    tq.on = 1;
+    return 0;
+}
+
+/* ---- every rank: answer a request ------------------------------------------------- */
+
+/* Dump this rank's ring for q into *json (malloc'd) and fill h. */
+static int dump_local(const struct trq *q, int64_t offset_ns, char **json, struct trp *h)
+{
+    struct argus_ring *ring = argus_tracer_ring();
+    int64_t shift = offset_ns;
+    struct argus_ring_dump_info info = {0};
+    struct argus_coords c;
+    char label[96];
+    size_t len = 0;
+
+    if (ring) { /* GPU timestamps: onto the wall clock by the latest clock triple */
+        uint64_t clk[3];
+        argus_tracer_clock_triple(clk);
+        if (clk[1])
+            shift += (int64_t)(clk[1] - clk[0]);
+    } else {
+        ring = tq.o.api_ring;
+    }
+    argus_tracer_coords(&c);
+    if (c.tp_size || c.pp_size || c.dp_size)
+        snprintf(label, sizeof label, "rank %d (DP %u PP %u TP %u)", tq.o.rank, c.dp, c.pp,
+                 c.tp);
+    else
+        snprintf(label, sizeof label, "rank %d", tq.o.rank);
+    *json = NULL;
+    FILE *f = open_memstream(json, &len);
+    if (!f)
+        return -ENOMEM;
+    size_t max = tq.o.max_events;
+    if (q->max_events && q->max_events < max)
+        max = q->max_events;
+    int rc = ring ? argus_ring_dump_events(ring, f, (uint32_t)tq.o.rank, label, q->from, q->to,
+                                           shift, q->t0_ns, max, &info)
+                  : (fputs("[]\n", f) == EOF ? -EIO : 0);
+    if (fclose(f) != 0 && rc == 0)
+        rc = -EIO;
+    if (rc) {
+        free(*json);
+        *json = NULL;
+        return rc;
+    }
+    memset(h, 0, sizeof *h);
+    h->magic = TRP_MAGIC;
+    h->id = q->id;
+    h->rank = (uint32_t)tq.o.rank;
+    h->truncated = (uint32_t)info.truncated;
+    h->events = info.events;
+    h->first_step = info.first_step;
+    h->last_step = info.last_step;
+    h->shift_ns = shift;
+    h->len = (uint32_t)len;
+    h->crc = crc_of(h, sizeof *h, *json, len);
+    return 0;
+}
+
+static int check_trq(const struct trq *q)
+{
+    struct trq c = *q;
+    c.crc = 0;
+    return q->magic == TRQ_MAGIC && q->crc == argus_crc32c(&c, sizeof c);
+}
+
+/* Not rank 0: take one request and send the reply (one in flight). */
+static int serve(int64_t offset_ns)
+{
+    int flag = 0, count = 0, any = 0;
+    MPI_Message msg;
+    MPI_Status st;
+
+    if (tq.sending) {
+        int done = 0;
+        if (MPI_Test(&tq.sreq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            done = 1;
+        if (!done)
+            return 0;
+        tq.sending = 0;
+        free(tq.reply);
+        tq.reply = NULL;
+        any = 1;
+    }
+    if (MPI_Improbe(0, TAG_TRQ, tq.o.comm, &flag, &msg, &st) != MPI_SUCCESS || !flag)
+        return any;
+    struct trq q;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    if (count != (int)sizeof q) {
+        char dummy[64];
+        MPI_Mrecv(dummy, count > 0 && count <= 64 ? count : 0, MPI_BYTE, &msg,
+                  MPI_STATUS_IGNORE);
+        argus_log_once(ARGUS_LOG_WARN, "trq-bad", "rank %d: a damaged trace request was "
+                       "ignored", tq.o.rank);
+        return 1;
+    }
+    MPI_Mrecv(&q, (int)sizeof q, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    if (!check_trq(&q)) {
+        argus_log_once(ARGUS_LOG_WARN, "trq-bad", "rank %d: a damaged trace request was "
+                       "ignored", tq.o.rank);
+        return 1;
+    }
+    struct trp h;
+    char *json = NULL;
+    if (dump_local(&q, offset_ns, &json, &h) != 0) {
+        argus_log_once(ARGUS_LOG_WARN, "trq-dump", "rank %d: out of memory for a trace dump; "
+                       "rank 0 gets none from this rank", tq.o.rank);
+        return 1;
+    }
+    size_t n = sizeof h + h.len;
+    tq.reply = malloc(n);
+    if (!tq.reply || n > (size_t)INT32_MAX) {
+        free(json);
+        free(tq.reply);
+        tq.reply = NULL;
+        return 1;
+    }
+    memcpy(tq.reply, &h, sizeof h);
+    memcpy(tq.reply + sizeof h, json, h.len);
+    free(json);
+    if (MPI_Isend(tq.reply, (int)n, MPI_BYTE, 0, TAG_TRP, tq.o.comm, &tq.sreq) !=
+        MPI_SUCCESS) {
+        free(tq.reply);
+        tq.reply = NULL;
+        return 1;
+    }
+    tq.sending = 1;
+    tq.st.served++;
+    return 1;
+}
+
+/* ---- rank 0: ask, collect, write ---------------------------------------------------- */
+
+static int target_index(const struct argus_trace_plan *p, uint32_t rank)
+{
+    for (uint32_t k = 0; k < p->ntargets; k++)
+        if (p->targets[k] == rank)
+            return (int)k;
+    return -1;
+}
+
+static void ask(size_t i, int64_t offset_ns)
+{
+    struct argus_trace_plan *p = &tq.o.plans->v[i];
+    struct collect *c = &tq.col[i];
+
+    memset(c, 0, sizeof *c);
+    c->q = (struct trq){.magic = TRQ_MAGIC, .id = (uint32_t)(i + 1), .from = p->from,
+                        .to = p->to, .t0_ns = tq.o.t0_ns,
+                        .max_events = (uint32_t)tq.o.max_events};
+    c->q.crc = argus_crc32c(&c->q, sizeof c->q);
+    p->state = ARGUS_TRACE_ASKED;
+    p->asked_ns = argus_clock_monotonic_ns();
+    tq.st.asked++;
+    for (uint32_t k = 0; k < p->ntargets; k++) {
+        if (p->targets[k] == 0) {
+            if (dump_local(&c->q, offset_ns, &c->p[k].json, &c->p[k].h) == 0)
+                c->p[k].got = 1;
+            continue;
+        }
+        if (MPI_Isend(&c->q, (int)sizeof c->q, MPI_BYTE, (int)p->targets[k], TAG_TRQ,
+                      tq.o.comm, &c->req[c->nreq]) == MPI_SUCCESS)
+            c->nreq++;
+    }
+}
+
+static int json_ok(const char *s, size_t n)
+{
+    yajl_handle h = yajl_alloc(NULL, NULL, NULL);
+    if (!h)
+        return 0;
+    int ok = yajl_parse(h, (const unsigned char *)s, n) == yajl_status_ok &&
+             yajl_complete_parse(h) == yajl_status_ok;
+    yajl_free(h);
+    return ok && n >= 2 && s[0] == '[';
+}
+
+/* Take every reply that has arrived. */
+static int collect_replies(void)
+{
+    int any = 0;
+
+    for (;;) {
+        int flag = 0, count = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        if (MPI_Improbe(MPI_ANY_SOURCE, TAG_TRP, tq.o.comm, &flag, &msg, &st) != MPI_SUCCESS ||
+            !flag)
+            return any;
+        any = 1;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        char *buf = count > 0 ? malloc((size_t)count) : NULL;
+        MPI_Mrecv(buf, buf ? count : 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        struct trp h;
+        if (!buf || (size_t)count < sizeof h) {
+            free(buf);
+            continue;
+        }
+        memcpy(&h, buf, sizeof h);
+        struct trp c = h;
+        c.crc = 0;
+        size_t i = (size_t)h.id - 1;
+        int k = -1;
+        if (h.magic == TRP_MAGIC && (size_t)count == sizeof h + h.len &&
+            h.crc == crc_of(&c, sizeof c, buf + sizeof h, h.len) && h.id >= 1 &&
+            i < tq.o.plans->n && tq.o.plans->v[i].state == ARGUS_TRACE_ASKED &&
+            (int)h.rank == st.MPI_SOURCE)
+            k = target_index(&tq.o.plans->v[i], h.rank);
+        if (k < 0 || tq.col[i].p[k].got || !json_ok(buf + sizeof h, h.len)) {
+            argus_log_once(ARGUS_LOG_WARN, "trp-bad", "a damaged or unexpected trace reply "
+                           "from rank %d was dropped", st.MPI_SOURCE);
+            free(buf);
+            continue;
+        }
+        tq.st.replies++;
+        tq.st.reply_bytes += h.len;
+        struct part *pt = &tq.col[i].p[k];
+        pt->h = h;
+        pt->json = malloc((size_t)h.len + 1);
+        if (pt->json) {
+            memcpy(pt->json, buf + sizeof h, h.len);
+            pt->json[h.len] = '\0';
+            pt->got = 1;
+        }
+        free(buf);
+    }
+}
+
+/* Copy the events of one reply's array (between its outer brackets) to f. */
+static void splice(FILE *f, const struct part *pt, int *first)
+{
+    const char *s = pt->json;
+    size_t b = 0, e = pt->h.len;
+    while (b < e && s[b] != '[')
+        b++;
+    while (e > b && s[e - 1] != ']')
+        e--;
+    if (e - b < 2)
+        return;
+    b++; /* past '[' */
+    e--; /* at ']' */
+    while (b < e && (s[b] == ' ' || s[b] == '\n'))
+        b++;
+    if (b == e)
+        return;
+    if (!*first)
+        fputs(",\n", f);
+    *first = 0;
+    fwrite(s + b, 1, e - b, f);
+}
+
+static void write_ranks(FILE *f, const char *key, const struct argus_trace_plan *p,
+                        const struct collect *c, int which)
+{
+    int n = 0;
+    fprintf(f, ", \"%s\": [", key);
+    for (uint32_t k = 0; k < p->ntargets; k++) {
+        int src = k < p->nsources;
+        int pick = which == 0 ? src : which == 1 ? !src : !c->p[k].got;
+        if (pick)
+            fprintf(f, "%s%u", n++ ? ", " : "", p->targets[k]);
+    }
+    fputc(']', f);
+}
+
+/* Write plan i's trace with what arrived, or mark it failed. */
+static void finish_plan(size_t i)
+{
+    struct argus_trace_plan *p = &tq.o.plans->v[i];
+    struct collect *c = &tq.col[i];
+    uint64_t first = UINT64_MAX, last = 0, events = 0;
+    uint32_t answered = 0;
+    char rel[128], path[4400];
+
+    for (int r = 0; r < c->nreq; r++)
+        MPI_Request_free(&c->req[r]); /* small eager requests; never waited on */
+    c->nreq = 0;
+    for (uint32_t k = 0; k < p->ntargets; k++) {
+        if (!c->p[k].got)
+            continue;
+        answered++;
+        events += c->p[k].h.events;
+        if (c->p[k].h.events) {
+            if (c->p[k].h.first_step < first)
+                first = c->p[k].h.first_step;
+            if (c->p[k].h.last_step > last)
+                last = c->p[k].h.last_step;
+        }
+    }
+    const char *kind = argus_anomaly_kind_name((enum argus_anomaly_kind)p->kind);
+    if (events == 0) {
+        p->state = ARGUS_TRACE_FAILED;
+        if (answered)
+            snprintf(p->why, sizeof p->why, "the rings no longer held steps %llu-%llu "
+                     "(ARGUS_RING_EVENTS too small for the window)",
+                     (unsigned long long)p->from, (unsigned long long)p->to);
+        else
+            snprintf(p->why, sizeof p->why, "no target rank answered");
+        tq.st.failed++;
+        goto out;
+    }
+    snprintf(rel, sizeof rel, "traces/%s-steps-%llu-%llu.json", kind,
+             (unsigned long long)first, (unsigned long long)last);
+    for (size_t j = 0; j < tq.o.plans->n; j++)
+        if (j != i && strcmp(tq.o.plans->v[j].path, rel) == 0) {
+            snprintf(rel, sizeof rel, "traces/%s-%zu-steps-%llu-%llu.json", kind, i + 1,
+                     (unsigned long long)first, (unsigned long long)last);
+            break;
+        }
+    snprintf(path, sizeof path, "%s/%s", tq.o.dir, rel);
+    char *doc = NULL;
+    size_t doclen = 0;
+    FILE *f = open_memstream(&doc, &doclen);
+    if (!f) {
+        p->state = ARGUS_TRACE_FAILED;
+        snprintf(p->why, sizeof p->why, "out of memory for %s", rel);
+        tq.st.failed++;
+        goto out;
+    }
+    fprintf(f, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"argus_anomaly\": \"%s\", "
+            "\"steps\": [%llu, %llu], \"clock\": \"us since the job started, on rank 0's "
+            "clock (each rank's offset from ping-pong; GPU time by its clock triple)\"",
+            kind, (unsigned long long)first, (unsigned long long)last);
+    write_ranks(f, "sources", p, c, 0);
+    write_ranks(f, "peers", p, c, 1);
+    write_ranks(f, "missing", p, c, 2);
+    fputs("},\n\"traceEvents\": [", f);
+    int firstev = 1;
+    for (uint32_t k = 0; k < p->ntargets; k++) {
+        if (!c->p[k].got)
+            continue;
+        splice(f, &c->p[k], &firstev);
+        /* sources on top, labelled; peers below */
+        fprintf(f, "%s{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %u, "
+                "\"tid\": 0, \"args\": {\"sort_index\": %u}},\n{\"name\": \"process_labels\", "
+                "\"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"args\": {\"labels\": \"%s\"}}",
+                firstev ? "" : ",\n", p->targets[k], k, p->targets[k],
+                k < p->nsources ? "source" : "healthy peer");
+        firstev = 0;
+    }
+    fputs("]}\n", f);
+    char err[512];
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad || !doc ||
+        argus_file_write_atomic(path, doc, doclen, err, sizeof err) != 0) {
+        free(doc);
+        p->state = ARGUS_TRACE_FAILED;
+        snprintf(p->why, sizeof p->why, "cannot write %s", rel);
+        argus_log_once(ARGUS_LOG_WARN, "trace-write", "%s; L4 traces are not kept",
+                       bad || !doc ? "out of memory for a trace" : err);
+        tq.st.failed++;
+        goto out;
+    }
+    free(doc);
+    snprintf(p->path, sizeof p->path, "%s", rel);
+    p->state = ARGUS_TRACE_WRITTEN;
+    tq.st.written++;
+out:
+    for (uint32_t k = 0; k < ARGUS_TRACE_TARGETS; k++) {
+        free(c->p[k].json);
+        c->p[k].json = NULL;
+    }
+}
+
+static int root_round(int64_t offset_ns, int final)
+{
+    struct argus_traceplan *tp = tq.o.plans;
+    int any = 0;
+
+    if (!tp || !tq.col)
+        return 0;
+    for (size_t i = 0; i < tp->n; i++)
+        if (tp->v[i].state == ARGUS_TRACE_WANTED && !final) {
+            ask(i, offset_ns);
+            any = 1;
+        }
+    any |= collect_replies();
+    const uint64_t now = argus_clock_monotonic_ns();
+    for (size_t i = 0; i < tp->n; i++) {
+        struct argus_trace_plan *p = &tp->v[i];
+        if (p->state != ARGUS_TRACE_ASKED)
+            continue;
+        uint32_t got = 0;
+        for (uint32_t k = 0; k < p->ntargets; k++)
+            got += (uint32_t)tq.col[i].p[k].got;
+        uint64_t waited = now - p->asked_ns;
+        if (got == p->ntargets || waited > (uint64_t)tq.o.timeout_ms * 1000000ull ||
+            (final && waited > FINAL_WAIT_NS)) {
+            finish_plan(i);
+            any = 1;
+        }
+    }
+    return any;
+}
+
+int argus_tracereq_poll(int64_t offset_ns, int final)
+{
+    if (!tq.on)
+        return 0;
+    if (tq.o.rank == 0)
+        return root_round(offset_ns, final);
+    return serve(offset_ns);
+}
+
+int argus_tracereq_busy(void)
+{
+    if (!tq.on)
+        return 0;
+    if (tq.o.rank != 0)
+        return tq.sending;
+    for (size_t i = 0; tq.o.plans && i < tq.o.plans->n; i++)
+        if (tq.o.plans->v[i].state == ARGUS_TRACE_ASKED)
+            return 1;
+    return 0;
+}
+
+void argus_tracereq_finish(int64_t offset_ns, int linger)
+{
+    const uint64_t until = argus_clock_monotonic_ns() + FINISH_WAIT_NS;
+
+    while (linger && argus_tracereq_busy() && argus_clock_monotonic_ns() < until)
+        if (!argus_tracereq_poll(offset_ns, 1)) {
+            struct timespec ts = {0, 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    argus_tracereq_free();
+}
+
+void argus_tracereq_free(void)
+{
+    if (!tq.on)
+        return;
+    if (tq.sending) {
+        /* still in flight at the very end: leave the buffer to MPI, never free it early */
+        MPI_Request_free(&tq.sreq);
+        tq.reply = NULL;
+    }
+    free(tq.reply);
+    if (tq.col && tq.o.plans)
+        for (size_t i = 0; i < tq.o.plans->n; i++) {
+            for (int r = 0; r < tq.col[i].nreq; r++)
+                MPI_Request_free(&tq.col[i].req[r]);
+            for (uint32_t k = 0; k < ARGUS_TRACE_TARGETS; k++)
+                free(tq.col[i].p[k].json);
+        }
+    free(tq.col);
+    memset(&tq, 0, sizeof tq);
+}
+
+void argus_tracereq_get_stats(struct argus_tracereq_stats *st)
+{
+    *st = tq.st;
+}
