@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/outdir.h"
 #include "common/wire.h"
+#include "reduce/tracemerge.h"
 #include "tracer/ring.h"
 #include "tracer/tracer.h"
 
@@ -303,29 +304,6 @@ static int collect_replies(void)
     }
 }
 
-/* Copy the events of one reply's array (between its outer brackets) to f. */
-static void splice(FILE *f, const struct part *pt, int *first)
-{
-    const char *s = pt->json;
-    size_t b = 0, e = pt->h.len;
-    while (b < e && s[b] != '[')
-        b++;
-    while (e > b && s[e - 1] != ']')
-        e--;
-    if (e - b < 2)
-        return;
-    b++; /* past '[' */
-    e--; /* at ']' */
-    while (b < e && (s[b] == ' ' || s[b] == '\n'))
-        b++;
-    if (b == e)
-        return;
-    if (!*first)
-        fputs(",\n", f);
-    *first = 0;
-    fwrite(s + b, 1, e - b, f);
-}
-
 static void write_ranks(FILE *f, const char *key, const struct argus_trace_plan *p,
                         const struct collect *c, int which)
 {
@@ -394,28 +372,47 @@ static void finish_plan(size_t i)
         tq.st.failed++;
         goto out;
     }
-    fprintf(f, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"argus_anomaly\": \"%s\", "
-            "\"steps\": [%llu, %llu], \"clock\": \"us since the job started, on rank 0's "
-            "clock (each rank's offset from ping-pong; GPU time by its clock triple)\"",
+    struct argus_trace_part parts[ARGUS_TRACE_TARGETS];
+    uint32_t kof[ARGUS_TRACE_TARGETS], np = 0;
+    for (uint32_t k = 0; k < p->ntargets; k++)
+        if (c->p[k].got) { /* sources first: the first answering source is the reference */
+            parts[np] = (struct argus_trace_part){.rank = p->targets[k], .json = c->p[k].json,
+                                                  .len = c->p[k].h.len};
+            kof[np++] = k;
+        }
+    fputs("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n", f);
+    int wrote = 0;
+    if (argus_trace_merge(f, parts, np, &wrote) != 0) {
+        fclose(f);
+        free(doc);
+        p->state = ARGUS_TRACE_FAILED;
+        snprintf(p->why, sizeof p->why, "the replies could not be merged (out of memory)");
+        tq.st.failed++;
+        goto out;
+    }
+    for (uint32_t m = 0; m < np; m++) { /* sources on top, labelled; peers below */
+        uint32_t k = kof[m];
+        fprintf(f, "%s{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %u, "
+                "\"tid\": 0, \"args\": {\"sort_index\": %u}},\n{\"name\": \"process_labels\", "
+                "\"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"args\": {\"labels\": \"%s\"}}",
+                wrote ? ",\n" : "", p->targets[k], k, p->targets[k],
+                k < p->nsources ? "source" : "healthy peer");
+        wrote = 1;
+    }
+    fprintf(f, "],\n\"otherData\": {\"argus_anomaly\": \"%s\", \"steps\": [%llu, %llu], "
+            "\"clock\": \"us since the job started, on rank 0's clock: each rank's ping-pong "
+            "offset (GPU time by its clock triple), then refined on the ends of collectives "
+            "it shares with the reference rank\"",
             kind, (unsigned long long)first, (unsigned long long)last);
     write_ranks(f, "sources", p, c, 0);
     write_ranks(f, "peers", p, c, 1);
     write_ranks(f, "missing", p, c, 2);
-    fputs("},\n\"traceEvents\": [", f);
-    int firstev = 1;
-    for (uint32_t k = 0; k < p->ntargets; k++) {
-        if (!c->p[k].got)
-            continue;
-        splice(f, &c->p[k], &firstev);
-        /* sources on top, labelled; peers below */
-        fprintf(f, "%s{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %u, "
-                "\"tid\": 0, \"args\": {\"sort_index\": %u}},\n{\"name\": \"process_labels\", "
-                "\"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"args\": {\"labels\": \"%s\"}}",
-                firstev ? "" : ",\n", p->targets[k], k, p->targets[k],
-                k < p->nsources ? "source" : "healthy peer");
-        firstev = 0;
-    }
-    fputs("]}\n", f);
+    fprintf(f, ", \"clock_reference_rank\": %u, \"clock_refinement\": [", np ? parts[0].rank : 0);
+    for (uint32_t m = 1; m < np; m++)
+        fprintf(f, "%s{\"rank\": %u, \"shift_us\": %.3f, \"collectives\": %u, "
+                "\"mad_us\": %.3f}", m > 1 ? ", " : "", parts[m].rank,
+                (double)parts[m].refine_ns / 1000.0, parts[m].matched, parts[m].mad_ns / 1000.0);
+    fputs("]}}\n", f);
     char err[512];
     int bad = ferror(f);
     if (fclose(f) != 0 || bad || !doc ||
