@@ -6,11 +6,13 @@
  *                        names handed over as stable pointers, as the collector does);
  *   ns_step_end_per_record the step-end build's share of ns_per_record;
  *   ns_walk_only         the adapter walk alone (a consumer that does nothing);
- *   bytes_per_rank_step  the budgeted record (tracer/budget.c) of a realistic step:
- *                        50,000 launches over 200 names, 8 of them NCCL;
- *   compression_ratio    raw Kernel10 bytes / budgeted bytes;
- *   wire_summary_bytes   the same step as the wire-v2 summary record, which is what
- *                        the reduction ships today (every kernel mode, with sketches);
+ *   bytes_per_rank_step  what ships per rank and step: the wire summary record
+ *                        (common/wire.h, version wire_version) of the realistic step
+ *                        (tests/common/realistic_step.h: 50,000 launches over 200 names,
+ *                        8 of them NCCL), as the summariser builds it with coverage 0.97;
+ *   compression_ratio    raw Kernel10 bytes / bytes_per_rank_step;
+ *   kmodes               kernel modes in that summary;
+ *   budget_record_bytes  the same step as tracer/budget.c's record (not shipped);
  *   rss_kb_*             resident memory after 1,000 and after all small steps of the
  *                        memory run (flat = ring + tables only).
  * Not a test. Usage: tracer_bench [steps [mem_steps]] (defaults 20 and 100000).
@@ -24,6 +26,7 @@
 #include <cupti.h>
 
 #include "common/wire.h"
+#include "tests/common/realistic_step.h"
 #include "tracer/budget.h"
 #include "tracer/collect.h"
 #include "tracer/cupti_adapter.h"
@@ -42,8 +45,8 @@
 #define CALLGRIND_TOGGLE_COLLECT
 #endif
 
-#define KPS 50000
-#define NAMES 200
+#define KPS RS_KPS
+#define NAMES RS_NAMES
 
 static uint64_t cpu_ns(void)
 {
@@ -62,14 +65,6 @@ static long rss_kb(void)
         fclose(f);
     }
     return rss * 4;
-}
-
-static uint32_t rnd(uint32_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 17;
-    *s ^= *s << 5;
-    return *s;
 }
 
 static struct argus_summarizer *sm;
@@ -109,25 +104,24 @@ static void feed_none(void *ctx, const struct argus_act *a)
 
 static char names[NAMES][128];
 
-/* One step of KPS Kernel10 records starting at t; returns the buffer length. */
-static size_t build_step(uint8_t *buf, uint64_t *t, uint32_t seed)
+/* Step `step` of the realistic step (KPS Kernel10 records) starting at t; returns the
+ * buffer length. */
+static size_t build_step(uint8_t *buf, uint64_t *t, int step)
 {
     CUpti_ActivityKernel10 k;
+    struct rs_gen g;
     size_t len = 0;
-    uint32_t pick = 7; /* the same kernel sequence every step */
 
     memset(&k, 0, sizeof k);
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    rs_begin(&g, step);
     for (int i = 0; i < KPS; i++) {
-        double u = (double)(rnd(&pick) >> 8) / (double)(1u << 24);
-        int n = (int)(u * u * u * NAMES);
-        double us = 400.0 / (1 + n) * (1 + (n % 3 == 0 && i % 2));
-        double noise = 1 + 0.03 * ((double)(rnd(&seed) % 2001) / 1000.0 - 1);
-        uint64_t d = (uint64_t)(us * 1000 * noise) + 1000;
+        int n;
+        uint64_t d = rs_next(&g, &n);
         k.name = names[n];
         k.start = *t;
         k.end = *t + d;
-        k.streamId = n < 8;
+        k.streamId = n < RS_NCCL;
         k.correlationId = (uint32_t)i;
         memcpy(buf + len, &k, sizeof k);
         len += sizeof k;
@@ -149,18 +143,17 @@ int main(int argc, char **argv)
     uint8_t *buf = aligned_alloc(64, cap);
     uint64_t t = 1700000000000000000ull, t1 = t, work = 0, work_end = 0, work_walk = 0;
     struct argus_act_stats st_none;
-    long bytes = 0, wire = 0;
+    long budget = 0, wire = 0;
+    uint32_t kmodes = 0;
 
     if (!buf || steps < 2 || argus_summarizer_create(&so, &sm) || argus_budget_create(&bud))
         return 1;
-    for (int i = 0; i < NAMES; i++)
-        snprintf(names[i], sizeof names[i], i < 8 ? "ncclDevKernel_AllReduce_Sum_bf16_RING_LL_%d"
-                 : "_ZN7cutlass6KernelINS_4gemm6kernel4GemmILi%dELi128ELi32EEEEEvNT_6ParamsE", i);
+    rs_names(names);
     memset(&st, 0, sizeof st);
     memset(&st_none, 0, sizeof st_none);
     for (int s = 1; s <= steps; s++) {
         uint64_t t0 = t;
-        size_t len = build_step(buf, &t, 1234u + (uint32_t)s);
+        size_t len = build_step(buf, &t, s);
         if (s > 1)
             CALLGRIND_TOGGLE_COLLECT;
         uint64_t c0 = cpu_ns();
@@ -177,12 +170,13 @@ int main(int argc, char **argv)
         }
         /* The same walk with a consumer that does nothing: the adapter's share (the
          * buffer is as cold as above: rebuilt first). */
-        build_step(buf, &t1, 1234u + (uint32_t)s);
+        build_step(buf, &t1, s);
         c0 = cpu_ns();
         argus_cupti_walk(buf, len, &st_none, feed_none, NULL);
         work_walk += cpu_ns() - c0;
-        bytes = argus_budget_encode(bud, &last, 0.97, 0, enc, sizeof enc);
-        wire = argus_summary_encode(&last, enc, sizeof enc); /* what ships today */
+        budget = argus_budget_encode(bud, &last, 0.97, 0, enc, sizeof enc);
+        wire = argus_summary_encode(&last, enc, sizeof enc); /* what ships */
+        kmodes = last.n_kmodes;
         t += 2000;
     }
     double ns_rec = (double)work / ((double)(steps - 1) * KPS);
@@ -210,12 +204,11 @@ int main(int argc, char **argv)
     }
     printf("{\"bench\":\"tracer\",\"records_per_step\":%d,\"names\":%d,\"steps\":%d,"
            "\"ns_per_record\":%.1f,\"ns_step_end_per_record\":%.1f,\"ns_walk_only\":%.1f,"
-           "\"bytes_per_rank_step\":%ld,\"raw_bytes_per_step\":%.0f,"
-           "\"compression_ratio\":%.0f,\"wire_summary_bytes\":%ld,\"kmodes\":%u,"
+           "\"bytes_per_rank_step\":%ld,\"wire_version\":%d,\"raw_bytes_per_step\":%.0f,"
+           "\"compression_ratio\":%.0f,\"kmodes\":%u,\"budget_record_bytes\":%ld,"
            "\"mem_steps\":%ld,\"rss_kb_after_1k\":%ld,\"rss_kb_end\":%ld}\n",
-           KPS, NAMES, steps, ns_rec, ns_end, ns_walk, bytes, raw,
-           bytes > 0 ? raw / (double)bytes : 0.0, wire,
-           last.n_kmodes, mem_steps, rss_1k, rss_kb());
+           KPS, NAMES, steps, ns_rec, ns_end, ns_walk, wire, ARGUS_WIRE_VERSION, raw,
+           wire > 0 ? raw / (double)wire : 0.0, kmodes, budget, mem_steps, rss_1k, rss_kb());
     argus_ring_free(ring);
     argus_budget_free(bud);
     argus_summarizer_free(sm);

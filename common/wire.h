@@ -8,9 +8,23 @@
  *   u32 payload length in bytes
  *   ... payload ...
  *   u32 CRC32C over magic..payload
- * Only used kmodes are encoded, and of each sketch only its used bucket span. Summaries
- * (version 2) write their counts and times as varints (wire_summary.c has the layout);
- * version-1 summaries, with fixed widths, are still read.
+ * Only used kmodes are encoded, and of each sketch only its used bucket span.
+ *
+ * Summaries are written as version 3 (wire_summary.c has the byte layout) and versions 1
+ * (fixed widths) and 2 (varints) are still read. Version 3 is LOSSLESS: every field of
+ * struct argus_step_summary decodes to exactly the value encoded (no precision is lost;
+ * tests/common/test_wire_v3.c checks it bit for bit). Its savings over version 2 come
+ * from redundancy only: class, phase and mode in one key byte; a kernel's later modes
+ * reuse the previous mode's 8-byte name hash (one flag bit); count is implied by the
+ * sketch (zeros + bucket counts) unless it differs; sketch flags/zeros only when non-zero;
+ * max, sum, end, host gap and clocks as differences from values already sent (max - min,
+ * sum - count * min, ...) and the sketch base as its difference from a predictor computed
+ * from min (integer arithmetic, so identical on every host); coords as varints. Each record
+ * stands alone (no state shared between records: a lost record loses only itself).
+ * The realistic step of bench/tracer_bench (50,000 launches over 200 names, coverage 0.97,
+ * 34 kernel modes) took 1,263 B as version 2 and takes 904 B as version 3, 11,947x less
+ * than its CUPTI records; tests/common/test_wire_step.c fails past 1,024 B.
+ * Name and rank-info records have the same layout in every version.
  *
  * Decoders never trust input: every length is bounds-checked, a bad magic, unknown version
  * or type, short buffer or checksum mismatch returns a negative code and fills errbuf
@@ -25,7 +39,8 @@
 #include "common/types.h"
 
 #define ARGUS_WIRE_MAGIC 0x53475241u /* "ARGS" read little-endian */
-#define ARGUS_WIRE_VERSION 2     /* written; 2: varint summaries with overhead + clock triple */
+#define ARGUS_WIRE_VERSION 3     /* written; 2: varint summaries with overhead + clock triple;
+                                    3: lossless compact summaries (see above) */
 #define ARGUS_WIRE_VERSION_MIN 1 /* oldest still read (spools written by older builds) */
 #define ARGUS_WIRE_HDR 12  /* magic + version + type + length */
 #define ARGUS_WIRE_TRAILER 4
@@ -57,7 +72,9 @@ uint32_t argus_crc32c(const void *data, size_t len);
 /* Upper bound of the encoded size of a summary with n kmodes. */
 size_t argus_summary_encoded_max(uint32_t n_kmodes);
 
-/* Encode into buf[cap]. Returns bytes written (> 0) or -ENOSPC / -EINVAL. */
+/* Encode into buf[cap] (summaries as version 3). Returns bytes written (> 0) or -ENOSPC
+ * (nothing written) / -EINVAL (NULL, more than ARGUS_MAX_KMODES kmodes, a sketch wider than
+ * ARGUS_QSKETCH_BUCKETS, or a kmode class or phase out of range). */
 long argus_summary_encode(const struct argus_step_summary *s, uint8_t *buf, size_t cap);
 long argus_name_encode(uint64_t hash, const char *name, uint8_t *buf, size_t cap);
 long argus_rankinfo_encode(const struct argus_rank_info *ri, uint8_t *buf, size_t cap);

@@ -12,6 +12,8 @@
 
 #include "common/types.h"
 
+/* A writer. With p == NULL it only counts (pos grows, nothing is stored): an encoder runs
+ * once that way to size its record, then writes it for real. */
 struct wbuf {
     uint8_t *p;
     size_t pos, cap; /* the encoders check the size before writing */
@@ -29,7 +31,12 @@ struct rbuf {
 
 #define WIRE_UV_MAX 10 /* longest LEB128 encoding of a u64 */
 
-static inline void put8(struct wbuf *w, uint8_t v) { w->p[w->pos++] = v; }
+static inline void put8(struct wbuf *w, uint8_t v)
+{
+    if (w->p)
+        w->p[w->pos] = v;
+    w->pos++;
+}
 static inline void put16(struct wbuf *w, uint16_t v)
 {
     put8(w, (uint8_t)v);
@@ -56,6 +63,12 @@ static inline void put_uv(struct wbuf *w, uint64_t v)
 static inline void put_sv(struct wbuf *w, int64_t v)
 {
     put_uv(w, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+/* Zigzag of a 64-bit two's-complement bit pattern: the difference a - b of two u64 fields
+ * travels as put_zz(a - b) and comes back exactly as b + get_zz() (all modulo 2^64). */
+static inline void put_zz(struct wbuf *w, uint64_t v)
+{
+    put_uv(w, (v << 1) ^ (0 - (v >> 63)));
 }
 static inline size_t uv_len(uint64_t v)
 {
@@ -151,6 +164,12 @@ static inline int64_t get_sv(struct rbuf *r)
 {
     uint64_t u = get_uv(r);
     return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+static inline uint64_t get_zz(struct rbuf *r)
+{
+    uint64_t u = get_uv(r);
+    return (u >> 1) ^ (0 - (u & 1));
 }
 
 static inline void put_coords(struct wbuf *w, const struct argus_coords *c)

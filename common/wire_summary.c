@@ -1,18 +1,33 @@
-/* wire_summary.c — the step-summary record of wire.h (contract 3), encoded as version 2
- * and decoded as version 1 or 2. Every field is written byte by byte (never a struct
+/* wire_summary.c — the step-summary record of wire.h (contract 3), encoded as version 3
+ * and decoded as version 1, 2 or 3. Every field is written byte by byte (never a struct
  * memcpy), so the format does not depend on the host's layout; the decoder trusts
  * nothing and names the offset of the first bad field. No allocation.
  *
- * Version 2 payload (uv: LEB128 varint, sv: zigzag varint):
- *   uv step, uv rank, uv flags, uv start_ns, uv end_ns, sv clock_offset_ns,
- *   8 x u16 coords (tp_size pp_size dp_size ep_size tp pp dp ep),
+ * Version 3 payload (uv: LEB128 varint; zz: zigzag varint of a u64 difference taken
+ * modulo 2^64, so every value round-trips exactly; wall = end_ns - start_ns):
+ *   uv step, uv rank, uv flags, uv start_ns, uv wall, sv clock_offset_ns,
+ *   8 x uv coords (tp_size pp_size dp_size ep_size tp pp dp ep, each <= 65535),
  *   ARGUS_PH_COUNT x uv phase_wall_ns, ARGUS_PH_COUNT x uv phase_compute_ns,
- *   uv compute collective p2p memcpy busy host_gap kernel_count dropped overhead_ns
- *      clock_gpu_ns clock_real_ns clock_mono_ns, uv n_kmodes,
- *   n_kmodes x { u64 name_hash, u8 mode, u8 kclass, u8 phase, uv count,
- *                uv sum_ns min_ns max_ns,
- *                sketch: sv base, u8 nbuckets, uv flags, uv zeros, nbuckets x uv }
- * Version 1 (older spools) had the same fields at fixed widths: u64 step, u32 rank,
+ *   uv compute collective p2p memcpy busy, zz host_gap_ns - (wall - busy_ns),
+ *   uv kernel_count dropped overhead_ns,
+ *   u8 clk (0: clock_real_ns = clock_gpu_ns = 0; 1: zz clock_real_ns - end_ns,
+ *           zz clock_gpu_ns - clock_real_ns follow), uv clock_mono_ns, uv n_kmodes,
+ *   n_kmodes x {
+ *     u8 key: bits 0-4 kclass * ARGUS_PH_COUNT + phase, bits 5-6 mode (3: u8 mode
+ *             follows), bit 7 same name_hash as the previous kernel mode (no hash follows;
+ *             not allowed on the first),
+ *     [u8 mode], [u64 name_hash],
+ *     u8 sk: bits 0-5 sketch nbuckets, bit 6 count follows (else count = zeros + sum of
+ *            the bucket counts), bit 7 sketch flags and zeros follow (else both 0),
+ *     [uv flags, uv zeros], uv min_ns, uv max_ns - min_ns,
+ *     zz sketch base - base_pred(min_ns), nbuckets x uv bucket count,
+ *     [uv count], uv sum_ns - count * min_ns }
+ * Version 2: uv step, rank, flags, start_ns, end_ns, sv clock_offset_ns, 8 x u16 coords,
+ *   uv phases, uv compute collective p2p memcpy busy host_gap kernel_count dropped
+ *   overhead_ns clock_gpu_ns clock_real_ns clock_mono_ns, uv n_kmodes, per kmode u64 hash,
+ *   u8 mode/kclass/phase, uv count sum_ns min_ns max_ns, sv base, u8 nbuckets, uv flags,
+ *   uv zeros, nbuckets x uv.
+ * Version 1 (older spools) had the v2 fields at fixed widths: u64 step, u32 rank,
  * u32 flags, u64 start/end, i64 offset, coords, u64 phases and totals (no overhead or
  * clock triple), u32 n_kmodes, and per kmode u64 hash, u8 mode/kclass/phase/0, u32 count,
  * u64 sum/min/max, i32 base, u16 nbuckets, u16 flags, u32 zeros, nbuckets x u32.
@@ -26,96 +41,145 @@
 
 #define SUM_V1 (8 + 4 + 4 + 8 + 8 + 8 + 8 * 2 + 2 * ARGUS_PH_COUNT * 8 + 8 * 8 + 4)
 #define KMODE_V1 (8 + 4 + 4 + 3 * 8 + 4 + 2 + 2 + 4)
-#define SUM_MAX (10 + 5 + 5 + 10 + 10 + 10 + 8 * 2 + 2 * ARGUS_PH_COUNT * 10 + 12 * 10 + 5)
-#define KMODE_MAX (8 + 3 + 5 + 3 * 10 + 5 + 1 + 3 + 5 + ARGUS_QSKETCH_BUCKETS * 5)
+#define SUM_V2 (10 + 5 + 5 + 10 + 10 + 10 + 8 * 2 + 2 * ARGUS_PH_COUNT * 10 + 12 * 10 + 5)
+#define KMODE_V2 (8 + 3 + 5 + 3 * 10 + 5 + 1 + 3 + 5 + ARGUS_QSKETCH_BUCKETS * 5)
+#define SUM_V3 (10 + 5 + 5 + 10 + 10 + 10 + 8 * 3 + 2 * ARGUS_PH_COUNT * 10 + 9 * 10 + 1 + \
+                3 * 10 + 5)
+#define KMODE_V3 (1 + 1 + 8 + 1 + 3 + 5 + 10 + 10 + 5 + ARGUS_QSKETCH_BUCKETS * 5 + 5 + 10)
+
+#define KEY_MODE_SHIFT 5
+#define KEY_MODE_ESC 3u    /* mode >= 3: a u8 mode follows the key */
+#define KEY_SAME_HASH 0x80u
+#define SK_NBUCKETS 0x3fu
+#define SK_COUNT 0x40u     /* count travels (it is not zeros + the bucket counts) */
+#define SK_EXTRA 0x80u     /* sketch flags and zeros travel */
+
+_Static_assert(ARGUS_KC_COUNT * ARGUS_PH_COUNT <= 32, "v3 key byte: class x phase in 5 bits");
+_Static_assert(ARGUS_QSKETCH_BUCKETS <= 63, "v3 sketch byte: nbuckets in 6 bits");
 
 size_t argus_wire_summary_payload_max(void)
 {
     size_t v1 = SUM_V1 + (size_t)ARGUS_MAX_KMODES * (KMODE_V1 + ARGUS_QSKETCH_BUCKETS * 4);
-    size_t v2 = SUM_MAX + (size_t)ARGUS_MAX_KMODES * KMODE_MAX;
-    return v1 > v2 ? v1 : v2;
+    size_t v2 = SUM_V2 + (size_t)ARGUS_MAX_KMODES * KMODE_V2;
+    size_t v3 = SUM_V3 + (size_t)ARGUS_MAX_KMODES * KMODE_V3;
+    size_t m = v1 > v2 ? v1 : v2;
+    return m > v3 ? m : v3;
 }
 
 size_t argus_summary_encoded_max(uint32_t n_kmodes)
 {
-    return ARGUS_WIRE_HDR + SUM_MAX + (size_t)n_kmodes * KMODE_MAX + ARGUS_WIRE_TRAILER;
+    return ARGUS_WIRE_HDR + SUM_V3 + (size_t)n_kmodes * KMODE_V3 + ARGUS_WIRE_TRAILER;
 }
 
-/* The header's varint fields, in wire order (phases, then totals). */
-static size_t header_uvs(const struct argus_step_summary *s, uint64_t *v)
+/* The v3 predictor of a sketch's base bucket from min_ns: about ceil(log_gamma(v)) for
+ * ARGUS_QSKETCH_ALPHA 0.02 (17742 / 1024 ~ 1 / log2(gamma)), from log2(v) interpolated
+ * linearly between powers of two in 16.16 fixed point. Integer arithmetic only, so every
+ * host computes the same value: it is part of the format (base travels as its difference
+ * from this, usually one byte; any base is still representable). */
+static int64_t base_pred(uint64_t v)
 {
-    size_t n = 0;
-    for (int p = 0; p < ARGUS_PH_COUNT; p++)
-        v[n++] = s->phase_wall_ns[p];
-    for (int p = 0; p < ARGUS_PH_COUNT; p++)
-        v[n++] = s->phase_compute_ns[p];
+    if (v == 0)
+        return 0;
+    int l = 63 - __builtin_clzll(v);
+    uint64_t frac = l >= 16 ? (v >> (l - 16)) & 0xffff : (v << (16 - l)) & 0xffff;
+    uint64_t l2 = ((uint64_t)l << 16) | frac;
+    return (int64_t)((l2 * 17742u) >> 26) + 1;
+}
+
+static uint64_t sketch_total(const struct argus_qsketch *q)
+{
+    uint64_t n = q->zeros;
+    for (uint16_t b = 0; b < q->nbuckets; b++)
+        n += q->counts[b];
+    return n;
+}
+
+static void put_kmode_v3(struct wbuf *w, const struct argus_kmode_stats *k,
+                         const struct argus_kmode_stats *prev)
+{
+    const struct argus_qsketch *q = &k->sketch;
+    const unsigned mode = k->mode < KEY_MODE_ESC ? k->mode : KEY_MODE_ESC;
+    const int same = prev && prev->name_hash == k->name_hash;
+    const int has_count = sketch_total(q) != k->count, extra = q->flags || q->zeros;
+
+    put8(w, (uint8_t)((k->kclass * ARGUS_PH_COUNT + k->phase) | mode << KEY_MODE_SHIFT |
+                      (same ? KEY_SAME_HASH : 0)));
+    if (mode == KEY_MODE_ESC)
+        put8(w, k->mode);
+    if (!same)
+        put64(w, k->name_hash);
+    put8(w, (uint8_t)(q->nbuckets | (has_count ? SK_COUNT : 0) | (extra ? SK_EXTRA : 0)));
+    if (extra) {
+        put_uv(w, q->flags);
+        put_uv(w, q->zeros);
+    }
+    put_uv(w, k->min_ns);
+    put_uv(w, k->max_ns - k->min_ns);
+    put_zz(w, (uint64_t)(int64_t)q->base - (uint64_t)base_pred(k->min_ns));
+    for (uint16_t b = 0; b < q->nbuckets; b++)
+        put_uv(w, q->counts[b]);
+    if (has_count)
+        put_uv(w, k->count);
+    put_uv(w, k->sum_ns - (uint64_t)k->count * k->min_ns);
+}
+
+/* The whole v3 payload; with w->p == NULL this only sizes it. */
+static void put_summary_v3(struct wbuf *w, const struct argus_step_summary *s)
+{
+    const uint64_t wall = s->end_ns - s->start_ns;
+    const uint16_t c[] = {s->coords.tp_size, s->coords.pp_size, s->coords.dp_size,
+                          s->coords.ep_size, s->coords.tp, s->coords.pp, s->coords.dp,
+                          s->coords.ep};
     const uint64_t t[] = {s->compute_ns, s->collective_ns, s->p2p_ns, s->memcpy_ns,
-                          s->busy_ns, s->host_gap_ns, s->kernel_count, s->dropped,
-                          s->overhead_ns, s->clock_gpu_ns, s->clock_real_ns, s->clock_mono_ns};
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        v[n++] = t[i];
-    return n;
-}
+                          s->busy_ns};
 
-static size_t kmode_size(const struct argus_kmode_stats *k)
-{
-    size_t n = 8 + 3 + uv_len(k->count) + uv_len(k->sum_ns) + uv_len(k->min_ns) +
-               uv_len(k->max_ns) + sv_len(k->sketch.base) + 1 + uv_len(k->sketch.flags) +
-               uv_len(k->sketch.zeros);
-    for (uint16_t b = 0; b < k->sketch.nbuckets; b++)
-        n += uv_len(k->sketch.counts[b]);
-    return n;
+    put_uv(w, s->step);
+    put_uv(w, s->rank);
+    put_uv(w, s->flags);
+    put_uv(w, s->start_ns);
+    put_uv(w, wall);
+    put_sv(w, s->clock_offset_ns);
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        put_uv(w, c[i]);
+    for (int p = 0; p < ARGUS_PH_COUNT; p++)
+        put_uv(w, s->phase_wall_ns[p]);
+    for (int p = 0; p < ARGUS_PH_COUNT; p++)
+        put_uv(w, s->phase_compute_ns[p]);
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        put_uv(w, t[i]);
+    put_zz(w, s->host_gap_ns - (wall - s->busy_ns));
+    put_uv(w, s->kernel_count);
+    put_uv(w, s->dropped);
+    put_uv(w, s->overhead_ns);
+    const int clk = s->clock_real_ns || s->clock_gpu_ns;
+    put8(w, (uint8_t)clk);
+    if (clk) {
+        put_zz(w, s->clock_real_ns - s->end_ns);
+        put_zz(w, s->clock_gpu_ns - s->clock_real_ns);
+    }
+    put_uv(w, s->clock_mono_ns);
+    put_uv(w, s->n_kmodes);
+    for (uint32_t i = 0; i < s->n_kmodes; i++)
+        put_kmode_v3(w, &s->kmodes[i], i ? &s->kmodes[i - 1] : NULL);
 }
 
 long argus_summary_encode(const struct argus_step_summary *s, uint8_t *buf, size_t cap)
 {
-    uint64_t hv[2 * ARGUS_PH_COUNT + 12];
-
     if (!s || !buf || s->n_kmodes > ARGUS_MAX_KMODES)
         return -EINVAL;
-    size_t nh = header_uvs(s, hv);
-    size_t need = ARGUS_WIRE_HDR + uv_len(s->step) + uv_len(s->rank) + uv_len(s->flags) +
-                  uv_len(s->start_ns) + uv_len(s->end_ns) + sv_len(s->clock_offset_ns) + 16 +
-                  uv_len(s->n_kmodes) + ARGUS_WIRE_TRAILER;
-    for (size_t i = 0; i < nh; i++)
-        need += uv_len(hv[i]);
-    for (uint32_t i = 0; i < s->n_kmodes; i++) {
-        if (s->kmodes[i].sketch.nbuckets > ARGUS_QSKETCH_BUCKETS)
-            return -EINVAL;
-        need += kmode_size(&s->kmodes[i]);
-    }
-    if (need > cap)
-        return -ENOSPC;
-
-    struct wbuf w = {buf, 0, cap};
-    argus_wire_rec_start(&w, ARGUS_REC_SUMMARY);
-    put_uv(&w, s->step);
-    put_uv(&w, s->rank);
-    put_uv(&w, s->flags);
-    put_uv(&w, s->start_ns);
-    put_uv(&w, s->end_ns);
-    put_sv(&w, s->clock_offset_ns);
-    put_coords(&w, &s->coords);
-    for (size_t i = 0; i < nh; i++)
-        put_uv(&w, hv[i]);
-    put_uv(&w, s->n_kmodes);
     for (uint32_t i = 0; i < s->n_kmodes; i++) {
         const struct argus_kmode_stats *k = &s->kmodes[i];
-        put64(&w, k->name_hash);
-        put8(&w, k->mode);
-        put8(&w, k->kclass);
-        put8(&w, k->phase);
-        put_uv(&w, k->count);
-        put_uv(&w, k->sum_ns);
-        put_uv(&w, k->min_ns);
-        put_uv(&w, k->max_ns);
-        put_sv(&w, k->sketch.base);
-        put8(&w, (uint8_t)k->sketch.nbuckets);
-        put_uv(&w, k->sketch.flags);
-        put_uv(&w, k->sketch.zeros);
-        for (uint16_t b = 0; b < k->sketch.nbuckets; b++)
-            put_uv(&w, k->sketch.counts[b]);
+        if (k->sketch.nbuckets > ARGUS_QSKETCH_BUCKETS || k->kclass >= ARGUS_KC_COUNT ||
+            k->phase >= ARGUS_PH_COUNT)
+            return -EINVAL;
     }
+    struct wbuf w = {NULL, 0, 0};
+    put_summary_v3(&w, s);
+    if (ARGUS_WIRE_HDR + w.pos + ARGUS_WIRE_TRAILER > cap)
+        return -ENOSPC;
+    w = (struct wbuf){buf, 0, cap};
+    argus_wire_rec_start(&w, ARGUS_REC_SUMMARY);
+    put_summary_v3(&w, s);
     return argus_wire_rec_finish(&w);
 }
 
@@ -123,21 +187,27 @@ long argus_summary_encode(const struct argus_step_summary *s, uint8_t *buf, size
  * its field is an error naming its offset (range_at). */
 struct sdec {
     struct rbuf r;
-    int v2;
+    int varint;      /* v2 and later: varints where v1 had fixed widths */
     size_t range_at; /* offset of the first out-of-range value, 0 when none */
 };
+
+static void out_of_range(struct sdec *d, size_t at)
+{
+    if (!d->r.bad && !d->range_at)
+        d->range_at = at;
+}
 
 static uint64_t rd_u(struct sdec *d, int v1_bytes, uint64_t max)
 {
     size_t at = d->r.pos;
     uint64_t v;
 
-    if (d->v2)
+    if (d->varint)
         v = get_uv(&d->r);
     else
         v = v1_bytes == 8 ? get64(&d->r) : v1_bytes == 4 ? get32(&d->r) : get16(&d->r);
-    if (v > max && !d->r.bad && !d->range_at) {
-        d->range_at = at;
+    if (v > max && !d->r.bad) {
+        out_of_range(d, at);
         return 0;
     }
     return v;
@@ -145,9 +215,176 @@ static uint64_t rd_u(struct sdec *d, int v1_bytes, uint64_t max)
 
 static int64_t rd_s(struct sdec *d, int v1_bytes)
 {
-    if (d->v2)
+    if (d->varint)
         return get_sv(&d->r);
     return v1_bytes == 8 ? (int64_t)get64(&d->r) : (int64_t)(int32_t)get32(&d->r);
+}
+
+/* Shared checks of one decoded kernel mode (kat: its offset, nbat: its nbuckets'). */
+static int check_kmode(const struct argus_kmode_stats *k, uint32_t i, size_t kat, size_t nbat,
+                       char *errbuf, size_t errlen)
+{
+    if (k->kclass >= ARGUS_KC_COUNT || k->phase >= ARGUS_PH_COUNT) {
+        argus_seterr(errbuf, errlen, "summary: kernel mode %u at offset %zu has class %u, "
+                     "phase %u", i, kat, k->kclass, k->phase);
+        return -EBADMSG;
+    }
+    if (k->sketch.nbuckets > ARGUS_QSKETCH_BUCKETS) {
+        argus_seterr(errbuf, errlen, "summary: sketch of %u buckets at offset %zu, at most %d",
+                     k->sketch.nbuckets, nbat, ARGUS_QSKETCH_BUCKETS);
+        return -EBADMSG;
+    }
+    return 0;
+}
+
+static void header_v12(struct sdec *d, struct argus_step_summary *out)
+{
+    out->start_ns = rd_u(d, 8, UINT64_MAX);
+    out->end_ns = rd_u(d, 8, UINT64_MAX);
+    out->clock_offset_ns = rd_s(d, 8);
+    get_coords(&d->r, &out->coords);
+    uint64_t *hv[] = {&out->compute_ns, &out->collective_ns, &out->p2p_ns, &out->memcpy_ns,
+                      &out->busy_ns, &out->host_gap_ns, &out->kernel_count, &out->dropped,
+                      &out->overhead_ns, &out->clock_gpu_ns, &out->clock_real_ns,
+                      &out->clock_mono_ns};
+    for (int p = 0; p < ARGUS_PH_COUNT; p++)
+        out->phase_wall_ns[p] = rd_u(d, 8, UINT64_MAX);
+    for (int p = 0; p < ARGUS_PH_COUNT; p++)
+        out->phase_compute_ns[p] = rd_u(d, 8, UINT64_MAX);
+    for (size_t i = 0; i < (d->varint ? 12u : 8u); i++) /* v1: no overhead, no clocks */
+        *hv[i] = rd_u(d, 8, UINT64_MAX);
+}
+
+static void header_v3(struct sdec *d, struct argus_step_summary *out)
+{
+    struct rbuf *r = &d->r;
+    uint16_t *c[] = {&out->coords.tp_size, &out->coords.pp_size, &out->coords.dp_size,
+                     &out->coords.ep_size, &out->coords.tp, &out->coords.pp, &out->coords.dp,
+                     &out->coords.ep};
+    uint64_t *t[] = {&out->compute_ns, &out->collective_ns, &out->p2p_ns, &out->memcpy_ns,
+                     &out->busy_ns};
+
+    out->start_ns = get_uv(r);
+    const uint64_t wall = get_uv(r);
+    out->end_ns = out->start_ns + wall;
+    out->clock_offset_ns = get_sv(r);
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        *c[i] = (uint16_t)rd_u(d, 2, UINT16_MAX);
+    for (int p = 0; p < ARGUS_PH_COUNT; p++)
+        out->phase_wall_ns[p] = get_uv(r);
+    for (int p = 0; p < ARGUS_PH_COUNT; p++)
+        out->phase_compute_ns[p] = get_uv(r);
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        *t[i] = get_uv(r);
+    out->host_gap_ns = wall - out->busy_ns + get_zz(r);
+    out->kernel_count = get_uv(r);
+    out->dropped = get_uv(r);
+    out->overhead_ns = get_uv(r);
+    size_t at = r->pos;
+    uint8_t clk = get8(r);
+    if (clk > 1)
+        out_of_range(d, at);
+    if (clk == 1) {
+        out->clock_real_ns = out->end_ns + get_zz(r);
+        out->clock_gpu_ns = out->clock_real_ns + get_zz(r);
+    }
+    out->clock_mono_ns = get_uv(r);
+}
+
+static int kmode_v12(struct sdec *d, struct argus_kmode_stats *k, uint32_t i, char *errbuf,
+                     size_t errlen)
+{
+    size_t kat = d->r.pos;
+
+    k->name_hash = get64(&d->r);
+    k->mode = get8(&d->r);
+    k->kclass = get8(&d->r);
+    k->phase = get8(&d->r);
+    if (!d->varint)
+        (void)get8(&d->r);
+    k->count = (uint32_t)rd_u(d, 4, UINT32_MAX);
+    k->sum_ns = rd_u(d, 8, UINT64_MAX);
+    k->min_ns = rd_u(d, 8, UINT64_MAX);
+    k->max_ns = rd_u(d, 8, UINT64_MAX);
+    size_t bat = d->r.pos;
+    int64_t base = rd_s(d, 4);
+    if (base < INT32_MIN || base > INT32_MAX)
+        out_of_range(d, bat);
+    k->sketch.base = (int32_t)base;
+    size_t nbat = d->r.pos;
+    k->sketch.nbuckets = d->varint ? get8(&d->r) : get16(&d->r);
+    k->sketch.flags = (uint16_t)rd_u(d, 2, UINT16_MAX);
+    k->sketch.zeros = (uint32_t)rd_u(d, 4, UINT32_MAX);
+    if (d->r.bad)
+        return 0;
+    int rc = check_kmode(k, i, kat, nbat, errbuf, errlen);
+    if (rc < 0)
+        return rc;
+    for (uint16_t b = 0; b < k->sketch.nbuckets; b++)
+        k->sketch.counts[b] = (uint32_t)rd_u(d, 4, UINT32_MAX);
+    return 0;
+}
+
+static int kmode_v3(struct sdec *d, struct argus_step_summary *out, uint32_t i, char *errbuf,
+                    size_t errlen)
+{
+    struct rbuf *r = &d->r;
+    struct argus_kmode_stats *k = &out->kmodes[i];
+    struct argus_qsketch *q = &k->sketch;
+    size_t kat = r->pos;
+
+    uint8_t key = get8(r);
+    k->kclass = (uint8_t)((key & 0x1fu) / ARGUS_PH_COUNT);
+    k->phase = (uint8_t)((key & 0x1fu) % ARGUS_PH_COUNT);
+    unsigned mode = (key >> KEY_MODE_SHIFT) & 3u;
+    k->mode = mode == KEY_MODE_ESC ? get8(r) : (uint8_t)mode;
+    if (!(key & KEY_SAME_HASH))
+        k->name_hash = get64(r);
+    else if (i > 0)
+        k->name_hash = out->kmodes[i - 1].name_hash;
+    else if (!r->bad) {
+        argus_seterr(errbuf, errlen, "summary: kernel mode 0 at offset %zu repeats the name "
+                     "hash of no previous mode", kat);
+        return -EBADMSG;
+    }
+    size_t nbat = r->pos;
+    uint8_t sk = get8(r);
+    q->nbuckets = sk & SK_NBUCKETS;
+    if (sk & SK_EXTRA) {
+        q->flags = (uint16_t)rd_u(d, 2, UINT16_MAX);
+        q->zeros = (uint32_t)rd_u(d, 4, UINT32_MAX);
+    }
+    if (r->bad)
+        return 0;
+    int rc = check_kmode(k, i, kat, nbat, errbuf, errlen);
+    if (rc < 0)
+        return rc;
+    k->min_ns = get_uv(r);
+    k->max_ns = k->min_ns + get_uv(r);
+    size_t bat = r->pos;
+    int64_t db = get_sv(r);
+    if (db < (int64_t)INT32_MIN - 4096 || db > INT32_MAX) {
+        out_of_range(d, bat);
+        db = 0;
+    }
+    int64_t base = db + base_pred(k->min_ns);
+    if (base < INT32_MIN || base > INT32_MAX)
+        out_of_range(d, bat);
+    q->base = (int32_t)(base < INT32_MIN || base > INT32_MAX ? 0 : base);
+    uint64_t total = q->zeros;
+    for (uint16_t b = 0; b < q->nbuckets; b++) {
+        q->counts[b] = (uint32_t)rd_u(d, 4, UINT32_MAX);
+        total += q->counts[b];
+    }
+    size_t cat = r->pos;
+    if (sk & SK_COUNT)
+        k->count = (uint32_t)rd_u(d, 4, UINT32_MAX);
+    else if (total > UINT32_MAX)
+        out_of_range(d, cat);
+    else
+        k->count = (uint32_t)total;
+    k->sum_ns = get_uv(r) + (uint64_t)k->count * k->min_ns;
+    return 0;
 }
 
 int argus_summary_decode(const uint8_t *rec, size_t len, struct argus_step_summary *out,
@@ -160,25 +397,16 @@ int argus_summary_decode(const uint8_t *rec, size_t len, struct argus_step_summa
         return rc;
     if (!out)
         return -EINVAL;
-    d.v2 = d.r.version >= 2;
+    const int v3 = d.r.version >= 3;
+    d.varint = d.r.version >= 2;
     memset(out, 0, offsetof(struct argus_step_summary, kmodes));
     out->step = rd_u(&d, 8, UINT64_MAX);
     out->rank = (uint32_t)rd_u(&d, 4, UINT32_MAX);
     out->flags = (uint32_t)rd_u(&d, 4, UINT32_MAX);
-    out->start_ns = rd_u(&d, 8, UINT64_MAX);
-    out->end_ns = rd_u(&d, 8, UINT64_MAX);
-    out->clock_offset_ns = rd_s(&d, 8);
-    get_coords(&d.r, &out->coords);
-    uint64_t *hv[] = {&out->compute_ns, &out->collective_ns, &out->p2p_ns, &out->memcpy_ns,
-                      &out->busy_ns, &out->host_gap_ns, &out->kernel_count, &out->dropped,
-                      &out->overhead_ns, &out->clock_gpu_ns, &out->clock_real_ns,
-                      &out->clock_mono_ns};
-    for (int p = 0; p < ARGUS_PH_COUNT; p++)
-        out->phase_wall_ns[p] = rd_u(&d, 8, UINT64_MAX);
-    for (int p = 0; p < ARGUS_PH_COUNT; p++)
-        out->phase_compute_ns[p] = rd_u(&d, 8, UINT64_MAX);
-    for (size_t i = 0; i < (d.v2 ? 12u : 8u); i++) /* v1: no overhead, no clock triple */
-        *hv[i] = rd_u(&d, 8, UINT64_MAX);
+    if (v3)
+        header_v3(&d, out);
+    else
+        header_v12(&d, out);
     size_t at = d.r.pos;
     uint64_t n = rd_u(&d, 4, UINT32_MAX);
     if (!d.r.bad && n > ARGUS_MAX_KMODES) {
@@ -187,42 +415,11 @@ int argus_summary_decode(const uint8_t *rec, size_t len, struct argus_step_summa
         return -EBADMSG;
     }
     for (uint32_t i = 0; i < n && !d.r.bad; i++) {
-        struct argus_kmode_stats *k = &out->kmodes[i];
-        size_t kat = d.r.pos;
-        memset(k, 0, sizeof *k);
-        k->name_hash = get64(&d.r);
-        k->mode = get8(&d.r);
-        k->kclass = get8(&d.r);
-        k->phase = get8(&d.r);
-        if (!d.v2)
-            (void)get8(&d.r);
-        k->count = (uint32_t)rd_u(&d, 4, UINT32_MAX);
-        k->sum_ns = rd_u(&d, 8, UINT64_MAX);
-        k->min_ns = rd_u(&d, 8, UINT64_MAX);
-        k->max_ns = rd_u(&d, 8, UINT64_MAX);
-        size_t bat = d.r.pos;
-        int64_t base = rd_s(&d, 4);
-        if (!d.r.bad && (base < INT32_MIN || base > INT32_MAX) && !d.range_at)
-            d.range_at = bat;
-        k->sketch.base = (int32_t)base;
-        size_t nbat = d.r.pos;
-        k->sketch.nbuckets = d.v2 ? get8(&d.r) : get16(&d.r);
-        k->sketch.flags = (uint16_t)rd_u(&d, 2, UINT16_MAX);
-        k->sketch.zeros = (uint32_t)rd_u(&d, 4, UINT32_MAX);
-        if (d.r.bad)
-            break;
-        if (k->kclass >= ARGUS_KC_COUNT || k->phase >= ARGUS_PH_COUNT) {
-            argus_seterr(errbuf, errlen, "summary: kernel mode %u at offset %zu has class %u, "
-                         "phase %u", i, kat, k->kclass, k->phase);
-            return -EBADMSG;
-        }
-        if (k->sketch.nbuckets > ARGUS_QSKETCH_BUCKETS) {
-            argus_seterr(errbuf, errlen, "summary: sketch of %u buckets at offset %zu, at most %d",
-                         k->sketch.nbuckets, nbat, ARGUS_QSKETCH_BUCKETS);
-            return -EBADMSG;
-        }
-        for (uint16_t b = 0; b < k->sketch.nbuckets; b++)
-            k->sketch.counts[b] = (uint32_t)rd_u(&d, 4, UINT32_MAX);
+        memset(&out->kmodes[i], 0, sizeof out->kmodes[i]);
+        rc = v3 ? kmode_v3(&d, out, i, errbuf, errlen)
+                : kmode_v12(&d, &out->kmodes[i], i, errbuf, errlen);
+        if (rc < 0)
+            return rc;
     }
     if (d.range_at && !d.r.bad) {
         argus_seterr(errbuf, errlen, "summary: value out of range at offset %zu", d.range_at);

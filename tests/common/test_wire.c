@@ -1,115 +1,15 @@
-/* test_wire.c — unit tests of common/wire.c and common/crc32c.c: CRC32C vector, summary /
- * name / rank-info round trips (hand-made and random), exact encoded sizes, and rejection
- * of every flipped byte, every truncation and out-of-range fields, with the offset named. */
-#include "tests/common/testgen.h"
+/* test_wire.c — unit tests of common/wire.c, common/wire_summary.c and common/crc32c.c:
+ * CRC32C vector, summary (version 3) / name / rank-info round trips (hand-made and
+ * random), exact encoded sizes, version-1 records still read, and rejection of every
+ * flipped byte, every truncation and out-of-range fields (v2 layout), with the offset
+ * named. Version-3 specifics: test_wire_v3.c. */
+#include "tests/common/test_wire_util.h"
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
-
-#include "common/wire.h"
 
 static uint8_t buf[1 << 17];
 static struct argus_step_summary in, out;
-
-/* Parse the number after "at offset " in msg; -1 when absent. */
-static long long msg_offset(const char *msg)
-{
-    const char *p = strstr(msg, "at offset ");
-    return p ? strtoll(p + 10, NULL, 10) : -1;
-}
-
-/* Length of v as a LEB128 varint (the test's own count, not the encoder's). */
-static size_t uvl(uint64_t v)
-{
-    size_t n = 1;
-    for (; v >= 128; v >>= 7)
-        n++;
-    return n;
-}
-
-static uint64_t zz(int64_t v)
-{
-    return v < 0 ? 2 * (uint64_t)(-(v + 1)) + 1 : 2 * (uint64_t)v;
-}
-
-static void le(uint8_t **p, uint64_t v, int bytes)
-{
-    for (int i = 0; i < bytes; i++)
-        *(*p)++ = (uint8_t)(v >> 8 * i);
-}
-
-/* Seal a record of total length n: payload length and CRC. */
-static void seal(uint8_t *rec, size_t n)
-{
-    uint8_t *p = rec + 8;
-    le(&p, n - ARGUS_WIRE_HDR - ARGUS_WIRE_TRAILER, 4);
-    p = rec + n - 4;
-    le(&p, argus_crc32c(rec, n - ARGUS_WIRE_TRAILER), 4);
-}
-
-/* The version-1 summary record an older build wrote (fixed widths, no overhead and no
- * clock triple), written here from the old layout independently of the encoder. */
-static size_t encode_v1(const struct argus_step_summary *s, uint8_t *rec)
-{
-    uint8_t *p = rec;
-    le(&p, ARGUS_WIRE_MAGIC, 4);
-    le(&p, 1, 2);
-    le(&p, ARGUS_REC_SUMMARY, 2);
-    le(&p, 0, 4);
-    le(&p, s->step, 8);
-    le(&p, s->rank, 4);
-    le(&p, s->flags, 4);
-    le(&p, s->start_ns, 8);
-    le(&p, s->end_ns, 8);
-    le(&p, (uint64_t)s->clock_offset_ns, 8);
-    const uint16_t c[] = {s->coords.tp_size, s->coords.pp_size, s->coords.dp_size,
-                          s->coords.ep_size, s->coords.tp, s->coords.pp, s->coords.dp,
-                          s->coords.ep};
-    for (int i = 0; i < 8; i++)
-        le(&p, c[i], 2);
-    for (int i = 0; i < ARGUS_PH_COUNT; i++)
-        le(&p, s->phase_wall_ns[i], 8);
-    for (int i = 0; i < ARGUS_PH_COUNT; i++)
-        le(&p, s->phase_compute_ns[i], 8);
-    const uint64_t t[] = {s->compute_ns, s->collective_ns, s->p2p_ns, s->memcpy_ns,
-                          s->busy_ns, s->host_gap_ns, s->kernel_count, s->dropped};
-    for (int i = 0; i < 8; i++)
-        le(&p, t[i], 8);
-    le(&p, s->n_kmodes, 4);
-    for (uint32_t i = 0; i < s->n_kmodes; i++) {
-        const struct argus_kmode_stats *k = &s->kmodes[i];
-        le(&p, k->name_hash, 8);
-        le(&p, k->mode, 1);
-        le(&p, k->kclass, 1);
-        le(&p, k->phase, 1);
-        le(&p, 0, 1);
-        le(&p, k->count, 4);
-        le(&p, k->sum_ns, 8);
-        le(&p, k->min_ns, 8);
-        le(&p, k->max_ns, 8);
-        le(&p, (uint32_t)k->sketch.base, 4);
-        le(&p, k->sketch.nbuckets, 2);
-        le(&p, k->sketch.flags, 2);
-        le(&p, k->sketch.zeros, 4);
-        for (int b = 0; b < k->sketch.nbuckets; b++)
-            le(&p, k->sketch.counts[b], 4);
-    }
-    size_t n = (size_t)(p - rec) + ARGUS_WIRE_TRAILER;
-    seal(rec, n);
-    return n;
-}
-
-/* Replace del bytes at offset at of a record of length n with ins[ilen]; reseal. */
-static size_t splice(uint8_t *rec, size_t n, size_t at, size_t del, const uint8_t *ins,
-                     size_t ilen)
-{
-    memmove(rec + at + ilen, rec + at + del, n - at - del);
-    memcpy(rec + at, ins, ilen);
-    n = n - del + ilen;
-    seal(rec, n);
-    return n;
-}
 
 static void test_crc32c_vector(void **state)
 {
@@ -158,19 +58,25 @@ static void test_summary_roundtrip_fixed(void **state)
     long n = argus_summary_encode(&in, buf, sizeof buf);
     assert_true(n > 0);
     assert_true((size_t)n <= argus_summary_encoded_max(2));
-    /* Varints: each field takes the bytes its value needs; only the used sketch span
-     * travels. */
+    /* Version 3 (wire_summary.c): varints, each field taking the bytes its value needs;
+     * differences (mod 2^64) where a field is predicted by one already sent; only the
+     * used sketch span travels. */
+    const uint64_t wall = UINT64_MAX - in.start_ns;
     size_t expect = ARGUS_WIRE_HDR + uvl(42) + uvl(7) + uvl(ARGUS_SF_PARTIAL) +
-                    uvl(in.start_ns) + uvl(UINT64_MAX) + uvl(2 * 123456789 - 1) + 16 +
-                    uvl(1000) + uvl(77) + uvl(5) + uvl(31337) + uvl(in.clock_gpu_ns) +
-                    uvl(in.clock_real_ns) + uvl(98765) + (2 * ARGUS_PH_COUNT + 12 - 7) +
-                    uvl(2) + ARGUS_WIRE_TRAILER;
+                    uvl(in.start_ns) + uvl(wall) + uvl(2 * 123456789 - 1) + 8 +
+                    uvl(1000) + uvl(77) + (2 * ARGUS_PH_COUNT - 2) + 5 +
+                    uvl(zz((int64_t)(5 - wall))) + 1 + 1 + uvl(31337) + 1 +
+                    uvl(zz((int64_t)(in.clock_real_ns - UINT64_MAX))) + uvl(zz(-333)) +
+                    uvl(98765) + uvl(2) + ARGUS_WIRE_TRAILER;
     const struct argus_qsketch *q = &in.kmodes[0].sketch;
-    expect += 8 + 3 + uvl(3) + 1 + uvl(10) + uvl(1000000) + uvl(zz(q->base)) + 1 +
-              uvl(q->flags) + uvl(1);
+    assert_int_equal(q->flags, ARGUS_QS_COLLAPSED); /* 10 and 10^6: too wide a span */
+    /* kmode 0: key, hash, sketch byte, flags + zeros, min, max - min, base - pred(min),
+     * the buckets, no count (3 = zeros + buckets), sum - 3 x min (wraps: 10 bytes). */
+    expect += 1 + 8 + 1 + uvl(q->flags) + uvl(1) + uvl(10) + uvl(1000000 - 10) +
+              uvl(zz(q->base - v3_pred(10))) + 10;
     for (int b = 0; b < in.kmodes[0].sketch.nbuckets; b++)
         expect += uvl(in.kmodes[0].sketch.counts[b]);
-    expect += 8 + 3 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1; /* kmode 1: all zero */
+    expect += 1 + 8 + 1 + 1 + 1 + 1 + 1; /* kmode 1: all zero */
     assert_int_equal((size_t)n, expect);
     /* Little-endian header written byte by byte. */
     assert_memory_equal(buf, "ARGS", 4);
@@ -178,6 +84,9 @@ static void test_summary_roundtrip_fixed(void **state)
     assert_int_equal(buf[5], 0);
     assert_int_equal(buf[6], ARGUS_REC_SUMMARY);
     assert_int_equal(buf[12], 42); /* step, low byte first */
+    const size_t k1 = (size_t)n - ARGUS_WIRE_TRAILER - 14;
+    assert_int_equal(buf[k1], (ARGUS_KC_COLLECTIVE * ARGUS_PH_COUNT + ARGUS_PH_COMM) | 1 << 5);
+    assert_int_equal(buf[k1 + 9], 0); /* sketch byte: no buckets, count implied */
 
     int type = 0;
     assert_int_equal(argus_record_peek(buf, (size_t)n, 0, &type, err, sizeof err), n);
@@ -206,14 +115,14 @@ static void test_summary_v1_still_read(void **state)
     in.overhead_ns = in.clock_gpu_ns = in.clock_real_ns = in.clock_mono_ns = 0;
     tg_assert_summary_equal(&in, &out);
 
-    /* Version 3 (a future build): refused by peek and by the decoder. */
+    /* Version 4 (a future build): refused by peek and by the decoder. */
     long n = argus_summary_encode(&in, buf, sizeof buf);
     buf[4] = ARGUS_WIRE_VERSION + 1;
     uint32_t crc = argus_crc32c(buf, (size_t)n - ARGUS_WIRE_TRAILER);
     for (int i = 0; i < 4; i++)
         buf[n - 4 + i] = (uint8_t)(crc >> 8 * i);
     assert_true(argus_record_peek(buf, (size_t)n, 0, &type, err, sizeof err) < 0);
-    assert_non_null(strstr(err, "unsupported version 3"));
+    assert_non_null(strstr(err, "unsupported version 4"));
     assert_int_equal(msg_offset(err), 4);
     assert_true(argus_summary_decode(buf, (size_t)n, &out, err, sizeof err) < 0);
 }
@@ -320,14 +229,8 @@ static void test_truncated_rejected(void **state)
     assert_string_equal(err, want);
 }
 
-/* Re-seal a patched record with a correct checksum so the decoder's checks are reached. */
-static void reseal(uint8_t *rec, size_t len)
-{
-    uint32_t c = argus_crc32c(rec, len - 4);
-    for (int i = 0; i < 4; i++)
-        rec[len - 4 + (size_t)i] = (uint8_t)(c >> (8 * i));
-}
-
+/* The version-2 decoder's field checks, on records written in the v2 layout (the v3
+ * decoder's are in test_wire_v3.c). */
 static void test_decoder_field_checks(void **state)
 {
     uint64_t st = 9;
@@ -348,13 +251,13 @@ static void test_decoder_field_checks(void **state)
     k->kclass = ARGUS_KC_COMPUTE;
     k->phase = 0;
     in.n_kmodes = 0;
-    long n0 = argus_summary_encode(&in, buf, sizeof buf);
+    long n0 = (long)encode_v2(&in, buf);
     in.n_kmodes = 1;
     /* n_kmodes is the header's last byte, kernel mode 0 starts right after it. */
     const size_t nk_at = (size_t)n0 - ARGUS_WIRE_TRAILER - 1, k0 = nk_at + 1;
     const size_t nb_at = k0 + 8 + 3 + 5; /* hash, mode/class/phase, 4 varints + base */
 
-    long n = argus_summary_encode(&in, buf, sizeof buf);
+    long n = (long)encode_v2(&in, buf);
     size_t m = splice(buf, (size_t)n, nk_at, 1, (const uint8_t[]){0xac, 0x02}, 2); /* 300 */
     assert_true(argus_record_peek(buf, m, 0, NULL, err, sizeof err) > 0);
     assert_int_equal(argus_summary_decode(buf, m, &out, err, sizeof err), -EBADMSG);
@@ -362,7 +265,7 @@ static void test_decoder_field_checks(void **state)
     snprintf(want, sizeof want, "summary: 300 kernel modes at offset %zu, at most 256", nk_at);
     assert_string_equal(err, want);
 
-    n = argus_summary_encode(&in, buf, sizeof buf);
+    n = (long)encode_v2(&in, buf);
     assert_int_equal(buf[nb_at], 2);
     buf[nb_at] = 49;
     reseal(buf, (size_t)n);
@@ -371,14 +274,14 @@ static void test_decoder_field_checks(void **state)
     assert_string_equal(err, want);
 
     /* A span that claims more buckets than the payload holds. */
-    n = argus_summary_encode(&in, buf, sizeof buf);
+    n = (long)encode_v2(&in, buf);
     buf[nb_at] = 3;
     reseal(buf, (size_t)n);
     assert_int_equal(argus_summary_decode(buf, (size_t)n, &out, err, sizeof err), -EBADMSG);
     assert_non_null(strstr(err, "payload ends early at offset"));
 
     /* Bad kernel class. */
-    n = argus_summary_encode(&in, buf, sizeof buf);
+    n = (long)encode_v2(&in, buf);
     buf[k0 + 9] = ARGUS_KC_COUNT;
     reseal(buf, (size_t)n);
     assert_int_equal(argus_summary_decode(buf, (size_t)n, &out, err, sizeof err), -EBADMSG);
@@ -386,13 +289,13 @@ static void test_decoder_field_checks(void **state)
     assert_non_null(strstr(err, want));
 
     /* A rank past 32 bits (offset 13: after the one-byte step). */
-    n = argus_summary_encode(&in, buf, sizeof buf);
+    n = (long)encode_v2(&in, buf);
     m = splice(buf, (size_t)n, 13, 1, (const uint8_t[]){0x80, 0x80, 0x80, 0x80, 0x10}, 5);
     assert_int_equal(argus_summary_decode(buf, m, &out, err, sizeof err), -EBADMSG);
     assert_string_equal(err, "summary: value out of range at offset 13");
 
     /* A varint of 11 bytes. */
-    n = argus_summary_encode(&in, buf, sizeof buf);
+    n = (long)encode_v2(&in, buf);
     static const uint8_t longv[11] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
                                       0xff, 0x01};
     m = splice(buf, (size_t)n, 12, 1, longv, sizeof longv);
@@ -400,11 +303,11 @@ static void test_decoder_field_checks(void **state)
     assert_string_equal(err, "summary: varint longer than 64 bits at offset 12");
 
     /* Version and type. */
-    n = argus_summary_encode(&in, buf, sizeof buf);
-    buf[4] = 3;
+    n = (long)encode_v2(&in, buf);
+    buf[4] = 4;
     reseal(buf, (size_t)n);
     assert_int_equal(argus_record_peek(buf, (size_t)n, 10, NULL, err, sizeof err), -EPROTO);
-    assert_string_equal(err, "unsupported version 3 at offset 14 (this build reads 1 to 2)");
+    assert_string_equal(err, "unsupported version 4 at offset 14 (this build reads 1 to 3)");
     buf[4] = 2;
     buf[6] = 9;
     reseal(buf, (size_t)n);
@@ -414,7 +317,7 @@ static void test_decoder_field_checks(void **state)
     long nm = argus_name_encode(5, "x", buf, sizeof buf);
     assert_int_equal(argus_summary_decode(buf, (size_t)nm, &out, err, sizeof err), -EINVAL);
     /* A huge length is refused before reading. */
-    n = argus_summary_encode(&in, buf, sizeof buf);
+    n = (long)encode_v2(&in, buf);
     buf[11] = 0x7f;
     assert_int_equal(argus_record_peek(buf, sizeof buf, 0, NULL, err, sizeof err), -EBADMSG);
     assert_non_null(strstr(err, "bad record length at offset 8"));
