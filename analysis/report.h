@@ -29,7 +29,8 @@ int argus_report_md_inputs(const char *dir, size_t n_files, size_t n_analysed,
                            size_t errlen);
 
 /* Human summary: where the report is, then one line per anomaly naming kind, source
- * ranks, steps, phase and kernels; "no anomalies" for a clean run. */
+ * ranks, steps, phase, kernels and its L4 trace when there is one; "no anomalies" for a
+ * clean run. */
 void argus_report_print_summary(FILE *out, const char *dir, const struct argus_jobstore *js,
                                 const struct argus_result *r);
 

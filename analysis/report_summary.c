@@ -52,6 +52,8 @@ void argus_report_print_summary(FILE *out, const char *dir, const struct argus_j
             fputs(k ? ", " : ": kernels ", out);
             print_kernel(out, js, a->kernels[k]);
         }
+        if (a->trace[0])
+            fprintf(out, "; trace %s", a->trace);
         fputc('\n', out);
     }
 }

@@ -66,6 +66,8 @@ red = json.load(open(os.path.join(d, "reduce.json")))["l4_traces"]
 assert red["on"] is True and red["plans"][0]["state"] == "written", red
 assert rel in open(os.path.join(d, "report.md")).read()
 PY
+grep -q "^argus: anomaly 1: compute_straggler on rank 5 .*; trace traces/" "$WORK/stderr" ||
+    { cat "$WORK/stderr" >&2; fail "the printed summary does not name the trace"; }
 
 # L4 off: the same job gives no trace and no link
 ARGUS_TRACES=0 run_sim "l4off-$$" --inject compute_straggler:ranks=5,steps=20-40,factor=1.5 ||
