@@ -32,6 +32,8 @@
       "per-window, per-tree-level wait for a child rank before it is marked missing")     \
     X(ARGUS_FINALIZE_MS, finalize_ms, INT, "10000", 100, 600000,                          \
       "longest time MPI_Finalize waits for Argus's last exchange and report")             \
+    X(ARGUS_CLOCK_SYNC_MS, clock_sync_ms, INT, "10000", 0, 3600000,                       \
+      "how often each rank re-measures its clock offset to rank 0 (drift); 0: at start only") \
     X(ARGUS_MAX_EVENTS, max_events, INT, "262144", 1024, 16777216,                        \
       "kernel events buffered per rank per step (more are counted as dropped)")           \
     X(ARGUS_SPOOL, spool, BOOL, "1", 0, 1,                                                \
@@ -84,6 +86,7 @@ struct argus_config {
     long fanin;
     long deadline_ms;
     long finalize_ms;
+    long clock_sync_ms;
     long max_events;
     int spool;
     int log;      /* enum argus_log_level */

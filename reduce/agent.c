@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "reduce/clockkeep.h"
 #include "reduce/clocksync.h"
 #include "reduce/handoff.h"
 #include "reduce/tracereq.h"
@@ -380,8 +381,11 @@ static void run_loop(int threaded)
         any |= progress_children();
         progress_send();
         try_forward(argus_clock_monotonic_ns());
-        if (threaded) /* L4: answer trace requests; rank 0 also asks and collects */
+        if (threaded) { /* keep the clock offset current; L4 trace requests */
+            any |= argus_clockkeep_poll();
+            atomic_store(&ag.offset, argus_clockkeep_offset());
             any |= argus_tracereq_poll(atomic_load(&ag.offset), 0);
+        }
         if (atomic_load(&ag.abort_now))
             break;
         if (any) {
@@ -392,17 +396,10 @@ static void run_loop(int threaded)
          * transfers need progress, so never more than POLL_MAX_NS */
         idle_ns = idle_ns * 2 > POLL_MAX_NS ? POLL_MAX_NS : idle_ns * 2;
         if (threaded) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
             int busy = ag.sending || ag.fwd_next < ag.own_taken;
             for (int i = 0; i < ag.o.nchildren; i++)
                 busy |= ag.ch[i].posted;
-            ts.tv_nsec += busy ? POLL_NS : idle_ns;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            argus_handoff_wait(&ts);
+            argus_handoff_wait(busy ? POLL_NS : idle_ns);
         } else {
             struct timespec ts = {0, POLL_NS / 4};
             nanosleep(&ts, NULL);
@@ -429,6 +426,7 @@ static void run_loop(int threaded)
             ship(1);
     }
     argus_tracereq_finish(atomic_load(&ag.offset), threaded && !atomic_load(&ag.abort_now));
+    argus_clockkeep_free();
     if (ag.o.parent < 0) {
         struct timespec ts;
         if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
@@ -441,15 +439,23 @@ static void run_loop(int threaded)
     }
 }
 
+/* The start-up clock offset (clocksync.h); with keep, kept current after (clockkeep.h). */
+static void sync_clock(int keep)
+{
+    int64_t off = 0;
+    if (ag.o.parent < 0 && ag.o.nchildren == 0)
+        return;
+    if (argus_clocksync_run(ag.o.comm, ag.o.parent, ag.kids, ag.o.nchildren, 16,
+                            ag.o.deadline_ms, &off) == 0)
+        atomic_store(&ag.offset, off);
+    if (keep)
+        argus_clockkeep_init(ag.o.comm, ag.o.parent, off, ag.o.clock_sync_ms);
+}
+
 static void *agent_main(void *arg)
 {
     (void)arg;
-    if (ag.o.parent >= 0 || ag.o.nchildren > 0) {
-        int64_t off = 0;
-        if (argus_clocksync_run(ag.o.comm, ag.o.parent, ag.kids, ag.o.nchildren, 16,
-                                ag.o.deadline_ms, &off) == 0)
-            atomic_store(&ag.offset, off);
-    }
+    sync_clock(1);
     run_loop(1);
     struct timespec ts;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
@@ -507,12 +513,7 @@ int argus_agent_go(void)
     if (argus_handoff_spill_to_file() != 0)
         argus_log_once(ARGUS_LOG_WARN, "spill-open", "rank %d: no node-local file for "
                        "windows; they wait in memory", ag.o.rank);
-    if (ag.o.parent >= 0 || ag.o.nchildren > 0) {
-        int64_t off = 0;
-        if (argus_clocksync_run(ag.o.comm, ag.o.parent, ag.kids, ag.o.nchildren, 16,
-                                ag.o.deadline_ms, &off) == 0)
-            atomic_store(&ag.offset, off);
-    }
+    sync_clock(0);
     return rc;
 }
 

@@ -32,6 +32,7 @@ struct argus_agent_opts {
     int height;             /* tree levels below this rank (0 for a leaf) */
     long window;            /* steps per window */
     long deadline_ms, finalize_ms;
+    long clock_sync_ms;     /* re-measure the clock offset this often (clockkeep.h); 0 never */
     int threaded;           /* 1: start the Argus thread; 0: exchange at finish */
     struct argus_rank0 *r0; /* rank 0 only; used from the Argus thread */
 };

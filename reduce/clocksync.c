@@ -4,35 +4,48 @@
 #include "reduce/clocksync.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/clock.h"
 
-#define TAG_PING 0x4158
-#define TAG_PONG 0x4159
-#define TAG_OFF 0x415a
+#define TAG_PING 0x4150
+#define TAG_PONG 0x4151
+#define TAG_OFF 0x4152
 
 static int64_t skew = INT64_MIN;
+static double drift; /* test knob: extra ns per ns of wall time */
 
-/* Test knob: rank r's clock reads r x ARGUS_TEST_CLOCK_SKEW_NS ahead. */
-static int64_t skew_ns(void)
-{
-    return skew == INT64_MIN ? 0 : skew;
-}
-
+/* Test knobs: rank r's clock reads r x ARGUS_TEST_CLOCK_SKEW_NS ahead and runs
+ * r x ARGUS_TEST_CLOCK_DRIFT_PPM fast. */
 static void skew_init(MPI_Comm comm)
 {
     const char *s = getenv("ARGUS_TEST_CLOCK_SKEW_NS");
+    const char *d = getenv("ARGUS_TEST_CLOCK_DRIFT_PPM");
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     skew = s ? strtoll(s, NULL, 10) * rank : 0;
+    drift = d ? strtod(d, NULL) * 1e-6 * rank : 0;
+}
+
+uint64_t argus_clocksync_now_at(uint64_t real_ns)
+{
+    int64_t k = skew == INT64_MIN ? 0 : skew;
+    if (drift != 0)
+        k += (int64_t)llround((double)real_ns * drift);
+    return real_ns + (uint64_t)k;
 }
 
 static uint64_t now_ns(void)
 {
-    return argus_clock_realtime_ns() + (uint64_t)skew_ns();
+    return argus_clocksync_now_at(argus_clock_realtime_ns());
+}
+
+uint64_t argus_clocksync_now(void)
+{
+    return now_ns();
 }
 
 int64_t argus_clock_offset_sample(uint64_t t_send, uint64_t t_server, uint64_t t_recv)
@@ -159,7 +172,11 @@ double argus_clock_refine(struct argus_clock_refiner *cr, const uint64_t *ends_r
     for (size_t i = 0; i < n; i++)
         scratch[i] = (int64_t)(ends_ref[i] - ends_local[i]);
     qsort(scratch, n, sizeof *scratch, cmp_i64);
-    double meas = (double)scratch[n / 2];
+    return argus_clock_refiner_update(cr, t, (double)scratch[n / 2]);
+}
+
+double argus_clock_refiner_update(struct argus_clock_refiner *cr, uint64_t t, double meas)
+{
     if (cr->n == 0) {
         cr->offset_ns = meas;
     } else {

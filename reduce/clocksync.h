@@ -11,8 +11,9 @@
  * the offset at that time; a Holt filter (level alpha, trend beta) smooths it and tracks
  * a linear drift (20 ppm is 20 us per second) without lag. Pure arithmetic, no MPI.
  *
- * ARGUS_TEST_CLOCK_SKEW_NS (tests only): rank r's clock readings here are r times that
- * ahead, so that injected offsets can be recovered.
+ * ARGUS_TEST_CLOCK_SKEW_NS and ARGUS_TEST_CLOCK_DRIFT_PPM (tests only): rank r's clock
+ * readings here are r times that ahead and run r times that many ppm fast (counted from
+ * the Unix epoch), so that injected offsets and drifts can be recovered.
  */
 #ifndef ARGUS_REDUCE_CLOCKSYNC_H
 #define ARGUS_REDUCE_CLOCKSYNC_H
@@ -23,6 +24,11 @@
 
 int argus_clocksync_run(MPI_Comm comm, int parent, const int *kids, int nkids, int rounds,
                         long timeout_ms, int64_t *off_to_root);
+
+/* The clock the offsets are about: CLOCK_REALTIME with the test knobs applied (after the
+ * first argus_clocksync_run), now and at a given CLOCK_REALTIME reading. */
+uint64_t argus_clocksync_now(void);
+uint64_t argus_clocksync_now_at(uint64_t real_ns);
 
 /* One offset estimate from a ping-pong sample (all in ns). */
 int64_t argus_clock_offset_sample(uint64_t t_send, uint64_t t_server, uint64_t t_recv);
@@ -44,5 +50,7 @@ double argus_clock_refiner_at(const struct argus_clock_refiner *cr, uint64_t t_n
  * scratch must hold n int64. */
 double argus_clock_refine(struct argus_clock_refiner *cr, const uint64_t *ends_ref,
                           const uint64_t *ends_local, size_t n, int64_t *scratch);
+/* The Holt step itself: one offset measurement meas taken at local time t. */
+double argus_clock_refiner_update(struct argus_clock_refiner *cr, uint64_t t, double meas);
 
 #endif /* ARGUS_REDUCE_CLOCKSYNC_H */

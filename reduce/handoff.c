@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -305,11 +306,19 @@ void argus_handoff_release(const struct argus_handoff_win *w)
     pthread_mutex_unlock(&ho.mu);
 }
 
-void argus_handoff_wait(const struct timespec *until)
+void argus_handoff_wait(long ns)
 {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ns / 1000000000L;
+    until.tv_nsec += ns % 1000000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
     pthread_mutex_lock(&ho.mu);
     if (ho.rq_n == 0)
-        pthread_cond_timedwait(&ho.cv, &ho.mu, until);
+        pthread_cond_timedwait(&ho.cv, &ho.mu, &until);
     pthread_mutex_unlock(&ho.mu);
 }
 

@@ -75,9 +75,9 @@ struct argus_handoff_win {
 int argus_handoff_pop(struct argus_handoff_win *w);
 /* Give a popped window's buffer back to the ring (it may become the filling one). */
 void argus_handoff_release(const struct argus_handoff_win *w);
-/* Sleep until the absolute CLOCK_REALTIME time `until` unless a window is ready
- * (returns at once then) or argus_handoff_kick is called. */
-void argus_handoff_wait(const struct timespec *until);
+/* Sleep for ns nanoseconds unless a window is ready (returns at once then) or
+ * argus_handoff_kick is called. */
+void argus_handoff_wait(long ns);
 void argus_handoff_kick(void);
 
 #endif /* ARGUS_REDUCE_HANDOFF_H */

@@ -131,6 +131,7 @@ static int agent_setup(void)
         .height = argus_tree_height_of(rt.parent, rt.size, rt.rank),
         .window = rt.cfg.window, .deadline_ms = rt.cfg.deadline_ms,
         .finalize_ms = rt.cfg.finalize_ms, .threaded = rt.threaded,
+        .clock_sync_ms = rt.cfg.clock_sync_ms,
         .r0 = rt.rank == 0 ? &rt.r0 : NULL,
     };
     if (rt.rank == 0) {

@@ -17,8 +17,8 @@
 #include "tracer/ring.h"
 #include "tracer/tracer.h"
 
-#define TAG_TRQ 0x4158
-#define TAG_TRP 0x4159
+#define TAG_TRQ 0x4160 /* tags of the private communicator: 0x4150.. clocksync.c, */
+#define TAG_TRP 0x4161 /* 0x4157 agent.c, 0x4160.. here, 0x4170.. clockkeep.c */
 #define TRQ_MAGIC 0x51525241u /* "ARRQ" */
 #define TRP_MAGIC 0x50525241u /* "ARRP" */
 #define FINAL_WAIT_NS 2000000000ull /* at the end, pending replies get at most this */

@@ -42,8 +42,8 @@ static void test_defaults(void **state)
     assert_int_equal(c.spool, 1);
     assert_int_equal(c.log, ARGUS_LOG_WARN);
     assert_true(fabs(c.ratio - 1.15) < 1e-12);
-    /* Every row's default passes its own check, and the table has all 26 rows. */
-    assert_int_equal(argus_config_nvars, 26);
+    /* Every row's default passes its own check, and the table has all 27 rows. */
+    assert_int_equal(argus_config_nvars, 27);
     for (size_t i = 0; i < argus_config_nvars; i++) {
         char err[256] = "";
         const struct argus_config_var *v = &argus_config_vars[i];
@@ -102,7 +102,7 @@ static void test_int_bounds_and_garbage(void **state)
         for (size_t g = 0; g < sizeof garbage / sizeof garbage[0]; g++)
             expect_reject(v->name, garbage[g], range);
     }
-    assert_int_equal(seen, 13);
+    assert_int_equal(seen, 14);
     /* The exact message of the contract. */
     char err[256];
     assert_int_equal(argus_config_check("ARGUS_WINDOW", "abc", err, sizeof err), -EINVAL);
@@ -228,6 +228,7 @@ static void test_print(void **state)
                               "ARGUS_FANIN=4\n"
                               "ARGUS_DEADLINE_MS=2000\n"
                               "ARGUS_FINALIZE_MS=10000\n"
+                              "ARGUS_CLOCK_SYNC_MS=10000\n"
                               "ARGUS_MAX_EVENTS=262144\n"
                               "ARGUS_SPOOL=1\n"
                               "ARGUS_LOG=warn\n"

@@ -1,0 +1,37 @@
+/* clockkeep.h — keeps a rank's clock offset to rank 0 current while the job runs (issue 7:
+ * "a drift of 20 ppm is tracked"). The start-up ping-pong (clocksync.h) measures the
+ * offset once; clocks then drift (20 ppm is 72 ms an hour), which would misplace every
+ * later step on rank 0's time line. So, from the Argus thread's loop and never blocking:
+ *  - every rank answers its children's pings at any time with its clock reading and its
+ *    own current offset to rank 0 (a few fixed reply slots; a ping that finds none free
+ *    goes unanswered and the child's burst times it out);
+ *  - every period_ms a rank sends its parent a burst of ARGUS_CLOCKKEEP_BURST pings, one
+ *    at a time, keeps the minimum-RTT sample (offset to the parent plus the parent's
+ *    offset to rank 0, both from that same reply); a least-squares line through the last
+ *    16 such samples (the start-up estimate first) gives level and drift rate, and its
+ *    value at the current time is the rank's offset from then on. A line rather than a
+ *    Holt filter: a two-point slope from samples with RTT noise would swing the rate.
+ * Clock: argus_clocksync_now (CLOCK_REALTIME plus the test knobs). Single thread.
+ */
+#ifndef ARGUS_REDUCE_CLOCKKEEP_H
+#define ARGUS_REDUCE_CLOCKKEEP_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#define ARGUS_CLOCKKEEP_BURST 8
+#define ARGUS_CLOCKKEEP_BURST_MS 2000 /* a burst that takes longer is dropped */
+
+/* parent -1 for rank 0 (it only answers). start_offset: the start-up estimate; period_ms
+ * 0: never re-measure (answering still happens). 0 or -ENOMEM. */
+int argus_clockkeep_init(MPI_Comm comm, int parent, int64_t start_offset, long period_ms);
+/* One round (answer pings, advance the own burst). 1 when something happened. */
+int argus_clockkeep_poll(void);
+/* The current estimate of the offset to rank 0 (add to the local clock), at now. */
+int64_t argus_clockkeep_offset(void);
+/* Bursts completed and samples taken so far (for reduce.json and the tests). */
+uint64_t argus_clockkeep_bursts(void);
+/* Release requests still in flight. */
+void argus_clockkeep_free(void);
+
+#endif /* ARGUS_REDUCE_CLOCKKEEP_H */
