@@ -103,22 +103,31 @@ static int cmp_anomaly(const void *x, const void *y)
     return (ra > rb) - (ra < rb);
 }
 
-static void fill_steps(struct an_ctx *c, struct argus_result *r)
+/* Job step time over every step of the job: the evicted steps' (kept by the store, see
+ * jobstore.h) and then the held ones'. */
+static int fill_steps(struct an_ctx *c, struct argus_result *r)
 {
+    const struct argus_jobstore_gone *g;
+    const size_t ng = argus_jobstore_evicted(c->js, &g);
     size_t m = 0;
     double sum = 0, sq = 0;
-    for (size_t si = 0; si < c->S; si++) {
-        if (!(c->X[si] > 0))
+    int rc = an_tmp_reserve(c, ng + c->S + 16);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < ng + c->S; i++) {
+        const double x = i < ng ? (double)g[i].wall_ns : c->X[i - ng];
+        if (!(x > 0))
             continue;
+        const uint64_t id = i < ng ? g[i].step : c->step_id[i - ng];
         if (m == 0)
-            r->steps.first = c->step_id[si];
-        r->steps.last = c->step_id[si];
-        c->tmp1[m++] = c->X[si] / 1e6;
-        sum += c->X[si] / 1e6;
+            r->steps.first = id;
+        r->steps.last = id;
+        c->tmp1[m++] = x / 1e6;
+        sum += x / 1e6;
     }
     r->steps.count = m;
     if (!m)
-        return;
+        return 0;
     const double mean = sum / (double)m;
     for (size_t i = 0; i < m; i++)
         sq += (c->tmp1[i] - mean) * (c->tmp1[i] - mean);
@@ -126,8 +135,12 @@ static void fill_steps(struct an_ctx *c, struct argus_result *r)
     r->steps.median_ms = argus_stats_quantile_sorted(c->tmp1, m, 0.5);
     r->steps.p99_ms = argus_stats_quantile_sorted(c->tmp1, m, 0.99);
     r->steps.cv = mean > 0 && m > 1 ? sqrt(sq / (double)(m - 1)) / mean : 0;
+    return 0;
 }
 
+/* Per-rank median step time: exact over the held steps; once the store evicted some of a
+ * rank's steps, the median of its sketch of them plus its held walls (within
+ * ARGUS_QSKETCH_ALPHA). */
 static int fill_ranks(struct an_ctx *c, struct argus_result *r)
 {
     r->n_ranks = c->n;
@@ -136,12 +149,20 @@ static int fill_ranks(struct an_ctx *c, struct argus_result *r)
         return -ENOMEM;
     for (uint32_t q = 0; q < c->n; q++) {
         size_t m = 0;
-        for (size_t si = 0; si < c->S; si++) {
-            const struct argus_step_summary *s = an_cell(c, q, si);
-            if (s)
-                c->tmp1[m++] = an_wall(s) / 1e6;
-        }
+        const double *w = c->vwall + (size_t)q * c->S;
+        const struct argus_qsketch *gone = argus_jobstore_rank_gone(c->js, q);
         r->ranks[q].rank = q;
+        if (gone) {
+            for (size_t si = 0; si < c->S; si++)
+                if (!isnan(w[si]))
+                    c->tmp1[m++] = w[si];
+            argus_stats_sort(c->tmp1, m);
+            r->ranks[q].median_step_ms = argus_qsketch_quantile_with(gone, c->tmp1, m, 0.5) / 1e6;
+            continue;
+        }
+        for (size_t si = 0; si < c->S; si++)
+            if (!isnan(w[si]))
+                c->tmp1[m++] = w[si] / 1e6;
         r->ranks[q].median_step_ms = m ? argus_stats_median(c->tmp1, m) : 0;
     }
     for (size_t i = 0; i < r->n_anomalies; i++) {
@@ -155,14 +176,9 @@ static int fill_ranks(struct an_ctx *c, struct argus_result *r)
 
 static int fill_collection(struct an_ctx *c, struct argus_result *r)
 {
-    const size_t cells = (size_t)c->n * c->S;
-    size_t held = 0;
-    for (size_t i = 0; i < cells; i++)
-        if (c->cell[i]) {
-            held++;
-            r->kernels_seen += c->cell[i]->kernel_count;
-            r->dropped_events += c->cell[i]->dropped;
-        }
+    const size_t cells = (size_t)c->n * c->S, held = c->held;
+    r->kernels_seen = c->kernels_seen;
+    r->dropped_events = c->dropped;
     if (!held)
         return 0;
     const size_t cap = argus_summary_encoded_max(ARGUS_MAX_KMODES);
@@ -238,8 +254,7 @@ int argus_analyze(const struct argus_jobstore *js, const struct argus_analysis_o
     suppress_l1(&c, first_l1);
     if ((rc = an_explain(&c)))
         goto out;
-    fill_steps(&c, r);
-    if ((rc = fill_anomalies(&c, r)) || (rc = fill_ranks(&c, r)) ||
+    if ((rc = fill_steps(&c, r)) || (rc = fill_anomalies(&c, r)) || (rc = fill_ranks(&c, r)) ||
         (rc = fill_collection(&c, r)))
         goto out;
 out:

@@ -291,7 +291,9 @@ int main(int argc, char **argv)
         goto out;
     }
     align_clocks(&r);
-    if (argus_jobstore_create(r.n_ranks, &js) != 0 || fill_store(&r, js, err, sizeof err)) {
+    if (argus_jobstore_create(r.n_ranks, &js) != 0 ||
+        argus_jobstore_set_retention(js, 0, 0) != 0 || /* offline: every step */
+        fill_store(&r, js, err, sizeof err)) {
         fprintf(stderr, PROG ": cannot build the job store for %u ranks\n", r.n_ranks);
         goto out;
     }

@@ -1,7 +1,9 @@
 /* ctx.c — the analysis context: a dense view of a job store (distinct step ids, a rank ×
- * step table of summaries with missing ranks cut off, resolved layout and peer classes,
- * the job-wide kernel-name table, the job step-time series) and small shared helpers.
- * Reads the store only; allocates everything it builds in the context.
+ * step table of summaries with missing ranks cut off and of the per-cell values the
+ * detectors read most, resolved layout and peer classes, the job-wide kernel-name table,
+ * the job step-time series, each class's median step wall) and small shared helpers.
+ * Reads the store only (its rows, and a summary only for kernel modes and coordinates);
+ * the rank × step tables live in the store's scratch, everything else in the context.
  */
 #include "analysis/internal.h"
 
@@ -9,30 +11,28 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
-#define HUGE_BYTES ((size_t)2 << 20)
-
-/* calloc for the rank x step table (megabytes at scale): from 1 MiB on it is 2 MiB-aligned
- * and advised for transparent huge pages, so that filling it costs a fault per 2 MiB
- * rather than per 4 KiB where the kernel allows. Freed with free(). */
-static void *table_calloc(size_t n, size_t size)
+/* The rank x step tables (cell, the five value arrays, cflag: 49 bytes per cell, megabytes
+ * at scale) in the job store's scratch (argus_jobstore_scratch): rank 0 analyses after
+ * every window, and fresh tables each time meant faulting (and zeroing) fresh pages in
+ * each time. Not zeroed. 0 or -ENOMEM. */
+static int tables_lend(struct an_ctx *c)
 {
-    if (size && n > SIZE_MAX / size)
-        return NULL;
-    size_t bytes = n * size;
-    if (bytes < HUGE_BYTES / 2)
-        return calloc(n ? n : 1, size ? size : 1);
-    bytes = (bytes + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
-    void *p = NULL;
-    if (posix_memalign(&p, HUGE_BYTES, bytes) != 0)
-        return NULL;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    madvise(p, bytes, MADV_HUGEPAGE); /* advice only: failure is fine */
-#endif
-    return memset(p, 0, bytes);
+    const size_t N = (size_t)c->n * c->S, d = (N * sizeof(double) + 63) & ~(size_t)63;
+    const size_t f = (N + 63) & ~(size_t)63;
+    if (N > SIZE_MAX / 64)
+        return -ENOMEM;
+    unsigned char *p = argus_jobstore_scratch(c->js, 6 * d + f);
+    if (!p)
+        return -ENOMEM;
+    c->cell = (const struct argus_step_summary **)(void *)p;
+    c->vwall = (double *)(void *)(p + d);
+    c->vcomp = (double *)(void *)(p + 2 * d);
+    c->vhost = (double *)(void *)(p + 3 * d);
+    c->vstart = (double *)(void *)(p + 4 * d);
+    c->vcomm = (double *)(void *)(p + 5 * d);
+    c->cflag = p + 6 * d;
+    return 0;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -41,13 +41,16 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Steps of rank r that count (those before its missing mark): a prefix of its list. */
-static size_t held_steps(const struct an_ctx *c, uint32_t r,
+/* Steps of rank r that count (those before its missing mark): a prefix of its list. *id
+ * gets their ids, *v (when not NULL) their summaries. */
+static size_t held_steps(const struct an_ctx *c, uint32_t r, const uint64_t **id,
                          const struct argus_step_summary *const **v)
 {
-    size_t m = argus_jobstore_rank_steps(c->js, r, v);
+    size_t m = argus_jobstore_rank_step_ids(c->js, r, id);
+    if (v)
+        argus_jobstore_rank_steps(c->js, r, v);
     uint64_t miss = argus_jobstore_missing_since(c->js, r);
-    while (m && (*v)[m - 1]->step >= miss)
+    while (m && (*id)[m - 1] >= miss)
         m--;
     return m;
 }
@@ -61,12 +64,12 @@ static size_t union_steps(const struct an_ctx *c, uint64_t *u, uint64_t *tmp, si
     size_t nu = 0, work = 0;
 
     for (uint32_t r = 0; r < c->n; r++) {
-        const struct argus_step_summary *const *v;
-        size_t m = held_steps(c, r, &v), i = 0, j = 0;
+        const uint64_t *v;
+        size_t m = held_steps(c, r, &v, NULL), i = 0, j = 0;
         while (i < m && j < nu) { /* is v a subset of u? */
-            if (v[i]->step == u[j])
+            if (v[i] == u[j])
                 i++;
-            else if (v[i]->step > u[j])
+            else if (v[i] > u[j])
                 j++;
             else
                 break;
@@ -76,9 +79,9 @@ static size_t union_steps(const struct an_ctx *c, uint64_t *u, uint64_t *tmp, si
             continue;
         size_t k = 0;
         for (i = 0, j = 0; i < m || j < nu;) {
-            if (j == nu || (i < m && v[i]->step < u[j]))
-                tmp[k++] = v[i++]->step;
-            else if (i == m || u[j] < v[i]->step)
+            if (j == nu || (i < m && v[i] < u[j]))
+                tmp[k++] = v[i++];
+            else if (i == m || u[j] < v[i])
                 tmp[k++] = u[j++];
             else {
                 tmp[k++] = u[j++];
@@ -94,12 +97,12 @@ static size_t union_steps(const struct an_ctx *c, uint64_t *u, uint64_t *tmp, si
     return nu;
 }
 
-/* Distinct step ids held by any rank (missing ranks cut off), and the rank x step table. */
+/* Distinct step ids held by any rank (missing ranks cut off). */
 static int build_steps(struct an_ctx *c)
 {
     size_t total = 0;
     for (uint32_t r = 0; r < c->n; r++)
-        total += argus_jobstore_rank_steps(c->js, r, NULL);
+        total += argus_jobstore_rank_step_ids(c->js, r, NULL);
     c->step_id = malloc((total ? total : 1) * sizeof *c->step_id);
     uint64_t *tmp = malloc((total ? total : 1) * sizeof *tmp);
     if (!c->step_id || !tmp) {
@@ -111,10 +114,11 @@ static int build_steps(struct an_ctx *c)
     if (u == SIZE_MAX) {
         size_t k = 0;
         for (uint32_t r = 0; r < c->n; r++) {
-            const struct argus_step_summary *const *v;
-            size_t m = held_steps(c, r, &v);
-            for (size_t i = 0; i < m; i++)
-                c->step_id[k++] = v[i]->step;
+            const uint64_t *v;
+            size_t m = held_steps(c, r, &v, NULL);
+            if (m)
+                memcpy(c->step_id + k, v, m * sizeof *v);
+            k += m;
         }
         qsort(c->step_id, k, sizeof *c->step_id, cmp_u64);
         u = 0;
@@ -123,21 +127,7 @@ static int build_steps(struct an_ctx *c)
                 c->step_id[u++] = c->step_id[i];
     }
     c->S = u;
-    if (u == 0)
-        return -ENOENT;
-    c->cell = table_calloc((size_t)c->n * u, sizeof *c->cell);
-    if (!c->cell)
-        return -ENOMEM;
-    for (uint32_t r = 0; r < c->n; r++) {
-        const struct argus_step_summary *const *v;
-        size_t m = held_steps(c, r, &v), j = 0;
-        for (size_t i = 0; i < m; i++) { /* both ascending: one walk */
-            while (c->step_id[j] < v[i]->step)
-                j++;
-            c->cell[(size_t)r * u + j] = v[i];
-        }
-    }
-    return 0;
+    return u ? 0 : -ENOENT;
 }
 
 static int coords_known(const struct argus_coords *x)
@@ -168,6 +158,13 @@ static uint32_t infer_classes(struct an_ctx *c, uint32_t *cls)
         goto out;
     for (uint32_t r = 0; r < c->n; r++) {
         uint32_t held = 0;
+        if (!c->kmr[r]) { /* no kernel modes: the empty signature, nothing to count */
+            uint32_t q = 0;
+            while (q < r && sig[q] != 0)
+                q++;
+            cls[r] = q < r ? cls[q] : ncls++;
+            continue;
+        }
         memset(cnt, 0, (K + 1) * sizeof *cnt);
         memset(stamp, 0, (K + 1) * sizeof *stamp);
         for (size_t si = 0; si < c->S; si++) {
@@ -205,21 +202,9 @@ out:
 static int build_layout(struct an_ctx *c)
 {
     struct argus_coords sizes = { 0 };
-    unsigned char *have = calloc(c->n, 1);
+    uint8_t *have = c->co_have; /* co[r] from r's summaries (build_cells) */
 
-    c->co = calloc(c->n, sizeof *c->co);
-    if (!c->co || !have) {
-        free(have);
-        return -ENOMEM;
-    }
     for (uint32_t r = 0; r < c->n; r++) {
-        for (size_t si = 0; si < c->S && !have[r]; si++) {
-            const struct argus_step_summary *s = an_cell(c, r, si);
-            if (s && coords_known(&s->coords)) {
-                c->co[r] = s->coords;
-                have[r] = 1;
-            }
-        }
         const struct argus_rank_info *ri = argus_jobstore_rankinfo(c->js, r);
         if (!have[r] && ri && coords_known(&ri->coords)) {
             c->co[r] = ri->coords;
@@ -247,7 +232,8 @@ static int build_layout(struct an_ctx *c)
             x->ep = 0;
         }
     }
-    free(have);
+    free(c->co_have);
+    c->co_have = NULL;
 
     c->cls = calloc(c->n, sizeof *c->cls);
     if (!c->cls)
@@ -293,160 +279,124 @@ static int build_layout(struct an_ctx *c)
     return 0;
 }
 
-long an_name_find(const struct an_names *nm, uint64_t hash)
+/* A hole of the rank x step table. */
+static void cell_none(struct an_ctx *c, size_t at)
 {
-    if (nm->cap == 0)
-        return -1;
-    size_t mask = nm->cap - 1;
-    for (size_t i = (size_t)(hash ^ (hash >> 29)) & mask;; i = (i + 1) & mask) {
-        uint32_t e = nm->slot[i];
-        if (!e)
-            return -1;
-        if (nm->hash[e - 1] == hash)
-            return (long)e - 1;
-    }
+    c->cell[at] = NULL;
+    c->vwall[at] = c->vcomp[at] = c->vhost[at] = c->vstart[at] = c->vcomm[at] = NAN;
 }
 
-static int names_add(struct an_names *nm, uint64_t hash, uint8_t kclass, double ns)
+/* The kernel-name table gets s's kernels. It holds kernels only: the folded "[other]"
+ * record of a summary (one per class, see ARGUS_OTHER_KERNEL) never gets a verdict. */
+static int cell_names(struct an_ctx *c, const struct argus_step_summary *s, uint64_t other)
 {
-    long at = an_name_find(nm, hash);
-    if (at >= 0) {
-        nm->total_ns[at] += ns;
-        return 0;
+    for (uint32_t k = 0; k < s->n_kmodes && k < ARGUS_MAX_KMODES; k++) {
+        const struct argus_kmode_stats *m = &s->kmodes[k];
+        if (k && m->name_hash < s->kmodes[k - 1].name_hash)
+            c->kmodes_sorted = 0;
+        if (m->name_hash == other)
+            continue;
+        int rc = an_names_add(&c->names, m->name_hash, m->kclass, (double)m->sum_ns);
+        if (rc)
+            return rc;
     }
-    if (2 * (nm->n + 1) > nm->cap) {
-        size_t cap = nm->cap ? nm->cap * 2 : 64;
-        uint32_t *slot = calloc(cap, sizeof *slot);
-        uint64_t *h = realloc(nm->hash, cap * sizeof *h);
-        if (h)
-            nm->hash = h;
-        uint8_t *k = realloc(nm->kclass, cap);
-        if (k)
-            nm->kclass = k;
-        double *t = realloc(nm->total_ns, cap * sizeof *t);
-        if (t)
-            nm->total_ns = t;
-        if (!slot || !h || !k || !t) {
-            free(slot);
-            return -ENOMEM;
-        }
-        free(nm->slot);
-        nm->slot = slot;
-        nm->cap = cap;
-        for (size_t e = 0; e < nm->n; e++) {
-            size_t i = (size_t)(nm->hash[e] ^ (nm->hash[e] >> 29)) & (cap - 1);
-            while (slot[i])
-                i = (i + 1) & (cap - 1);
-            slot[i] = (uint32_t)e + 1;
-        }
-    }
-    size_t i = (size_t)(hash ^ (hash >> 29)) & (nm->cap - 1);
-    while (nm->slot[i])
-        i = (i + 1) & (nm->cap - 1);
-    nm->hash[nm->n] = hash;
-    nm->kclass[nm->n] = kclass;
-    nm->total_ns[nm->n] = ns;
-    nm->slot[i] = (uint32_t)++nm->n;
     return 0;
 }
 
-/* The name table holds kernels only: the folded "[other]" record of a summary (one per
- * class, see ARGUS_OTHER_KERNEL) never gets a kernel verdict. */
-static int build_names(struct an_ctx *c)
+/* The rank x step table of summaries and of the values the detectors read most, from the
+ * store's rows (jobstore.h): a summary itself is read only for its kernel modes and for
+ * the first known coordinates of its rank — at scale the summaries fit in no cache. Also
+ * the collection totals, whether each rank has kernel modes, and the kernel-name table
+ * (in cell order). */
+static int build_cells(struct an_ctx *c)
 {
     const uint64_t other = argus_name_hash(ARGUS_OTHER_KERNEL);
+    const size_t S = c->S;
+    int rc;
+
+    if ((rc = tables_lend(c)))
+        return rc;
+    c->co = calloc(c->n, sizeof *c->co);
+    c->co_have = calloc(c->n, 1);
+    c->kmr = calloc(c->n, 1);
+    if (!c->co || !c->co_have || !c->kmr)
+        return -ENOMEM;
     c->kmodes_sorted = 1;
-    for (size_t i = 0; i < (size_t)c->n * c->S; i++) {
-        const struct argus_step_summary *s = c->cell[i];
-        if (!s)
-            continue;
-        for (uint32_t k = 0; k < s->n_kmodes && k < ARGUS_MAX_KMODES; k++) {
-            const struct argus_kmode_stats *m = &s->kmodes[k];
-            if (k && m->name_hash < s->kmodes[k - 1].name_hash)
-                c->kmodes_sorted = 0;
-            if (m->name_hash == other)
-                continue;
-            int rc = names_add(&c->names, m->name_hash, m->kclass, (double)m->sum_ns);
-            if (rc)
-                return rc;
+    for (uint32_t r = 0; r < c->n; r++) {
+        const uint64_t *id;
+        const struct argus_step_summary *const *v;
+        const struct argus_jobstore_row *w;
+        const size_t m = held_steps(c, r, &id, &v), base = (size_t)r * S;
+        size_t j = 0;
+        argus_jobstore_rank_rows(c->js, r, &w);
+        for (size_t i = 0; i < m; i++, j++) { /* both ascending: one walk */
+            while (c->step_id[j] < id[i])
+                cell_none(c, base + j++);
+            const size_t at = base + j;
+            c->cell[at] = v[i];
+            c->vwall[at] = w[i].wall_ns;
+            c->vcomp[at] = w[i].compute_ns;
+            c->vhost[at] = w[i].host_ns;
+            c->vstart[at] = w[i].start_ns;
+            c->vcomm[at] = w[i].comm_ns;
+            c->kernels_seen += w[i].kernel_count;
+            c->dropped += w[i].dropped;
+            if (!c->co_have[r] && w[i].coords_known) {
+                c->co[r] = v[i]->coords;
+                c->co_have[r] = 1;
+            }
+            if (w[i].n_kmodes) {
+                c->kmr[r] = 1;
+                if ((rc = cell_names(c, v[i], other)))
+                    return rc;
+            }
         }
+        c->held += m;
+        while (j < S)
+            cell_none(c, base + j++);
     }
     return 0;
 }
 
-double an_name_sum(const struct an_ctx *c, const struct argus_step_summary *s, uint64_t hash)
-{
-    uint32_t n = s->n_kmodes < ARGUS_MAX_KMODES ? s->n_kmodes : ARGUS_MAX_KMODES;
-    double sum = 0;
-    uint32_t i = 0;
-
-    if (c->kmodes_sorted) {
-        uint32_t lo = 0, hi = n;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (s->kmodes[mid].name_hash < hash)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (i = lo; i < n && s->kmodes[i].name_hash == hash; i++)
-            sum += (double)s->kmodes[i].sum_ns;
-        return sum;
-    }
-    for (i = 0; i < n; i++)
-        if (s->kmodes[i].name_hash == hash)
-            sum += (double)s->kmodes[i].sum_ns;
-    return sum;
-}
-
-double an_name_typical(const struct an_ctx *c, const struct argus_step_summary *s,
-                       uint64_t hash, double *calls)
-{
-    uint32_t n = s->n_kmodes < ARGUS_MAX_KMODES ? s->n_kmodes : ARGUS_MAX_KMODES;
-    const struct argus_kmode_stats *best = NULL;
-    double cnt = 0;
-
-    for (uint32_t i = 0; i < n; i++) {
-        const struct argus_kmode_stats *k = &s->kmodes[i];
-        if (k->name_hash != hash) {
-            if (c->kmodes_sorted && k->name_hash > hash)
-                break;
-            continue;
-        }
-        cnt += k->count;
-        if (k->count && (!best || k->count > best->count))
-            best = k;
-    }
-    *calls = cnt;
-    if (!best)
-        return 0;
-    if (best->count == 1)
-        return (double)best->sum_ns;
-    if (argus_qsketch_count(&best->sketch) == 0)
-        return (double)best->sum_ns / best->count;
-    if (best->sketch.flags & ARGUS_QS_COLLAPSED)
-        return (double)best->min_ns;
-    return argus_qsketch_quantile(&best->sketch, 0.5);
-}
-
+/* X[si]: the longest step wall of any rank at si (NAN when none held it). */
 static int build_series(struct an_ctx *c)
 {
-    c->X = malloc(c->S * sizeof *c->X);
+    const size_t S = c->S;
+    c->X = malloc(S * sizeof *c->X);
     if (!c->X)
         return -ENOMEM;
-    size_t m = 0;
-    for (size_t si = 0; si < c->S; si++) {
-        double mx = NAN;
-        for (uint32_t r = 0; r < c->n; r++) {
-            const struct argus_step_summary *s = an_cell(c, r, si);
-            if (s && (isnan(mx) || an_wall(s) > mx))
-                mx = an_wall(s);
-        }
-        c->X[si] = mx;
-        if (!isnan(mx))
-            c->tmp1[m++] = mx;
+    for (size_t si = 0; si < S; si++)
+        c->X[si] = NAN;
+    for (uint32_t r = 0; r < c->n; r++) {
+        const double *w = c->vwall + (size_t)r * S;
+        for (size_t si = 0; si < S; si++)
+            if (!isnan(w[si]) && (isnan(c->X[si]) || w[si] > c->X[si]))
+                c->X[si] = w[si];
     }
+    size_t m = 0;
+    for (size_t si = 0; si < S; si++)
+        if (!isnan(c->X[si]))
+            c->tmp1[m++] = c->X[si];
     c->med_step = m ? argus_stats_median(c->tmp1, m) : 0;
+    return 0;
+}
+
+static int build_class_walls(struct an_ctx *c)
+{
+    const size_t S = c->S;
+    c->cwall = malloc((size_t)c->n_cls * S * sizeof *c->cwall);
+    if (!c->cwall)
+        return -ENOMEM;
+    for (uint32_t k = 0; k < c->n_cls; k++)
+        for (size_t si = 0; si < S; si++) {
+            size_t m = 0;
+            for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
+                const double w = c->vwall[(size_t)c->cls_mem[i] * S + si];
+                if (!isnan(w))
+                    c->tmp1[m++] = w;
+            }
+            c->cwall[(size_t)k * S + si] = m ? argus_stats_median(c->tmp1, m) : 0;
+        }
     return 0;
 }
 
@@ -490,26 +440,28 @@ int an_ctx_build(struct an_ctx *c, const struct argus_jobstore *js,
         return rc;
     if ((rc = an_tmp_reserve(c, (c->n > c->S ? c->n : c->S) + 16)))
         return rc;
-    if ((rc = build_names(c)) || (rc = build_layout(c)) || (rc = build_series(c)))
+    if ((rc = build_cells(c)) || (rc = build_layout(c)) || (rc = build_series(c)) ||
+        (rc = build_class_walls(c)))
         return rc;
-    c->cflag = calloc((size_t)c->n * c->S, 1);
-    return c->cflag ? 0 : -ENOMEM;
+    memset(c->cflag, 0, (size_t)c->n * c->S);
+    return 0;
 }
 
 void an_ctx_free(struct an_ctx *c)
 {
     free(c->step_id);
-    free(c->cell);
+    free(c->co_have);
+    free(c->kmr);
     free(c->co);
     free(c->cls);
     free(c->cls_off);
     free(c->cls_mem);
+    free(c->cwall);
     free(c->X);
     free(c->names.hash);
     free(c->names.kclass);
     free(c->names.total_ns);
     free(c->names.slot);
-    free(c->cflag);
     free(c->cand.v);
     free(c->tmp1);
     free(c->tmp2);

@@ -66,12 +66,25 @@ struct an_ctx {
     size_t S;                           /* distinct steps held */
     uint64_t *step_id;                  /* [S] ascending */
     const struct argus_step_summary **cell; /* [r * S + si], NULL when not held/missing */
+    /* The per-cell values the detectors read most, from the store's rows (struct
+     * argus_jobstore_row) so that their loops stream through arrays instead of touching
+     * the summaries: [r * S + si], NAN where the cell is NULL. vwall = an_wall, vcomp =
+     * compute_ns, vhost = host_gap_ns (else phase_wall_ns[HOST]), vstart = start_ns +
+     * clock_offset_ns, vcomm = collective_ns + p2p_ns. These tables, cell and cflag live
+     * in the store's scratch (argus_jobstore_scratch), not in the context. */
+    double *vwall, *vcomp, *vhost, *vstart, *vcomm;
+    size_t held;                        /* cells held */
+    uint64_t kernels_seen, dropped;     /* sums of kernel_count, dropped over them */
+    uint8_t *co_have;                   /* [n] co[r] came from r's summaries (build only) */
+    uint8_t *kmr;                       /* [n] r has a summary with kernel modes */
     struct argus_coords *co;            /* [n] resolved coordinates */
     struct argus_layout lay;
     int layout_known;
     uint32_t *cls;                      /* [n] peer class (PP stage) */
     uint32_t n_cls;
     uint32_t *cls_off, *cls_mem;        /* CSR: members of class c */
+    double *cwall;                      /* [c * S + si] median step wall of the members of
+                                           class c held at si; 0 when none */
     double *X;                          /* [S] job step time ns (max over ranks), NAN */
     double med_step;                    /* median of X, ns */
     int kmodes_sorted;                  /* every summary's kmodes sorted by hash */
@@ -99,6 +112,8 @@ struct an_rrun {
 };
 
 /* ctx.c */
+/* Build the context of js (0, -ENOENT when it holds nothing, -ENOMEM). Its rank x step
+ * tables live in the store's scratch: one context per store at a time. */
 int an_ctx_build(struct an_ctx *c, const struct argus_jobstore *js,
                  const struct argus_analysis_opts *o);
 void an_ctx_free(struct an_ctx *c);
@@ -111,6 +126,7 @@ static inline double an_wall(const struct argus_step_summary *s)
 {
     return s->end_ns > s->start_ns ? (double)(s->end_ns - s->start_ns) : 0.0;
 }
+/* names.c */
 /* Sum of sum_ns over the modes of kernel `hash` in s. */
 double an_name_sum(const struct an_ctx *c, const struct argus_step_summary *s, uint64_t hash);
 /* Typical call duration of kernel `hash` in s: the median of its most frequent mode (its
@@ -120,6 +136,10 @@ double an_name_typical(const struct an_ctx *c, const struct argus_step_summary *
                        uint64_t hash, double *calls);
 /* Index of a name in c->names, or -1. */
 long an_name_find(const struct an_names *nm, uint64_t hash);
+/* Add ns to the total of name `hash` (a new entry of class kclass when unseen). 0 or
+ * -ENOMEM. */
+int an_names_add(struct an_names *nm, uint64_t hash, uint8_t kclass, double ns);
+/* ctx.c: helpers */
 /* Runs of flagged steps (gaps <= AN_MAX_GAP bridged) with >= min_flags flagged steps.
  * Returns the count written to out (at most cap). */
 size_t an_runs(const uint8_t *flag, size_t S, uint32_t min_flags, struct an_span *out,

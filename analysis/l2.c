@@ -19,36 +19,26 @@ struct pref {
     uint32_t n;
 };
 
-static double v_compute(const struct argus_step_summary *s)
+/* Lower-half reference of v (c->vcomp or c->vhost) over the members of each peer class
+ * present at each step, and their median step wall. */
+static void class_refs(struct an_ctx *c, const double *v, struct pref *out)
 {
-    return (double)s->compute_ns;
-}
-
-static double v_host(const struct argus_step_summary *s)
-{
-    return (double)(s->host_gap_ns ? s->host_gap_ns : s->phase_wall_ns[ARGUS_PH_HOST]);
-}
-
-static void class_refs(struct an_ctx *c, double (*fn)(const struct argus_step_summary *),
-                       struct pref *out)
-{
+    const size_t S = c->S;
     for (uint32_t k = 0; k < c->n_cls; k++) {
-        for (size_t si = 0; si < c->S; si++) {
+        for (size_t si = 0; si < S; si++) {
             size_t m = 0;
             for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
-                const struct argus_step_summary *s = an_cell(c, c->cls_mem[i], si);
-                if (!s)
-                    continue;
-                c->tmp1[m] = fn(s);
-                c->tmp3[m++] = an_wall(s);
+                const size_t at = (size_t)c->cls_mem[i] * S + si;
+                if (!isnan(v[at]))
+                    c->tmp1[m++] = v[at];
             }
             struct argus_robust r;
             argus_stats_robust_low(c->tmp1, m, AN_PEER_FLOOR, c->tmp2, &r);
-            struct pref *p = &out[(size_t)k * c->S + si];
+            struct pref *p = &out[(size_t)k * S + si];
             p->ref = r.ref;
             p->scale = r.scale;
             p->n = (uint32_t)m;
-            p->wall = m ? argus_stats_median(c->tmp3, m) : 0;
+            p->wall = c->cwall[(size_t)k * S + si];
         }
     }
 }
@@ -182,9 +172,9 @@ static int detect_stages(struct an_ctx *c)
         for (size_t si = 0; si < S; si++) {
             size_t m = 0;
             for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
-                const struct argus_step_summary *s = an_cell(c, c->cls_mem[i], si);
-                if (s)
-                    c->tmp1[m++] = v_compute(s);
+                const double v = c->vcomp[(size_t)c->cls_mem[i] * S + si];
+                if (!isnan(v))
+                    c->tmp1[m++] = v;
             }
             sp[(size_t)k * S + si] = m ? argus_stats_median(c->tmp1, m) : NAN;
         }
@@ -265,10 +255,10 @@ static void classify(struct an_ctx *c, struct an_rrun *u, const struct pref *ref
     double total = 0, pos = 0, exc[ARGUS_ANOMALY_MAX_KERNELS];
     uint64_t kern[ARGUS_ANOMALY_MAX_KERNELS];
     for (size_t si = u->a; si <= u->b; si++) {
-        const struct argus_step_summary *s = an_cell(c, u->rank, si);
+        const double v = c->vcomp[(size_t)u->rank * c->S + si];
         const struct pref *p = &ref[(size_t)c->cls[u->rank] * c->S + si];
-        if (s && p->ref > 0)
-            total += v_compute(s) - p->ref;
+        if (!isnan(v) && p->ref > 0)
+            total += v - p->ref;
     }
     size_t nk = an_kernel_excess(c, &u->rank, 1, u->a, u->b, ARGUS_KC_COMPUTE, 1, kern, exc,
                                  ARGUS_ANOMALY_MAX_KERNELS, &pos);
@@ -404,20 +394,28 @@ int an_detect_compute(struct an_ctx *c)
         rc = -ENOMEM;
         goto out;
     }
-    class_refs(c, v_compute, ref);
+    class_refs(c, c->vcomp, ref);
     memset(c->cflag, 0, N);
     for (uint32_t r = 0; r < c->n; r++) {
         uint8_t *flag = c->cflag + (size_t)r * S;
+        const double *vc = c->vcomp + (size_t)r * S;
         for (size_t si = 0; si < S; si++) {
-            const struct argus_step_summary *s = an_cell(c, r, si);
             const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
             ratio[si] = 0;
             exc[si] = NAN;
-            if (s && p->n >= 2 && p->ref > 0) {
-                ratio[si] = v_compute(s) / p->ref;
-                exc[si] = v_compute(s) - p->ref;
+            if (!isnan(vc[si]) && p->n >= 2 && p->ref > 0) {
+                ratio[si] = vc[si] / p->ref;
+                exc[si] = vc[si] - p->ref;
             }
         }
+        /* a step can be flagged only where the ratio and the materiality pass: a rank with
+         * none (most of them) needs neither its noise nor its runs */
+        int maybe = 0;
+        for (size_t si = 0; si < S && !maybe; si++)
+            maybe = !isnan(exc[si]) && ratio[si] >= c->o.ratio &&
+                    exc[si] >= AN_COMPUTE_MATERIAL * ref[(size_t)c->cls[r] * S + si].wall;
+        if (!maybe)
+            continue; /* its flags stay 0 */
         /* the rank's own step-to-step noise bounds the scale from below */
         const double tsig = argus_stats_diff_sigma(exc, S, c->tmp1, c->tmp2);
         for (size_t si = 0; si < S; si++) {
@@ -468,11 +466,10 @@ out:
 static void own_host_baseline(struct an_ctx *c, uint32_t r, struct argus_robust *out)
 {
     size_t m = 0;
-    for (size_t si = 0; si < c->S; si++) {
-        const struct argus_step_summary *s = an_cell(c, r, si);
-        if (s)
-            c->tmp1[m++] = v_host(s);
-    }
+    const double *vh = c->vhost + (size_t)r * c->S;
+    for (size_t si = 0; si < c->S; si++)
+        if (!isnan(vh[si]))
+            c->tmp1[m++] = vh[si];
     argus_stats_robust_low(c->tmp1, m, AN_PEER_FLOOR, c->tmp2, out);
 }
 
@@ -492,24 +489,30 @@ int an_detect_host(struct an_ctx *c)
         rc = -ENOMEM;
         goto out;
     }
-    class_refs(c, v_host, ref);
+    class_refs(c, c->vhost, ref);
     for (uint32_t r = 0; r < c->n; r++) {
         struct argus_robust own;
+        const double *vh = c->vhost + (size_t)r * S;
+        int maybe = 0;
+        for (size_t si = 0; si < S; si++) {
+            const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
+            exc[si] = (!isnan(vh[si]) && p->n >= 2 && p->wall > 0) ? vh[si] - p->ref : NAN;
+            /* flagged steps need the peer ratio and materiality below: without any, the
+             * rank needs neither its baseline nor its noise */
+            maybe |= !isnan(exc[si]) && exc[si] >= AN_HOST_MATERIAL * p->wall &&
+                     (p->ref > 0 ? vh[si] / p->ref : (vh[si] > 0 ? 1e9 : 0)) >= c->o.ratio;
+        }
+        if (!maybe)
+            continue;
         own_host_baseline(c, r, &own);
         memset(flag, 0, S);
-        for (size_t si = 0; si < S; si++) {
-            const struct argus_step_summary *s = an_cell(c, r, si);
-            const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
-            exc[si] = (s && p->n >= 2 && p->wall > 0) ? v_host(s) - p->ref : NAN;
-        }
         const double tsig = argus_stats_diff_sigma(exc, S, c->tmp1, c->tmp2);
         for (size_t si = 0; si < S; si++) {
-            const struct argus_step_summary *s = an_cell(c, r, si);
             const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
             ratio[si] = z[si] = 0;
             if (isnan(exc[si]))
                 continue;
-            const double v = v_host(s), wfloor = 0.002 * p->wall;
+            const double v = vh[si], wfloor = 0.002 * p->wall;
             const double e = exc[si], eo = v - own.ref;
             double sc = p->scale > wfloor ? p->scale : wfloor;
             sc = sc > tsig ? sc : tsig;

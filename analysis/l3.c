@@ -126,14 +126,12 @@ static int class_yard(struct an_ctx *c, double *out)
         for (size_t si = 0; si < c->S; si++) {
             size_t m = 0;
             for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
-                const struct argus_step_summary *s = an_cell(c, c->cls_mem[i], si);
-                if (!s)
-                    continue;
-                c->tmp1[m] = (double)s->compute_ns;
-                c->tmp2[m++] = an_wall(s);
+                const size_t at = (size_t)c->cls_mem[i] * c->S + si;
+                if (!isnan(c->vcomp[at]))
+                    c->tmp1[m++] = c->vcomp[at];
             }
             const double cm = m ? argus_stats_median(c->tmp1, m) : 0;
-            const double wm = m ? argus_stats_median(c->tmp2, m) : 0;
+            const double wm = c->cwall[(size_t)k * c->S + si];
             out[(size_t)k * c->S + si] = fmax(AN_KERNEL_MATERIAL * cm, AN_KERNEL_WALL * wm);
         }
     return 0;
@@ -202,6 +200,11 @@ int an_detect_kernels(struct an_ctx *c)
         rc = -ENOMEM;
         goto out;
     }
+    size_t ncomp = 0; /* no compute kernel, no kernel verdict: nothing below to do */
+    for (size_t nk = 0; nk < c->names.n; nk++)
+        ncomp += c->names.kclass[nk] == ARGUS_KC_COMPUTE;
+    if (ncomp == 0)
+        goto out;
     class_yard(c, cref);
     for (uint32_t k = 0; k < c->n_cls; k++) {
         const uint32_t off = c->cls_off[k], m = c->cls_off[k + 1] - off;

@@ -94,11 +94,6 @@ int an_kernel_percall(struct an_ctx *c, uint32_t r, size_t si, uint64_t h, doubl
 
 /* ---- late arriver ---- */
 
-static double v_comm(const struct argus_step_summary *s)
-{
-    return (double)(s->collective_ns + s->p2p_ns);
-}
-
 /* Group of rank r for the late-arriver test: its DP group (same PP stage and TP index)
  * when the layout is known; its peer class when classes stand for inferred pipeline
  * stages; otherwise the whole job (collectives over every rank, as DLRM's all-to-all). */
@@ -116,12 +111,9 @@ struct late_cell {
     double late, spread, own_comm, peer_comm, wall;
 };
 
-/* A step's start on rank 0's clock: the rank's own time plus the offset the reduction
- * (clock sync) or the importer (collective end times) estimated for it. */
-static double start_aligned(const struct argus_step_summary *s)
-{
-    return (double)s->start_ns + (double)s->clock_offset_ns;
-}
+/* A step's start on rank 0's clock is c->vstart: the rank's own time plus the offset the
+ * reduction (clock sync) or the importer (collective end times) estimated for it; its
+ * communication time (collective + p2p) is c->vcomm. */
 
 /* Judge step si for the group of rank g0; sets flag/cell of the source when it passes. */
 static void judge(struct an_ctx *c, uint32_t g0, size_t si, uint8_t *flag,
@@ -133,10 +125,10 @@ static void judge(struct an_ctx *c, uint32_t g0, size_t si, uint8_t *flag,
         if (!same_group(c, g0, q))
             continue;
         done[q] = 1;
-        const struct argus_step_summary *s = an_cell(c, q, si);
-        if (!s)
+        const size_t at = (size_t)q * c->S + si;
+        if (!c->cell[at])
             continue;
-        const double cm = v_comm(s), st = start_aligned(s);
+        const double cm = c->vcomm[at], st = c->vstart[at];
         if (nm == 0 || cm < mc) {
             mc = cm;
             src = q;
@@ -153,12 +145,12 @@ static void judge(struct an_ctx *c, uint32_t g0, size_t si, uint8_t *flag,
         return;
     size_t m = 0;
     for (uint32_t q = 0; q < c->n; q++) {
-        const struct argus_step_summary *s = an_cell(c, q, si);
-        if (q == src || !s || !same_group(c, g0, q))
+        const size_t at = (size_t)q * c->S + si;
+        if (q == src || !c->cell[at] || !same_group(c, g0, q))
             continue;
-        c->tmp1[m] = start_aligned(s);
-        c->tmp2[m] = v_comm(s);
-        c->tmp3[m++] = an_wall(s);
+        c->tmp1[m] = c->vstart[at];
+        c->tmp2[m] = c->vcomm[at];
+        c->tmp3[m++] = c->vwall[at];
     }
     const double st0 = argus_stats_median(c->tmp1, m), pc = argus_stats_median(c->tmp2, m);
     const double wall = argus_stats_median(c->tmp3, m);
@@ -247,9 +239,8 @@ static int push_late(struct an_ctx *c, uint32_t r, const struct an_span *sp,
             continue;
         size_t n = 0;
         for (size_t si = sp->a; si <= sp->b; si++) {
-            const struct argus_step_summary *s = an_cell(c, q, si);
-            if (flag[(size_t)r * S + si] && s)
-                c->tmp1[n++] = v_comm(s) - lc[(size_t)r * S + si].own_comm;
+            if (flag[(size_t)r * S + si] && an_cell(c, q, si))
+                c->tmp1[n++] = c->vcomm[(size_t)q * S + si] - lc[(size_t)r * S + si].own_comm;
         }
         k->n_peers++;
         if (n && argus_stats_median(c->tmp1, n) >= 0.25 * late)

@@ -109,19 +109,69 @@ void argus_stats_sort(double *v, size_t n)
     intro_sort(v, n, depth);
 }
 
-static double median_sorted(const double *s, size_t n)
+/* Introselect: reorder v so that v[k] is the value a sort would put there, with v[i] <=
+ * v[k] for i < k and v[i] >= v[k] for i > k. The same partition as intro_sort, following
+ * only the side that holds k: O(n) on average, n log n at worst (heapsort fallback). */
+static void select_k(double *v, size_t n, size_t k)
+{
+    unsigned depth = 0;
+    for (size_t q = n; q > 1; q >>= 1)
+        depth += 2;
+    while (n > SORT_SMALL) {
+        if (depth-- == 0) {
+            heap_sort(v, n);
+            return;
+        }
+        size_t m = n / 2;
+        if (v[m] < v[0])
+            swap_d(&v[m], &v[0]);
+        if (v[n - 1] < v[0])
+            swap_d(&v[n - 1], &v[0]);
+        if (v[n - 1] < v[m])
+            swap_d(&v[n - 1], &v[m]);
+        const double p = v[m];
+        size_t i = 0, j = n - 1;
+        for (;;) {
+            while (v[i] < p)
+                i++;
+            while (p < v[j])
+                j--;
+            if (i >= j)
+                break;
+            swap_d(&v[i], &v[j]);
+            i++;
+            j--;
+        }
+        size_t left = j + 1;
+        if (k < left) {
+            n = left;
+        } else {
+            v += left;
+            n -= left;
+            k -= left;
+        }
+    }
+    insertion_sort(v, n);
+}
+
+/* The median of v[0..n) by selection: the same value as the middle of the sorted v (the
+ * mean of the two middle values when n is even). */
+static double median_select(double *v, size_t n)
 {
     if (n == 0)
         return NAN;
+    select_k(v, n, n / 2);
     if (n % 2)
-        return s[n / 2];
-    return 0.5 * (s[n / 2 - 1] + s[n / 2]);
+        return v[n / 2];
+    double lo = v[0]; /* the largest of v[0..n/2): sorted, it sits at n/2 - 1 */
+    for (size_t i = 1; i < n / 2; i++)
+        lo = v[i] > lo ? v[i] : lo;
+    return 0.5 * (lo + v[n / 2]);
 }
 
 double argus_stats_median(double *v, size_t n)
 {
-    argus_stats_sort(v, n);
-    return median_sorted(v, n);
+    return median_select(v, n);
 }
 
 double argus_stats_mad(const double *v, size_t n, double med, double *tmp)
@@ -175,9 +225,10 @@ void argus_stats_robust_low(double *v, size_t n, double floor_frac, double *tmp,
         out->scale = NAN;
         return;
     }
-    argus_stats_sort(v, n);
     size_t h = (n + 1) / 2;
-    double ref = median_sorted(v, h);
+    if (h < n) /* the h smallest values first, in any order */
+        select_k(v, n, h - 1);
+    double ref = median_select(v, h);
     double mad = argus_stats_mad(v, h, ref, tmp);
     double s = ARGUS_MADLOW_SIGMA * mad;
     double fl = floor_frac * fabs(ref);

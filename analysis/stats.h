@@ -14,7 +14,7 @@
 
 /* Sort v[0..n) ascending in place (NaN-free input). */
 void argus_stats_sort(double *v, size_t n);
-/* Median of v[0..n); sorts v in place. NAN when n == 0. */
+/* Median of v[0..n), by selection (O(n)): reorders v (not a full sort). NAN when n == 0. */
 double argus_stats_median(double *v, size_t n);
 /* Median absolute deviation of v from med; tmp holds n doubles (v is left unchanged).
  * NAN when n == 0. */
@@ -30,14 +30,15 @@ struct argus_robust {
     size_t n;     /* sample size */
 };
 
-/* ref = median, scale = max(1.4826 * MAD, floor_frac * |ref|). v is sorted in place; tmp
+/* ref = median, scale = max(1.4826 * MAD, floor_frac * |ref|). v is reordered; tmp
  * holds n doubles. */
 void argus_stats_robust(double *v, size_t n, double floor_frac, double *tmp,
                         struct argus_robust *out);
 /* Lower-half reference: ref = median of the lower ceil(n/2) values, scale =
  * max(2.5 * MAD of that lower half, floor_frac * |ref|). Stays on the normal members
  * even when up to half of the sample is inflated (a whole DP replica of 2 TP ranks among
- * 4, or 4 ranks of a stage of 8). v is sorted in place; tmp holds n doubles. */
+ * 4, or 4 ranks of a stage of 8). v is reordered (its lower half first); tmp holds n
+ * doubles. */
 void argus_stats_robust_low(double *v, size_t n, double floor_frac, double *tmp,
                             struct argus_robust *out);
 /* Noise of a series that may shift level: 1.4826 * MAD(v[i+1] - v[i]) / sqrt(2) over the

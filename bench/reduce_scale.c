@@ -3,11 +3,20 @@
  * into a leaf aggregate; the aggregates merge up the same node-aware tree the runtime
  * builds (reduce/tree.c, fan-in 32), children encoded and decoded as on the wire. Rank 0's
  * inbound bytes are its children's encoded aggregates; rank 0's CPU is decode + merge of
- * those plus L1-L3 analysis of the window's rows: filling a job store of P ranks x W
- * steps ("store"), then argus_analyze. Each part is timed twice: first in fresh memory
- * (the rank0_*_ms fields: every page touched for the first time) and then again ("warm":
- * the merge into the reset aggregate, as every later window of a job runs; the store and
- * analysis in memory the process freed), with page faults counted for each part.
+ * those plus L1-L3 analysis of the rows: adding them to the job store as kernel-less
+ * summaries ("store"), then argus_analyze ("analyze").
+ *
+ * Two views of rank 0's analysis:
+ *   - first window (rank0_*_ms_per_step): a fresh job store takes one window of P x W
+ *     rows and the analysis runs over it; every page is touched for the first time;
+ *   - job (rank0_*_steady_ms_per_step): what rank 0 pays per step for the rest of a job.
+ *     One job store over a job of windows, each window's rows added and the job analysed
+ *     after every window, as reduce/rank0.c does; the store keeps its default retention
+ *     (common/jobstore.h), so the analysis covers the horizon and the store's memory is
+ *     reused once the horizon is full. The job runs until STEADY (5) windows after that;
+ *     the figures are the medians over those windows (robust to a busy machine).
+ * The merge is timed into a fresh aggregate and again into the reset one (warm: as every
+ * later window of a job runs). Page faults are counted for each part.
  * Prints one JSON line. Usage: reduce_scale [P ...] (default 1024 4096 16384 65536). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,24 +149,17 @@ struct an_cost {
     int rc;
 };
 
-/* Rank 0's analysis of the window: its rows become kernel-less summaries in a job store
- * of P ranks ("store"), then L1-L3 (argus_analyze). */
-static void an_window(const struct argus_aggregate *root, struct an_cost *c)
+/* Add the root's rows, shifted by `shift` steps, to js as kernel-less summaries. */
+static void store_rows(struct argus_jobstore *js, const struct argus_aggregate *root,
+                       uint64_t shift)
 {
-    struct argus_jobstore *js;
-    struct argus_analysis_opts o;
-    struct argus_result res;
-
-    argus_jobstore_create((uint32_t)P, &js);
-    long f0 = minflt();
-    double t0 = cpu_s();
     memset(sum, 0, offsetof(struct argus_step_summary, kmodes));
     for (size_t i = 0; i < root->nrows; i++) {
         const struct argus_agg_row *row = &root->rows[i];
         sum->rank = row->rank;
-        sum->step = row->step;
-        sum->start_ns = row->start_ns;
-        sum->end_ns = row->start_ns + 1000ull * row->us[0];
+        sum->step = row->step + shift;
+        sum->start_ns = row->start_ns + 1000000000ull * shift;
+        sum->end_ns = sum->start_ns + 1000ull * row->us[0];
         sum->phase_wall_ns[0] = 1000ull * row->us[1];
         sum->phase_wall_ns[1] = 1000ull * row->us[2];
         sum->phase_wall_ns[2] = 1000ull * row->us[3];
@@ -167,6 +169,19 @@ static void an_window(const struct argus_aggregate *root, struct an_cost *c)
         sum->collective_ns = 1000ull * row->us[7];
         argus_jobstore_add_summary(js, sum);
     }
+}
+
+/* One window at rank 0: its rows into js (shifted by `shift` steps), then the analysis of
+ * everything js holds. */
+static void an_window(struct argus_jobstore *js, const struct argus_aggregate *root,
+                      uint64_t shift, struct an_cost *c)
+{
+    struct argus_analysis_opts o;
+    struct argus_result res;
+
+    long f0 = minflt();
+    double t0 = cpu_s();
+    store_rows(js, root, shift);
     double t1 = cpu_s();
     long f1 = minflt();
     argus_analysis_opts_default(&o);
@@ -177,6 +192,60 @@ static void an_window(const struct argus_aggregate *root, struct an_cost *c)
     c->flt_store = f1 - f0;
     c->flt_analyze = minflt() - f1;
     argus_result_free(&res);
+}
+
+#define STEADY 5 /* windows of the job measured after its horizon filled */
+
+struct job_cost {
+    struct an_cost first;  /* the first window, fresh store */
+    struct an_cost steady; /* medians over the last STEADY windows of the job */
+    size_t horizon, windows, held;
+};
+
+static int cmp_d(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median5(double *v)
+{
+    qsort(v, STEADY, sizeof *v, cmp_d);
+    return v[STEADY / 2];
+}
+
+/* The first window in a fresh store, then a job of windows in one store until STEADY
+ * windows past a full horizon. */
+static void an_job(const struct argus_aggregate *root, struct job_cost *jc)
+{
+    struct argus_jobstore *js;
+    double st[STEADY], an[STEADY], fs[STEADY], fa[STEADY];
+
+    memset(jc, 0, sizeof *jc);
+    argus_jobstore_create((uint32_t)P, &js);
+    an_window(js, root, 0, &jc->first);
+    argus_jobstore_free(js);
+
+    argus_jobstore_create((uint32_t)P, &js);
+    jc->horizon = argus_jobstore_horizon(js);
+    jc->windows = (jc->horizon + W - 1) / W + 1 + STEADY;
+    for (size_t w = 0; w < jc->windows; w++) {
+        struct an_cost c;
+        an_window(js, root, (uint64_t)w * W, &c);
+        jc->steady.rc |= c.rc;
+        if (w + STEADY < jc->windows)
+            continue;
+        const size_t k = w + STEADY - jc->windows;
+        st[k] = c.store;
+        an[k] = c.analyze;
+        fs[k] = (double)c.flt_store;
+        fa[k] = (double)c.flt_analyze;
+    }
+    jc->steady.store = median5(st);
+    jc->steady.analyze = median5(an);
+    jc->steady.flt_store = (long)median5(fs);
+    jc->steady.flt_analyze = (long)median5(fa);
+    jc->held = argus_jobstore_count(js);
     argus_jobstore_free(js);
 }
 
@@ -234,36 +303,34 @@ int main(int argc, char **argv)
         free(bufs);
         free(lens);
 
-        /* analysis at rank 0: first into fresh memory, then again (warm: memory that the
-         * process already had, as a long job's rank 0 mostly reuses) */
-        struct an_cost an, an_warm;
-        an_window(&root, &an);
-        an_window(&root, &an_warm);
-        double cpu_store = an.store, cpu_an = an.store + an.analyze;
-        long flt_store = an.flt_store, flt_an = an.flt_analyze;
-        int arc = an.rc;
+        /* analysis at rank 0: the first window, then a job */
+        struct job_cost jc;
+        an_job(&root, &jc);
+        const struct an_cost *an = &jc.first, *st = &jc.steady;
+        const double cpu_first = cpu_merge + an->store + an->analyze;
+        const double cpu_steady = cpu_warm + st->store + st->analyze;
 
         size_t kpart = argus_agg_encoded_size(&root) - root.nrows * ARGUS_AGG_ROW_BYTES;
         double bps = (double)bytes0 / W;
         printf("%s{\"P\":%d,\"depth\":%d,\"rank0_children\":%d,\"rank0_in_bytes_per_step\":%.0f,"
                "\"bytes_per_rank_step\":%.1f,\"goal_bytes_per_step\":%d,"
                "\"root_kernel_part_bytes\":%zu,\"kmode_entries\":%zu,"
-               "\"rank0_merge_ms_per_step\":%.3f,\"rank0_analysis_ms_per_step\":%.3f,"
-               "\"rank0_store_ms_per_step\":%.3f,\"rank0_analyze_ms_per_step\":%.3f,"
-               "\"rank0_cpu_ms_per_step\":%.3f,\"rank0_merge_warm_ms_per_step\":%.3f,"
-               "\"rank0_store_warm_ms_per_step\":%.3f,\"rank0_analyze_warm_ms_per_step\":%.3f,"
-               "\"rank0_cpu_warm_ms_per_step\":%.3f,"
+               "\"rank0_merge_ms_per_step\":%.3f,\"rank0_store_ms_per_step\":%.3f,"
+               "\"rank0_analyze_ms_per_step\":%.3f,\"rank0_cpu_ms_per_step\":%.3f,"
+               "\"job_horizon_steps\":%zu,\"job_windows\":%zu,\"job_held_summaries\":%zu,"
+               "\"rank0_merge_warm_ms_per_step\":%.3f,\"rank0_store_steady_ms_per_step\":%.3f,"
+               "\"rank0_analyze_steady_ms_per_step\":%.3f,"
+               "\"rank0_cpu_steady_ms_per_step\":%.3f,\"goal_cpu_ms_per_step\":5,"
                "\"rank0_page_faults_per_step\":{\"merge\":%.1f,\"merge_warm\":%.1f,"
-               "\"store\":%.1f,\"analyze\":%.1f,\"store_warm\":%.1f,\"analyze_warm\":%.1f},"
-               "\"analysis_rc\":%d}",
+               "\"store\":%.1f,\"analyze\":%.1f,\"store_steady\":%.1f,"
+               "\"analyze_steady\":%.1f},\"analysis_rc\":%d}",
                pi ? "," : "", P, argus_tree_depth_of(parent, P), nkids,
                bps, bps / P, 64 * P + 65536, kpart, root.nkm, 1e3 * cpu_merge / W,
-               1e3 * cpu_an / W, 1e3 * cpu_store / W, 1e3 * (cpu_an - cpu_store) / W,
-               1e3 * (cpu_merge + cpu_an) / W, 1e3 * cpu_warm / W, 1e3 * an_warm.store / W,
-               1e3 * an_warm.analyze / W,
-               1e3 * (cpu_warm + an_warm.store + an_warm.analyze) / W, (double)flt_merge / W,
-               (double)flt_warm / W, (double)flt_store / W, (double)flt_an / W,
-               (double)an_warm.flt_store / W, (double)an_warm.flt_analyze / W, arc);
+               1e3 * an->store / W, 1e3 * an->analyze / W, 1e3 * cpu_first / W, jc.horizon,
+               jc.windows, jc.held, 1e3 * cpu_warm / W, 1e3 * st->store / W,
+               1e3 * st->analyze / W, 1e3 * cpu_steady / W, (double)flt_merge / W,
+               (double)flt_warm / W, (double)an->flt_store / W, (double)an->flt_analyze / W,
+               (double)st->flt_store / W, (double)st->flt_analyze / W, an->rc | st->rc);
         fflush(stdout);
         argus_agg_free(&root);
         argus_agg_free(&scratch);

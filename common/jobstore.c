@@ -1,20 +1,21 @@
 /* jobstore.c — the in-memory store of one job (jobstore.h): per-rank arrays of trimmed
- * step summaries kept sorted by step, the kernel-name dictionary (open addressing on the
- * 64-bit name hash), rank info, job metadata and missing-rank marks.
+ * step summaries kept sorted by step, the set of distinct held steps, retention (eviction
+ * of the oldest steps past the horizon) and what eviction leaves behind, job metadata.
+ * Names, rank info, missing marks and ingest are in jobstore_dict.c.
  *
  * Summaries are stored trimmed: only offsetof(kmodes) + n_kmodes entries are allocated, so
  * readers must never touch kmodes[i] for i >= n_kmodes. They are carved from an arena of
  * chunks that grow from 64 KiB to 2 MiB (2 MiB chunks aligned and advised for transparent
  * huge pages): rank 0 adds P summaries per step, and one malloc and a few page faults per
- * summary were most of its cost; each rank's first SUMS_CAP0 step pointers come from there
- * too. A replaced summary reuses its space when the new one fits,
- * else that space stays unused until the store is freed. One owner; not thread-safe.
+ * summary were most of its cost; each rank's first SUMS_CAP0 step slots come from there
+ * too. The block of a replaced or evicted summary goes to a free list of its size (in
+ * 64-byte units) and is the first choice for the next summary of that size: at a steady
+ * horizon the store writes into memory it already has instead of faulting in (and
+ * zeroing) fresh pages every window. One owner; not thread-safe.
  */
-#include "common/jobstore.h"
-#include "common/errbuf.h"
+#include "common/jobstore_int.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,39 +26,17 @@
 #define CHUNK_MIN (64u << 10)
 #define CHUNK_MAX (2u << 20)
 #define SUMS_CAP0 16 /* first per-rank capacity, carved from the arena; then malloc, x2 */
+#define UNIT 64      /* summary blocks are multiples of this */
+#define N_SIZES ((offsetof(struct argus_step_summary, kmodes) + \
+                  ARGUS_MAX_KMODES * sizeof(struct argus_kmode_stats)) / UNIT + 2)
 
-struct chunk {
-    struct chunk *next;
-    size_t used, cap; /* bytes of data[] */
-    _Alignas(64) unsigned char data[];
-};
-
-/* Kept small (32 bytes: rank 0 touches one per rank and step); zero means empty, so a
- * fresh store of P ranks is untouched calloc memory. */
-struct rank_slot {
-    struct argus_step_summary **sums; /* ascending step */
-    uint32_t n, cap;
-    uint64_t missing_p1;                  /* missing from step missing_p1 - 1; 0: present */
-    struct argus_rank_info *info;         /* NULL until set */
-};
-
-struct name_entry {
-    uint64_t hash;
-    char *name; /* NULL: free slot */
-};
-
-struct argus_jobstore {
-    uint32_t n_ranks;
-    struct rank_slot *ranks;
-    size_t total;
-    struct argus_job_meta meta;
-    struct name_entry *names; /* capacity is a power of two */
-    size_t names_cap, names_used;
-    struct argus_step_summary *scratch; /* decode target for ingest, allocated once */
-    struct chunk *arena;                /* summaries; newest chunk first */
-    size_t next_chunk;                  /* size of the next chunk */
-    char name_scratch[ARGUS_NAME_MAX + 1];
-};
+static size_t horizon_of(size_t max_cells, uint32_t min_steps, uint32_t n_ranks)
+{
+    if (max_cells == 0)
+        return SIZE_MAX;
+    size_t h = max_cells / n_ranks;
+    return h > min_steps ? h : (min_steps ? min_steps : 1);
+}
 
 int argus_jobstore_create(uint32_t n_ranks, struct argus_jobstore **out)
 {
@@ -78,6 +57,10 @@ int argus_jobstore_create(uint32_t n_ranks, struct argus_jobstore **out)
         free(js);
         return -ENOMEM;
     }
+    js->max_cells = ARGUS_JOBSTORE_MAX_CELLS;
+    js->min_steps = ARGUS_JOBSTORE_MIN_STEPS;
+    js->horizon = horizon_of(js->max_cells, js->min_steps, n_ranks);
+    js->evicted_first = UINT64_MAX;
     snprintf(js->meta.step, sizeof js->meta.step, "0");
     *out = js;
     return 0;
@@ -91,6 +74,7 @@ void argus_jobstore_free(struct argus_jobstore *js)
         if (js->ranks[r].cap > SUMS_CAP0)
             free(js->ranks[r].sums);
         free(js->ranks[r].info);
+        free(js->ranks[r].gone);
     }
     while (js->arena) {
         struct chunk *n = js->arena->next;
@@ -98,10 +82,13 @@ void argus_jobstore_free(struct argus_jobstore *js)
         js->arena = n;
     }
     free(js->ranks);
-    for (size_t i = 0; i < js->names_cap; i++)
-        free(js->names[i].name);
-    free(js->names);
-    free(js->scratch);
+    argus_jobstore_dict_free(js);
+    for (size_t i = 0; js->free_by_size && i < N_SIZES; i++)
+        free(js->free_by_size[i].v);
+    free(js->free_by_size);
+    free(js->st);
+    free(js->gone);
+    free(js->work);
     free(js);
 }
 
@@ -120,22 +107,7 @@ const struct argus_job_meta *argus_jobstore_meta_c(const struct argus_jobstore *
     return js ? &js->meta : NULL;
 }
 
-/* ---- summaries --------------------------------------------------------------------- */
-
-/* Index of the first summary with step >= step (n when none). */
-static size_t lower_bound(const struct rank_slot *rs, uint64_t step)
-{
-    size_t lo = 0, hi = rs->n;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (rs->sums[mid]->step < step)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
+/* ---- summary memory ---------------------------------------------------------------- */
 
 /* The bytes a trimmed summary holds, and the arena space it takes. */
 static size_t summary_bytes(const struct argus_step_summary *s)
@@ -144,13 +116,20 @@ static size_t summary_bytes(const struct argus_step_summary *s)
            (size_t)s->n_kmodes * sizeof s->kmodes[0];
 }
 
+static size_t summary_size_n(uint32_t n_kmodes)
+{
+    return (offsetof(struct argus_step_summary, kmodes) +
+            (size_t)n_kmodes * sizeof(struct argus_kmode_stats) + UNIT - 1) &
+           ~(size_t)(UNIT - 1);
+}
+
 static size_t summary_size(const struct argus_step_summary *s)
 {
-    return (summary_bytes(s) + 63) & ~(size_t)63;
+    return summary_size_n(s->n_kmodes);
 }
 
 /* n bytes (a multiple of 64) from the arena; NULL when out of memory. */
-static void *arena_alloc(struct argus_jobstore *js, size_t n)
+static void *arena_carve(struct argus_jobstore *js, size_t n)
 {
     struct chunk *c = js->arena;
 
@@ -183,52 +162,287 @@ static void *arena_alloc(struct argus_jobstore *js, size_t n)
     return out;
 }
 
+/* A summary block of n bytes (a multiple of UNIT): a freed one of that size, else new. */
+static void *block_alloc(struct argus_jobstore *js, size_t n)
+{
+    struct free_stack *fs = js->free_by_size ? &js->free_by_size[n / UNIT] : NULL;
+    if (fs && fs->n)
+        return fs->v[--fs->n];
+    return arena_carve(js, n);
+}
+
+/* Give a block of n bytes back for reuse (kept by the store until it is freed). The free
+ * lists are stacks of pointers: a freed block is not written (not even touched) until it
+ * is reused. */
+static void block_put(struct argus_jobstore *js, void *b, size_t n)
+{
+    if (!js->free_by_size && !(js->free_by_size = calloc(N_SIZES, sizeof *js->free_by_size)))
+        return; /* out of memory: the block stays unused until the store is freed */
+    struct free_stack *fs = &js->free_by_size[n / UNIT];
+    if (fs->n == fs->cap) {
+        size_t cap = fs->cap ? fs->cap * 2 : 256;
+        void **v = realloc(fs->v, cap * sizeof *v);
+        if (!v)
+            return; /* the same */
+        fs->v = v;
+        fs->cap = cap;
+    }
+    fs->v[fs->n++] = b;
+}
+
+static void block_free(struct argus_jobstore *js, struct argus_step_summary *s)
+{
+    block_put(js, s, summary_size(s));
+}
+
+/* ---- distinct steps ---------------------------------------------------------------- */
+
+/* Index (relative to st_head) of the first held step >= step. */
+static size_t step_lower(const struct argus_jobstore *js, uint64_t step)
+{
+    size_t lo = 0, hi = js->st_n;
+    if (hi == 0)
+        return 0;
+    const uint64_t *v = js->st + js->st_head;
+
+    if (v[hi - 1] < step)
+        return hi;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Add step to the distinct held steps unless it is there. 0 or -ENOMEM. */
+static int step_hold(struct argus_jobstore *js, uint64_t step)
+{
+    size_t at = step_lower(js, step);
+    if (at < js->st_n && js->st[js->st_head + at] == step)
+        return 0;
+    if (js->st_head + js->st_n == js->st_cap) {
+        if (js->st_head > 0) {
+            memmove(js->st, js->st + js->st_head, js->st_n * sizeof *js->st);
+            js->st_head = 0;
+        } else {
+            size_t cap = js->st_cap ? js->st_cap * 2 : 64;
+            uint64_t *v = realloc(js->st, cap * sizeof *v);
+            if (!v)
+                return -ENOMEM;
+            js->st = v;
+            js->st_cap = cap;
+        }
+    }
+    uint64_t *v = js->st + js->st_head;
+    memmove(&v[at + 1], &v[at], (js->st_n - at) * sizeof *v);
+    v[at] = step;
+    js->st_n++;
+    return 0;
+}
+
+/* ---- per-rank arrays --------------------------------------------------------------- */
+
+/* Index (relative to head) of the first summary of rs with step >= step (n when none). */
+static size_t lower_bound(const struct rank_slot *rs, uint64_t step)
+{
+    size_t lo = 0, hi = rs->n;
+    if (hi == 0)
+        return 0;
+    const uint64_t *id = rs->ids + rs->head;
+
+    if (id[hi - 1] < step)
+        return hi;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (id[mid] < step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Room for one more entry at the end of rs: move the live part to the front, or grow.
+ * Capacities are multiples of 8, so that rows (after sums and ids) stay 64-byte aligned.
+ * 0 or -ENOMEM. */
+static int slot_room(struct argus_jobstore *js, struct rank_slot *rs)
+{
+    if (rs->head + rs->n < rs->cap)
+        return 0;
+    if (rs->head > 0 && rs->n < rs->cap / 2 + 1) {
+        memmove(rs->sums, rs->sums + rs->head, rs->n * sizeof *rs->sums);
+        memmove(rs->ids, rs->ids + rs->head, rs->n * sizeof *rs->ids);
+        memmove(rs->rows, rs->rows + rs->head, rs->n * sizeof *rs->rows);
+        rs->head = 0;
+        return 0;
+    }
+    size_t ncap = rs->cap ? (size_t)rs->cap * 2 : SUMS_CAP0;
+    const size_t each = sizeof *rs->sums + sizeof *rs->ids + sizeof *rs->rows;
+    if (ncap > UINT32_MAX)
+        return -ENOMEM;
+    void *blk = NULL;
+    if (ncap == SUMS_CAP0)
+        blk = arena_carve(js, SUMS_CAP0 * each); /* a rank's first steps: no page of its own */
+    else if (posix_memalign(&blk, UNIT, ncap * each) != 0)
+        blk = NULL;
+    if (!blk)
+        return -ENOMEM;
+    struct argus_step_summary **ns = blk;
+    uint64_t *ni = (uint64_t *)(ns + ncap);
+    struct argus_jobstore_row *nr = (struct argus_jobstore_row *)(ni + ncap);
+    if (rs->n) {
+        memcpy(ns, rs->sums + rs->head, rs->n * sizeof *ns);
+        memcpy(ni, rs->ids + rs->head, rs->n * sizeof *ni);
+        memcpy(nr, rs->rows + rs->head, rs->n * sizeof *nr);
+    }
+    if (rs->cap > SUMS_CAP0)
+        free(rs->sums);
+    rs->sums = ns;
+    rs->ids = ni;
+    rs->rows = nr;
+    rs->cap = (uint32_t)ncap;
+    rs->head = 0;
+    return 0;
+}
+
+static void row_of(const struct argus_step_summary *s, struct argus_jobstore_row *w)
+{
+    w->wall_ns = s->end_ns > s->start_ns ? (double)(s->end_ns - s->start_ns) : 0.0;
+    w->compute_ns = (double)s->compute_ns;
+    w->host_ns = (double)(s->host_gap_ns ? s->host_gap_ns : s->phase_wall_ns[ARGUS_PH_HOST]);
+    w->start_ns = (double)s->start_ns + (double)s->clock_offset_ns;
+    w->comm_ns = (double)(s->collective_ns + s->p2p_ns);
+    w->kernel_count = s->kernel_count;
+    w->dropped = s->dropped;
+    w->n_kmodes = s->n_kmodes;
+    w->coords_known = s->coords.tp_size && s->coords.pp_size && s->coords.dp_size;
+}
+
+/* ---- retention --------------------------------------------------------------------- */
+
+static int gone_push(struct argus_jobstore *js, uint64_t step, uint64_t wall)
+{
+    if (js->n_gone == js->cap_gone) {
+        size_t cap = js->cap_gone ? js->cap_gone * 2 : 256;
+        struct argus_jobstore_gone *v = realloc(js->gone, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        js->gone = v;
+        js->cap_gone = cap;
+    }
+    js->gone[js->n_gone++] = (struct argus_jobstore_gone){ step, wall };
+    return 0;
+}
+
+/* Drop the oldest held step from every rank, keeping its job step time and each rank's
+ * wall in its sketch. */
+static void evict_oldest(struct argus_jobstore *js)
+{
+    const uint64_t step = js->st[js->st_head];
+    uint64_t wmax = 0;
+    int any = 0;
+
+    for (uint32_t r = 0; r < js->n_ranks; r++) {
+        struct rank_slot *rs = &js->ranks[r];
+        if (rs->n == 0 || rs->ids[rs->head] != step)
+            continue;
+        const uint64_t wall = (uint64_t)rs->rows[rs->head].wall_ns; /* exact: < 2^53 */
+        if (!rs->missing_p1 || step < rs->missing_p1 - 1) {
+            any = 1;
+            wmax = wall > wmax ? wall : wmax;
+            if (!rs->gone && (rs->gone = malloc(sizeof *rs->gone)) != NULL)
+                argus_qsketch_init(rs->gone);
+            if (rs->gone)
+                argus_qsketch_add(rs->gone, wall);
+        }
+        block_put(js, rs->sums[rs->head], summary_size_n(rs->rows[rs->head].n_kmodes));
+        rs->head++;
+        rs->n--;
+        js->total--;
+    }
+    if (any)
+        (void)gone_push(js, step, wmax); /* out of memory: the step is left out of them */
+    if (js->evicted_first == UINT64_MAX)
+        js->evicted_first = step;
+    js->evicted_below = step + 1;
+    js->st_head++;
+    js->st_n--;
+}
+
+static void enforce_horizon(struct argus_jobstore *js)
+{
+    while (js->st_n > js->horizon)
+        evict_oldest(js);
+}
+
+int argus_jobstore_set_retention(struct argus_jobstore *js, size_t max_cells,
+                                 uint32_t min_steps)
+{
+    if (!js)
+        return -EINVAL;
+    js->max_cells = max_cells;
+    js->min_steps = min_steps;
+    js->horizon = horizon_of(max_cells, min_steps, js->n_ranks);
+    enforce_horizon(js);
+    return 0;
+}
+
+size_t argus_jobstore_horizon(const struct argus_jobstore *js)
+{
+    return js ? js->horizon : 0;
+}
+
+/* ---- summaries --------------------------------------------------------------------- */
+
 int argus_jobstore_add_summary(struct argus_jobstore *js, const struct argus_step_summary *s)
 {
     if (!js || !s || s->rank >= js->n_ranks || s->n_kmodes > ARGUS_MAX_KMODES)
         return -EINVAL;
-    struct rank_slot *rs = &js->ranks[s->rank];
-    size_t at = (rs->n && rs->sums[rs->n - 1]->step < s->step) ? rs->n
-                                                                : lower_bound(rs, s->step);
-    size_t size = summary_size(s);
-    if (at < rs->n && rs->sums[at]->step == s->step) {
-        struct argus_step_summary *old = rs->sums[at];
-        struct argus_step_summary *c = summary_size(old) >= size ? old
-                                                                 : arena_alloc(js, size);
-        if (!c)
-            return -ENOMEM;
-        memmove(c, s, summary_bytes(s));
-        rs->sums[at] = c;
+    if (s->step < js->evicted_below) {
+        js->stale++;
         return 0;
     }
-    if (rs->n == rs->cap) {
-        size_t ncap = rs->cap ? (size_t)rs->cap * 2 : SUMS_CAP0;
-        if (ncap > UINT32_MAX)
-            return -ENOMEM;
-        struct argus_step_summary **ns;
-        if (ncap == SUMS_CAP0) { /* a rank's first steps: no malloc, no page of its own */
-            ns = arena_alloc(js, SUMS_CAP0 * sizeof *ns);
-        } else if (rs->cap == SUMS_CAP0) {
-            ns = malloc(ncap * sizeof *ns);
-            if (ns)
-                memcpy(ns, rs->sums, rs->n * sizeof *ns);
-        } else {
-            ns = realloc(rs->sums, ncap * sizeof *ns);
+    struct rank_slot *rs = &js->ranks[s->rank];
+    const size_t at = lower_bound(rs, s->step), size = summary_size(s);
+    if (at < rs->n && rs->ids[rs->head + at] == s->step) {
+        struct argus_step_summary *old = rs->sums[rs->head + at], *c = old;
+        if (summary_size(old) != size) {
+            if (!(c = block_alloc(js, size)))
+                return -ENOMEM;
+            block_free(js, old);
         }
-        if (!ns)
-            return -ENOMEM;
-        rs->sums = ns;
-        rs->cap = (uint32_t)ncap;
+        memmove(c, s, summary_bytes(s));
+        rs->sums[rs->head + at] = c;
+        row_of(c, &rs->rows[rs->head + at]);
+        return 0;
     }
-    struct argus_step_summary *c = arena_alloc(js, size);
-    if (!c)
+    int rc = slot_room(js, rs);
+    if (rc)
+        return rc;
+    struct argus_step_summary *c = block_alloc(js, size);
+    if (!c || step_hold(js, s->step) != 0) {
+        if (c)
+            block_put(js, c, size);
         return -ENOMEM;
+    }
     memcpy(c, s, summary_bytes(s));
-    if (at < rs->n)
-        memmove(&rs->sums[at + 1], &rs->sums[at], (rs->n - at) * sizeof rs->sums[0]);
-    rs->sums[at] = c;
+    struct argus_step_summary **sv = rs->sums + rs->head;
+    uint64_t *iv = rs->ids + rs->head;
+    struct argus_jobstore_row *wv = rs->rows + rs->head;
+    if (at < rs->n) {
+        memmove(&sv[at + 1], &sv[at], (rs->n - at) * sizeof *sv);
+        memmove(&iv[at + 1], &iv[at], (rs->n - at) * sizeof *iv);
+        memmove(&wv[at + 1], &wv[at], (rs->n - at) * sizeof *wv);
+    }
+    sv[at] = c;
+    iv[at] = s->step;
+    row_of(c, &wv[at]);
     rs->n++;
     js->total++;
+    enforce_horizon(js);
     return 0;
 }
 
@@ -239,7 +453,7 @@ const struct argus_step_summary *argus_jobstore_get(const struct argus_jobstore 
         return NULL;
     const struct rank_slot *rs = &js->ranks[rank];
     size_t at = lower_bound(rs, step);
-    return (at < rs->n && rs->sums[at]->step == step) ? rs->sums[at] : NULL;
+    return (at < rs->n && rs->ids[rs->head + at] == step) ? rs->sums[rs->head + at] : NULL;
 }
 
 size_t argus_jobstore_rank_steps(const struct argus_jobstore *js, uint32_t rank,
@@ -250,31 +464,51 @@ size_t argus_jobstore_rank_steps(const struct argus_jobstore *js, uint32_t rank,
             *out = NULL;
         return 0;
     }
+    const struct rank_slot *rs = &js->ranks[rank];
     if (out)
-        *out = (const struct argus_step_summary *const *)js->ranks[rank].sums;
+        *out = (const struct argus_step_summary *const *)(rs->sums + rs->head);
+    return rs->n;
+}
+
+size_t argus_jobstore_rank_step_ids(const struct argus_jobstore *js, uint32_t rank,
+                                    const uint64_t **ids)
+{
+    if (!js || rank >= js->n_ranks || js->ranks[rank].n == 0) {
+        if (ids)
+            *ids = NULL;
+        return 0;
+    }
+    if (ids)
+        *ids = js->ranks[rank].ids + js->ranks[rank].head;
+    return js->ranks[rank].n;
+}
+
+size_t argus_jobstore_rank_rows(const struct argus_jobstore *js, uint32_t rank,
+                                const struct argus_jobstore_row **rows)
+{
+    if (!js || rank >= js->n_ranks || js->ranks[rank].n == 0) {
+        if (rows)
+            *rows = NULL;
+        return 0;
+    }
+    if (rows)
+        *rows = js->ranks[rank].rows + js->ranks[rank].head;
     return js->ranks[rank].n;
 }
 
 int argus_jobstore_step_range(const struct argus_jobstore *js, uint64_t *first,
                               uint64_t *last)
 {
-    uint64_t lo = UINT64_MAX, hi = 0;
-    int any = 0;
-
     if (!js)
         return -EINVAL;
-    for (uint32_t r = 0; r < js->n_ranks; r++) {
-        const struct rank_slot *rs = &js->ranks[r];
-        if (rs->n == 0)
-            continue;
-        any = 1;
-        if (rs->sums[0]->step < lo)
-            lo = rs->sums[0]->step;
-        if (rs->sums[rs->n - 1]->step > hi)
-            hi = rs->sums[rs->n - 1]->step;
-    }
-    if (!any)
+    if (js->st_n == 0 && js->evicted_first == UINT64_MAX)
         return -ENOENT;
+    uint64_t lo = js->evicted_first, hi = js->evicted_below ? js->evicted_below - 1 : 0;
+    if (js->st_n) {
+        const uint64_t *v = js->st + js->st_head;
+        lo = v[0] < lo ? v[0] : lo;
+        hi = v[js->st_n - 1] > hi ? v[js->st_n - 1] : hi;
+    }
     if (first)
         *first = lo;
     if (last)
@@ -287,217 +521,42 @@ size_t argus_jobstore_count(const struct argus_jobstore *js)
     return js ? js->total : 0;
 }
 
-/* ---- names ------------------------------------------------------------------------- */
-
-/* Spread the hash (it is already FNV-1a, but its low bits are what we index with). */
-static size_t name_slot(uint64_t hash, size_t cap)
+size_t argus_jobstore_evicted(const struct argus_jobstore *js,
+                              const struct argus_jobstore_gone **out)
 {
-    hash ^= hash >> 33;
-    hash *= 0xff51afd7ed558ccdull;
-    hash ^= hash >> 33;
-    return (size_t)hash & (cap - 1);
+    if (out)
+        *out = js && js->n_gone ? js->gone : NULL;
+    return js ? js->n_gone : 0;
 }
 
-static int names_grow(struct argus_jobstore *js)
+const struct argus_qsketch *argus_jobstore_rank_gone(const struct argus_jobstore *js,
+                                                     uint32_t rank)
 {
-    size_t ncap = js->names_cap ? js->names_cap * 2 : 1024;
-    struct name_entry *nt = calloc(ncap, sizeof *nt);
-
-    if (!nt)
-        return -ENOMEM;
-    for (size_t i = 0; i < js->names_cap; i++) {
-        if (!js->names[i].name)
-            continue;
-        size_t j = name_slot(js->names[i].hash, ncap);
-        while (nt[j].name)
-            j = (j + 1) & (ncap - 1);
-        nt[j] = js->names[i];
-    }
-    free(js->names);
-    js->names = nt;
-    js->names_cap = ncap;
-    return 0;
+    return js && rank < js->n_ranks ? js->ranks[rank].gone : NULL;
 }
 
-static struct name_entry *name_find(const struct argus_jobstore *js, uint64_t hash)
+uint64_t argus_jobstore_stale(const struct argus_jobstore *js)
 {
-    if (js->names_cap == 0)
-        return NULL;
-    size_t j = name_slot(hash, js->names_cap);
-    while (js->names[j].name) {
-        if (js->names[j].hash == hash)
-            return &js->names[j];
-        j = (j + 1) & (js->names_cap - 1);
-    }
-    return NULL;
+    return js ? js->stale : 0;
 }
 
-int argus_jobstore_add_name(struct argus_jobstore *js, uint64_t hash, const char *name)
+void *argus_jobstore_scratch(const struct argus_jobstore *cjs, size_t bytes)
 {
-    if (!js || !name)
-        return -EINVAL;
-    size_t n = strnlen(name, ARGUS_NAME_MAX);
-    struct name_entry *e = name_find(js, hash);
-    if (e && strncmp(e->name, name, n) == 0 && e->name[n] == '\0')
-        return 0;
-    char *copy = malloc(n + 1);
-    if (!copy)
-        return -ENOMEM;
-    memcpy(copy, name, n);
-    copy[n] = '\0';
-    if (e) { /* same hash, new spelling: the latest wins */
-        free(e->name);
-        e->name = copy;
-        return 0;
-    }
-    if ((js->names_used + 1) * 2 > js->names_cap) {
-        int rc = names_grow(js);
-        if (rc < 0) {
-            free(copy);
-            return rc;
-        }
-    }
-    size_t j = name_slot(hash, js->names_cap);
-    while (js->names[j].name)
-        j = (j + 1) & (js->names_cap - 1);
-    js->names[j].hash = hash;
-    js->names[j].name = copy;
-    js->names_used++;
-    return 0;
-}
+    struct argus_jobstore *js = (struct argus_jobstore *)cjs; /* see jobstore.h */
 
-const char *argus_jobstore_name(const struct argus_jobstore *js, uint64_t hash)
-{
     if (!js)
         return NULL;
-    const struct name_entry *e = name_find(js, hash);
-    return e ? e->name : NULL;
-}
-
-/* ---- ranks ------------------------------------------------------------------------- */
-
-int argus_jobstore_set_rankinfo(struct argus_jobstore *js, const struct argus_rank_info *ri)
-{
-    if (!js || !ri || ri->rank >= js->n_ranks)
-        return -EINVAL;
-    struct rank_slot *rs = &js->ranks[ri->rank];
-    if (!rs->info && !(rs->info = malloc(sizeof *rs->info)))
-        return -ENOMEM;
-    *rs->info = *ri;
-    rs->info->host[ARGUS_HOST_MAX - 1] = '\0';
-    return 0;
-}
-
-const struct argus_rank_info *argus_jobstore_rankinfo(const struct argus_jobstore *js,
-                                                      uint32_t rank)
-{
-    if (!js || rank >= js->n_ranks)
+    if (bytes <= js->work_cap)
+        return js->work;
+    size_t cap = (bytes + CHUNK_MAX - 1) & ~(size_t)(CHUNK_MAX - 1);
+    void *p = NULL;
+    if (cap < bytes || posix_memalign(&p, CHUNK_MAX, cap) != 0)
         return NULL;
-    return js->ranks[rank].info;
-}
-
-void argus_jobstore_mark_missing(struct argus_jobstore *js, uint32_t rank,
-                                 uint64_t from_step)
-{
-    if (!js || rank >= js->n_ranks)
-        return;
-    if (from_step == UINT64_MAX) /* "never": not a mark */
-        return;
-    if (from_step < argus_jobstore_missing_since(js, rank))
-        js->ranks[rank].missing_p1 = from_step + 1;
-}
-
-void argus_jobstore_clear_missing(struct argus_jobstore *js, uint32_t rank)
-{
-    if (js && rank < js->n_ranks)
-        js->ranks[rank].missing_p1 = 0;
-}
-
-uint64_t argus_jobstore_missing_since(const struct argus_jobstore *js, uint32_t rank)
-{
-    if (!js || rank >= js->n_ranks)
-        return UINT64_MAX;
-    return js->ranks[rank].missing_p1 ? js->ranks[rank].missing_p1 - 1 : UINT64_MAX;
-}
-
-/* ---- ingest ------------------------------------------------------------------------ */
-
-int argus_jobstore_ingest(struct argus_jobstore *js, int type, const uint8_t *rec,
-                          size_t len, char *errbuf, size_t errlen)
-{
-    int rc;
-
-    if (!js || !rec)
-        return -EINVAL;
-    switch (type) {
-    case ARGUS_REC_SUMMARY:
-        if (!js->scratch) {
-            js->scratch = malloc(sizeof *js->scratch);
-            if (!js->scratch) {
-                argus_seterr(errbuf, errlen, "out of memory decoding a summary");
-                return -ENOMEM;
-            }
-        }
-        rc = argus_summary_decode(rec, len, js->scratch, errbuf, errlen);
-        if (rc < 0)
-            return rc;
-        rc = argus_jobstore_add_summary(js, js->scratch);
-        if (rc == -EINVAL)
-            argus_seterr(errbuf, errlen, "summary of rank %u, step %llu: rank outside job of %u",
-                   js->scratch->rank, (unsigned long long)js->scratch->step, js->n_ranks);
-        else if (rc < 0)
-            argus_seterr(errbuf, errlen, "out of memory storing a summary");
-        return rc;
-    case ARGUS_REC_NAME: {
-        uint64_t hash;
-        rc = argus_name_decode(rec, len, &hash, js->name_scratch, errbuf, errlen);
-        if (rc < 0)
-            return rc;
-        rc = argus_jobstore_add_name(js, hash, js->name_scratch);
-        if (rc < 0)
-            argus_seterr(errbuf, errlen, "out of memory storing a kernel name");
-        return rc;
-    }
-    case ARGUS_REC_JOBINFO: {
-        struct argus_rank_info ri;
-        rc = argus_rankinfo_decode(rec, len, &ri, errbuf, errlen);
-        if (rc < 0)
-            return rc;
-        rc = argus_jobstore_set_rankinfo(js, &ri);
-        if (rc == -ENOMEM)
-            argus_seterr(errbuf, errlen, "out of memory storing rank info");
-        else if (rc < 0)
-            argus_seterr(errbuf, errlen, "rank info of rank %u: rank outside job of %u", ri.rank,
-                   js->n_ranks);
-        return rc;
-    }
-    default:
-        argus_seterr(errbuf, errlen, "unknown record type %d", type);
-        return -EPROTO;
-    }
-}
-
-int argus_jobstore_ingest_buffer(struct argus_jobstore *js, const uint8_t *buf, size_t len,
-                                 uint64_t base_offset, char *errbuf, size_t errlen)
-{
-    size_t off = 0;
-
-    if (!js || (!buf && len))
-        return -EINVAL;
-    while (off < len) {
-        int type = 0;
-        long n = argus_record_peek(buf + off, len - off, base_offset + off, &type, errbuf,
-                                   errlen);
-        if (n < 0)
-            return (int)n;
-        char inner[256] = "";
-        int rc = argus_jobstore_ingest(js, type, buf + off, (size_t)n, inner, sizeof inner);
-        if (rc < 0) {
-            argus_seterr(errbuf, errlen, "record at offset %llu: %s",
-                   (unsigned long long)(base_offset + off), inner);
-            return rc;
-        }
-        off += (size_t)n;
-    }
-    return 0;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    madvise(p, cap, MADV_HUGEPAGE); /* advice only: failure is fine */
+#endif
+    free(js->work);
+    js->work = p;
+    js->work_cap = cap;
+    return p;
 }

@@ -150,3 +150,40 @@ double argus_qsketch_quantile(const struct argus_qsketch *s, double q)
     double g = qs_gamma();
     return 2.0 * pow(g, s->base + s->nbuckets - 1) / (g + 1.0);
 }
+
+double argus_qsketch_quantile_with(const struct argus_qsketch *s, const double *v, size_t n,
+                                   double q)
+{
+    const uint64_t tot = argus_qsketch_count(s) + n;
+
+    if (tot == 0)
+        return 0.0;
+    if (q < 0)
+        q = 0;
+    if (q > 1)
+        q = 1;
+    const uint64_t want = (uint64_t)floor(q * (double)(tot - 1));
+    const double g = qs_gamma();
+    uint64_t seen = 0;
+    size_t j = 0;
+    /* exact zeros and the sketch's zeros first */
+    for (; j < n && v[j] <= 0; j++)
+        if (seen++ == want)
+            return v[j];
+    seen += s->zeros;
+    if (want < seen)
+        return 0.0;
+    double upper = s->nbuckets ? pow(g, s->base) : 0;
+    for (int i = 0; i < s->nbuckets; i++, upper *= g) {
+        for (; j < n && v[j] <= upper; j++)
+            if (seen++ == want)
+                return v[j];
+        seen += s->counts[i];
+        if (want < seen)
+            return 2.0 * pow(g, s->base + i) / (g + 1.0);
+    }
+    for (; j < n; j++)
+        if (seen++ == want)
+            return v[j];
+    return 0.0; /* not reached: want < tot */
+}

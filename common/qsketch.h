@@ -15,6 +15,7 @@
 #ifndef ARGUS_COMMON_QSKETCH_H
 #define ARGUS_COMMON_QSKETCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define ARGUS_QSKETCH_ALPHA 0.02
@@ -42,5 +43,14 @@ uint64_t argus_qsketch_count(const struct argus_qsketch *s);
 /* q in [0,1]; returns the representative value of the bucket holding rank
  * floor(q*(n-1)) (lower-median convention), 0 for an empty sketch. */
 double argus_qsketch_quantile(const struct argus_qsketch *s, double q);
+
+/* Quantile q of the sketch's values together with n exact values v (ascending, >= 0),
+ * by the same lower-median convention, without adding them: a value of the sketch counts
+ * at its bucket, an exact value before a bucket whose upper bound it does not pass. The
+ * answer is an exact value when the rank falls on one, else a bucket's representative
+ * (so within ARGUS_QSKETCH_ALPHA, collapse aside); 0 when both are empty. No log per value:
+ * for a reader that holds the recent values exactly and the older ones in a sketch. */
+double argus_qsketch_quantile_with(const struct argus_qsketch *s, const double *v, size_t n,
+                                   double q);
 
 #endif /* ARGUS_COMMON_QSKETCH_H */

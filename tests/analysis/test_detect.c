@@ -394,6 +394,42 @@ static void test_stats_sort(void **state)
         }
 }
 
+/* Median, robust and robust_low by selection against the same statistics of a sorted copy,
+ * on the shapes of test_stats_sort (ties, sorted, reversed, organ pipe). */
+static void test_stats_select(void **state)
+{
+    static double a[5000], b[5000], t[5000];
+    uint64_t x = 999;
+    (void)state;
+    for (int shape = 0; shape < 6; shape++)
+        for (size_t n = 1; n < 5000; n = n < 64 ? n + 1 : n * 3) {
+            for (size_t i = 0; i < n; i++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                double r = (double)(x >> 11) / 9007199254740992.0;
+                a[i] = shape == 0 ? r : shape == 1 ? floor(r * 5) : shape == 2 ? (double)i
+                     : shape == 3 ? (double)(n - i) : shape == 4 ? (double)(i < n / 2 ? i : n - i)
+                     : 7.0;
+            }
+            memcpy(b, a, n * sizeof *a);
+            qsort(b, n, sizeof *b, cmp_d);
+            const double med = n % 2 ? b[n / 2] : 0.5 * (b[n / 2 - 1] + b[n / 2]);
+            memcpy(t, a, n * sizeof *a);
+            assert_true(argus_stats_median(t, n) == med);
+            /* robust_low: the median and MAD of the lower ceil(n/2) sorted values */
+            const size_t h = (n + 1) / 2;
+            const double lref = h % 2 ? b[h / 2] : 0.5 * (b[h / 2 - 1] + b[h / 2]);
+            for (size_t i = 0; i < h; i++)
+                t[i] = fabs(b[i] - lref);
+            qsort(t, h, sizeof *t, cmp_d);
+            const double lmad = h % 2 ? t[h / 2] : 0.5 * (t[h / 2 - 1] + t[h / 2]);
+            struct argus_robust r;
+            memcpy(t, a, n * sizeof *a);
+            argus_stats_robust_low(t, n, 0.0, b, &r); /* b: its n doubles of scratch */
+            assert_true(r.ref == lref);
+            assert_true(r.scale == ARGUS_MADLOW_SIGMA * lmad);
+        }
+}
+
 static void test_stats(void **state)
 {
     (void)state;
@@ -436,6 +472,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_stats_sort),
+        cmocka_unit_test(test_stats_select),
         cmocka_unit_test(test_clean),
         cmocka_unit_test(test_clean_variants),
         cmocka_unit_test(test_straggler),

@@ -6,7 +6,8 @@
  * in the evidence; no false spikes at 9 % multiplicative step-time variability; a rank
  * that runs more calls of a kernel (other work) is not called degraded; a rank that
  * starts its steps late is the source of its DP peers' waiting (late-arriver test);
- * heavy-tailed single calls make no kernel_degradation.
+ * heavy-tailed single calls make no kernel_degradation; a store that keeps a bounded
+ * horizon still finds a straggler online and keeps the job's step statistics.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -306,6 +307,57 @@ static void test_heavy_tail_kernels(void **state)
     argus_jobstore_free(js);
 }
 
+/* Rank 0 with a bounded store (jobstore.h retention): a job fed window by window into a
+ * store that keeps 30 steps, analysed after every window, finds the straggler while it
+ * lasts, and its final report keeps the whole job's step count, range, median, p99 and
+ * variability exactly and every rank's median step time within the sketch's 2 %. */
+static void test_bounded_store(void **state)
+{
+    struct synth_opts o;
+    struct argus_jobstore *full = NULL, *js;
+    struct argus_result want, r;
+    (void)state;
+    synth_default(&o, 61);
+    o.steps = 100;
+    struct synth_fault *f = synth_add(&o, SY_STRAGGLER, 40, 79, 1.3);
+    f->ranks[f->nranks++] = 5;
+    assert_int_equal(synth_job(&o, &full), 0);
+    assert_int_equal(argus_analyze(full, NULL, &want), 0);
+    const uint32_t n = argus_jobstore_nranks(full);
+    assert_int_equal(argus_jobstore_create(n, &js), 0);
+    assert_int_equal(argus_jobstore_set_retention(js, (size_t)n * 30, 4), 0);
+    int found = 0;
+    for (uint64_t w = 0; w < 10; w++) {
+        for (uint32_t q = 0; q < n; q++) {
+            const struct argus_step_summary *const *v;
+            const size_t m = argus_jobstore_rank_steps(full, q, &v);
+            for (size_t i = 0; i < m; i++)
+                if (v[i]->step / 10 == w)
+                    assert_int_equal(argus_jobstore_add_summary(js, v[i]), 0);
+        }
+        assert_int_equal(argus_analyze(js, NULL, &r), 0);
+        for (size_t i = 0; i < r.n_anomalies; i++)
+            found |= r.anomalies[i].kind == ARGUS_AK_COMPUTE_STRAGGLER &&
+                     r.anomalies[i].n_ranks == 1 && r.anomalies[i].ranks[0] == 5;
+        if (w < 9)
+            argus_result_free(&r);
+    }
+    assert_true(found);
+    assert_int_equal(argus_jobstore_count(js), (size_t)n * 30);
+    assert_int_equal(r.steps.count, want.steps.count);
+    assert_true(r.steps.first == want.steps.first && r.steps.last == want.steps.last);
+    assert_true(r.steps.median_ms == want.steps.median_ms);
+    assert_true(r.steps.p99_ms == want.steps.p99_ms);
+    assert_float_equal(r.steps.cv, want.steps.cv, 1e-12);
+    for (uint32_t q = 0; q < n; q++)
+        assert_float_equal(r.ranks[q].median_step_ms, want.ranks[q].median_step_ms,
+                           ARGUS_QSKETCH_ALPHA * want.ranks[q].median_step_ms);
+    argus_result_free(&r);
+    argus_result_free(&want);
+    argus_jobstore_free(js);
+    argus_jobstore_free(full);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_late_arriver),
         cmocka_unit_test(test_late_arriver_skewed_clock),
         cmocka_unit_test(test_heavy_tail_kernels),
+        cmocka_unit_test(test_bounded_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

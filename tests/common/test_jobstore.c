@@ -1,6 +1,7 @@
 /* test_jobstore.c — unit tests of common/jobstore.c: add / replace / lookup of trimmed
  * summaries, step order, step range, the name dictionary (growth, replacement), rank info,
- * missing marks, and ingest of encoded records and of a damaged buffer. */
+ * missing marks, ingest of encoded records and of a damaged buffer, and retention (eviction,
+ * what it keeps, memory reuse). */
 #include "tests/common/testgen.h"
 
 #include <errno.h>
@@ -331,6 +332,95 @@ static void test_arena_sizes_and_clear_missing(void **state)
     argus_jobstore_free(js);
 }
 
+/* Retention: a store of 4 ranks keeping 10 steps evicts the oldest step of every rank as
+ * newer ones arrive, keeps the job-wide step range, each evicted step's longest wall
+ * (missing ranks left out) and each rank's walls in a sketch, drops late summaries of
+ * evicted steps, reuses the evicted summaries' memory, and keeps rows in step with the
+ * summaries. */
+static void test_retention(void **state)
+{
+    struct argus_jobstore *js;
+    const struct argus_step_summary *held[4 * 20];
+    size_t nheld = 0;
+    (void)state;
+
+    assert_int_equal(argus_jobstore_create(4, &js), 0);
+    assert_true(argus_jobstore_horizon(js) == ARGUS_JOBSTORE_MAX_CELLS / 4);
+    assert_int_equal(argus_jobstore_set_retention(js, 4 * 10, 4), 0);
+    assert_true(argus_jobstore_horizon(js) == 10);
+    argus_jobstore_mark_missing(js, 3, 15);
+    for (uint64_t step = 0; step < 30; step++) {
+        for (uint32_t r = 0; r < 4; r++) {
+            if (r == 3 && step >= 15)
+                continue; /* rank 3 died */
+            mk(&s1, r, step, (uint32_t)(r == 1 ? step % 5 : 0));
+            s1.start_ns = 1000 * step;
+            s1.end_ns = s1.start_ns + 100 + 10 * r + step; /* rank 3 longest */
+            assert_int_equal(argus_jobstore_add_summary(js, &s1), 0);
+            if (step < 20) /* the memory of the steps that will be evicted */
+                held[nheld++] = argus_jobstore_get(js, r, step);
+        }
+    }
+    assert_int_equal(argus_jobstore_count(js), 3 * 10);
+    uint64_t first, last;
+    assert_int_equal(argus_jobstore_step_range(js, &first, &last), 0);
+    assert_true(first == 0 && last == 29);
+    for (uint32_t r = 0; r < 4; r++) {
+        const struct argus_step_summary *const *v;
+        const struct argus_jobstore_row *w;
+        const uint64_t *id;
+        size_t n = argus_jobstore_rank_steps(js, r, &v);
+        assert_int_equal(n, r == 3 ? 0 : 10);
+        assert_int_equal(argus_jobstore_rank_rows(js, r, &w), n);
+        assert_int_equal(argus_jobstore_rank_step_ids(js, r, &id), n);
+        for (size_t i = 0; i < n; i++) {
+            assert_true(id[i] == 20 + i && v[i]->step == id[i]);
+            assert_true(w[i].wall_ns == (double)(v[i]->end_ns - v[i]->start_ns));
+            assert_true(w[i].n_kmodes == v[i]->n_kmodes);
+            int reused = 0; /* steps 20-29 live in the memory of evicted ones */
+            for (size_t k = 0; k < nheld; k++)
+                reused |= held[k] == v[i];
+            assert_true(reused);
+        }
+        assert_null(argus_jobstore_get(js, r, 19));
+    }
+    const struct argus_jobstore_gone *g;
+    assert_int_equal(argus_jobstore_evicted(js, &g), 20);
+    for (uint64_t k = 0; k < 20; k++) {
+        assert_true(g[k].step == k);
+        assert_true(g[k].wall_ns == 100 + 10 * (k < 15 ? 3 : 2) + k); /* not rank 3 after 15 */
+    }
+    for (uint32_t r = 0; r < 4; r++) {
+        const struct argus_qsketch *q = argus_jobstore_rank_gone(js, r);
+        assert_non_null(q);
+        assert_true(argus_qsketch_count(q) == (r == 3 ? 15 : 20));
+    }
+    /* late: a step already evicted is dropped and counted */
+    mk(&s1, 0, 5, 0);
+    assert_int_equal(argus_jobstore_add_summary(js, &s1), 0);
+    assert_true(argus_jobstore_stale(js) == 1);
+    assert_int_equal(argus_jobstore_count(js), 30);
+    /* replacing a held summary keeps its row in step */
+    mk(&s1, 1, 25, 3);
+    s1.start_ns = 0;
+    s1.end_ns = 12345;
+    assert_int_equal(argus_jobstore_add_summary(js, &s1), 0);
+    const struct argus_jobstore_row *w;
+    argus_jobstore_rank_rows(js, 1, &w);
+    assert_true(w[5].wall_ns == 12345.0 && w[5].n_kmodes == 3);
+    /* a tighter retention evicts at once; none keeps everything from then on */
+    assert_int_equal(argus_jobstore_set_retention(js, 0, 2), 0);
+    assert_true(argus_jobstore_horizon(js) == SIZE_MAX);
+    assert_int_equal(argus_jobstore_set_retention(js, 8, 3), 0);
+    assert_int_equal(argus_jobstore_count(js), 3 * 3);
+    assert_int_equal(argus_jobstore_evicted(js, NULL), 27);
+    /* the reader's scratch: aligned, kept while big enough */
+    void *a = argus_jobstore_scratch(js, 1000), *b = argus_jobstore_scratch(js, 10);
+    assert_non_null(a);
+    assert_true(a == b && (uintptr_t)a % 64 == 0);
+    argus_jobstore_free(js);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_rankinfo_missing_meta),
         cmocka_unit_test(test_ingest_buffer),
         cmocka_unit_test(test_arena_sizes_and_clear_missing),
+        cmocka_unit_test(test_retention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* test_qsketch.c — unit tests of common/qsketch.c: quantiles within ARGUS_QSKETCH_ALPHA of
  * the exact sorted quantiles on uniform, lognormal and bimodal samples; collapse keeps the
  * bound above the collapsed mass; merge equals adding every value; merge is commutative
- * and associative byte for byte, with and without collapse. */
+ * and associative byte for byte, with and without collapse; quantiles of a sketch
+ * together with exact values (argus_qsketch_quantile_with). */
 #include "tests/common/testgen.h"
 
 #include <math.h>
@@ -21,6 +22,12 @@ static double normal(uint64_t *st)
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
@@ -243,6 +250,46 @@ static void test_merge_commutative_associative(void **state)
     assert_memory_equal(&e, &a, sizeof a);
 }
 
+/* The quantiles of a sketch of older values together with exact recent values are
+ * within alpha of the exact quantiles of all of them; exact values come back exactly. */
+static void test_quantile_with(void **state)
+{
+    static double recent[500];
+    struct argus_qsketch s;
+    uint64_t st = 77;
+    (void)state;
+
+    argus_qsketch_init(&s);
+    assert_true(argus_qsketch_quantile_with(&s, NULL, 0, 0.5) == 0.0);
+    const double one[] = { 42.0 };
+    assert_true(argus_qsketch_quantile_with(&s, one, 1, 0.5) == 42.0);
+    for (int shape = 0; shape < 3; shape++) {
+        const size_t n_old = shape == 2 ? 0 : 20000, n_new = shape == 1 ? 0 : 500;
+        for (size_t i = 0; i < n_old + n_new; i++) {
+            double x = exp(18.0 + 0.3 * normal(&st)) * (shape == 2 && i % 2 ? 1.5 : 1.0);
+            vals[i] = i % 97 == 0 ? 0 : (uint64_t)x; /* some zeros too */
+        }
+        sketch_of(&s, vals, n_old);
+        for (size_t i = 0; i < n_new; i++)
+            recent[i] = (double)vals[n_old + i];
+        qsort(recent, n_new, sizeof *recent, cmp_d);
+        memcpy(sorted, vals, (n_old + n_new) * sizeof *vals);
+        qsort(sorted, n_old + n_new, sizeof *sorted, cmp_u64);
+        for (double q = 0; q <= 1.0; q += 0.05) {
+            const uint64_t rank = (uint64_t)floor(q * (double)(n_old + n_new - 1));
+            const double exact = (double)sorted[rank];
+            const double got = argus_qsketch_quantile_with(&s, recent, n_new, q);
+            const double rel = exact == 0 ? fabs(got) : fabs(got - exact) / exact;
+            if (rel > ARGUS_QSKETCH_ALPHA * (1 + 1e-9))
+                fail_msg("shape %d q=%g exact %.0f got %.1f", shape, q, exact, got);
+            if (n_old == 0)
+                assert_true(got == exact); /* no sketch: the exact quantile */
+            if (n_new == 0)
+                assert_true(got == argus_qsketch_quantile(&s, q));
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_add_n),
         cmocka_unit_test(test_merge_equals_add_all),
         cmocka_unit_test(test_merge_commutative_associative),
+        cmocka_unit_test(test_quantile_with),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

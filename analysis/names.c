@@ -1,0 +1,121 @@
+/* names.c — the analysis' job-wide kernel-name table (hash index over the name hashes seen
+ * in the summaries) and the per-summary kernel lookups the detectors use: a kernel's
+ * total time and its typical call in one summary. Pure functions over the context.
+ */
+#include "analysis/internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+long an_name_find(const struct an_names *nm, uint64_t hash)
+{
+    if (nm->cap == 0)
+        return -1;
+    size_t mask = nm->cap - 1;
+    for (size_t i = (size_t)(hash ^ (hash >> 29)) & mask;; i = (i + 1) & mask) {
+        uint32_t e = nm->slot[i];
+        if (!e)
+            return -1;
+        if (nm->hash[e - 1] == hash)
+            return (long)e - 1;
+    }
+}
+
+int an_names_add(struct an_names *nm, uint64_t hash, uint8_t kclass, double ns)
+{
+    long at = an_name_find(nm, hash);
+    if (at >= 0) {
+        nm->total_ns[at] += ns;
+        return 0;
+    }
+    if (2 * (nm->n + 1) > nm->cap) {
+        size_t cap = nm->cap ? nm->cap * 2 : 64;
+        uint32_t *slot = calloc(cap, sizeof *slot);
+        uint64_t *h = realloc(nm->hash, cap * sizeof *h);
+        if (h)
+            nm->hash = h;
+        uint8_t *k = realloc(nm->kclass, cap);
+        if (k)
+            nm->kclass = k;
+        double *t = realloc(nm->total_ns, cap * sizeof *t);
+        if (t)
+            nm->total_ns = t;
+        if (!slot || !h || !k || !t) {
+            free(slot);
+            return -ENOMEM;
+        }
+        free(nm->slot);
+        nm->slot = slot;
+        nm->cap = cap;
+        for (size_t e = 0; e < nm->n; e++) {
+            size_t i = (size_t)(nm->hash[e] ^ (nm->hash[e] >> 29)) & (cap - 1);
+            while (slot[i])
+                i = (i + 1) & (cap - 1);
+            slot[i] = (uint32_t)e + 1;
+        }
+    }
+    size_t i = (size_t)(hash ^ (hash >> 29)) & (nm->cap - 1);
+    while (nm->slot[i])
+        i = (i + 1) & (nm->cap - 1);
+    nm->hash[nm->n] = hash;
+    nm->kclass[nm->n] = kclass;
+    nm->total_ns[nm->n] = ns;
+    nm->slot[i] = (uint32_t)++nm->n;
+    return 0;
+}
+
+double an_name_sum(const struct an_ctx *c, const struct argus_step_summary *s, uint64_t hash)
+{
+    uint32_t n = s->n_kmodes < ARGUS_MAX_KMODES ? s->n_kmodes : ARGUS_MAX_KMODES;
+    double sum = 0;
+    uint32_t i = 0;
+
+    if (c->kmodes_sorted) {
+        uint32_t lo = 0, hi = n;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (s->kmodes[mid].name_hash < hash)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (i = lo; i < n && s->kmodes[i].name_hash == hash; i++)
+            sum += (double)s->kmodes[i].sum_ns;
+        return sum;
+    }
+    for (i = 0; i < n; i++)
+        if (s->kmodes[i].name_hash == hash)
+            sum += (double)s->kmodes[i].sum_ns;
+    return sum;
+}
+
+double an_name_typical(const struct an_ctx *c, const struct argus_step_summary *s,
+                       uint64_t hash, double *calls)
+{
+    uint32_t n = s->n_kmodes < ARGUS_MAX_KMODES ? s->n_kmodes : ARGUS_MAX_KMODES;
+    const struct argus_kmode_stats *best = NULL;
+    double cnt = 0;
+
+    for (uint32_t i = 0; i < n; i++) {
+        const struct argus_kmode_stats *k = &s->kmodes[i];
+        if (k->name_hash != hash) {
+            if (c->kmodes_sorted && k->name_hash > hash)
+                break;
+            continue;
+        }
+        cnt += k->count;
+        if (k->count && (!best || k->count > best->count))
+            best = k;
+    }
+    *calls = cnt;
+    if (!best)
+        return 0;
+    if (best->count == 1)
+        return (double)best->sum_ns;
+    if (argus_qsketch_count(&best->sketch) == 0)
+        return (double)best->sum_ns / best->count;
+    if (best->sketch.flags & ARGUS_QS_COLLAPSED)
+        return (double)best->min_ns;
+    return argus_qsketch_quantile(&best->sketch, 0.5);
+}
+

@@ -1,0 +1,75 @@
+/* jobstore_int.h — the job store's layout, shared by its two files (jobstore.c: summaries
+ * and retention; jobstore_dict.c: kernel names, rank info, missing marks, ingest of wire
+ * records). Nobody else includes it: readers go through jobstore.h.
+ */
+#ifndef ARGUS_COMMON_JOBSTORE_INT_H
+#define ARGUS_COMMON_JOBSTORE_INT_H
+
+#include "common/jobstore.h"
+
+struct chunk {
+    struct chunk *next;
+    size_t used, cap; /* bytes of data[] */
+    _Alignas(64) unsigned char data[];
+};
+
+/* A rank's held steps: sums, ids and rows [head .. head + n), ascending step (ids[i] ==
+ * sums[i]->step: lookups never touch a summary; rows[i] derived from sums[i]). Evicting
+ * its oldest step is head++; the live part moves back to the front only when an append
+ * finds no room. Zero means empty, so a fresh store of P ranks is untouched calloc
+ * memory. */
+struct rank_slot {
+    struct argus_step_summary **sums;
+    uint64_t *ids;                        /* in the same block as sums: sums + cap */
+    struct argus_jobstore_row *rows;      /* after ids, 64-byte aligned */
+    uint32_t head, n, cap;
+    uint32_t pad;
+    uint64_t missing_p1;                  /* missing from step missing_p1 - 1; 0: present */
+    struct argus_rank_info *info;         /* NULL until set */
+    struct argus_qsketch *gone;           /* walls of its evicted steps; NULL until one */
+};
+
+/* Freed summary blocks of one size. */
+struct free_stack {
+    void **v;
+    size_t n, cap;
+};
+
+struct name_entry {
+    uint64_t hash;
+    char *name; /* NULL: free slot */
+};
+
+struct argus_jobstore {
+    uint32_t n_ranks;
+    struct rank_slot *ranks;
+    size_t total;
+    struct argus_job_meta meta;
+    struct name_entry *names; /* capacity is a power of two */
+    size_t names_cap, names_used;
+    struct argus_step_summary *scratch; /* decode target for ingest, allocated once */
+    /* summary memory: arena chunks (newest first) and free blocks by size (64-byte units) */
+    struct chunk *arena;
+    size_t next_chunk;                  /* size of the next chunk */
+    struct free_stack *free_by_size;    /* by size in 64-byte units; NULL until one */
+    /* distinct step ids held by some rank, st[st_head .. st_head + st_n), ascending */
+    uint64_t *st;
+    size_t st_head, st_n, st_cap;
+    /* retention: at most `horizon` distinct steps (SIZE_MAX: everything) */
+    size_t max_cells, horizon;
+    uint32_t min_steps;
+    /* what eviction leaves behind */
+    uint64_t evicted_below;             /* steps below this are gone (0: none evicted) */
+    uint64_t evicted_first;             /* first evicted step, UINT64_MAX when none */
+    uint64_t stale;                     /* summaries dropped: their step was already gone */
+    struct argus_jobstore_gone *gone;
+    size_t n_gone, cap_gone;
+    void *work;                         /* argus_jobstore_scratch */
+    size_t work_cap;
+    char name_scratch[ARGUS_NAME_MAX + 1];
+};
+
+/* jobstore_dict.c */
+void argus_jobstore_dict_free(struct argus_jobstore *js);
+
+#endif /* ARGUS_COMMON_JOBSTORE_INT_H */
