@@ -261,8 +261,8 @@ int an_write_svgs(const char *dir, const struct argus_jobstore *js, const struct
     for (size_t i = 0; i < r->n_anomalies && i < AN_SVG_MAX; i++) {
         const struct argus_anomaly *a = &r->anomalies[i];
         size_t sa, sb;
-        if (a->n_ranks == 0)
-            continue;
+        if (a->n_ranks == 0 || c.S == 0 || a->step_last < c.step_id[0])
+            continue; /* no sources, or steps the store no longer holds */
         step_range(&c, a, &sa, &sb);
         const int host = a->kind == ARGUS_AK_HOST_STALL;
         const int comm = a->kind == ARGUS_AK_COMM_DEGRADATION;

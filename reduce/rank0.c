@@ -18,6 +18,7 @@ int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uin
 
     memset(r0, 0, sizeof *r0);
     argus_anomaly_log_init(&r0->alog);
+    argus_carry_init(&r0->carry);
     argus_analysis_opts_default(&r0->opts);
     r0->opts.ratio = cfg->ratio;
     rc = argus_outdir_create(cfg->outdir, jobid, r0->dir, sizeof r0->dir, errbuf, errlen);
@@ -28,6 +29,9 @@ int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uin
         snprintf(errbuf, errlen, "cannot allocate the job store for %u ranks", nranks);
         return rc;
     }
+    const char *cells = getenv("ARGUS_TEST_STORE_CELLS"); /* test knob: a short horizon */
+    if (cells)
+        argus_jobstore_set_retention(r0->js, (size_t)strtoull(cells, NULL, 10), 16);
     struct argus_job_meta *m = argus_jobstore_meta(r0->js);
     snprintf(m->id, sizeof m->id, "%s", jobid);
     snprintf(m->step, sizeof m->step, "%s", stepid);
@@ -136,6 +140,11 @@ void argus_rank0_report(struct argus_rank0 *r0, int final)
         argus_result_free(&res);
         return;
     }
+    const struct argus_jobstore_gone *gone;
+    size_t ngone = argus_jobstore_evicted(r0->js, &gone);
+    if (argus_carry_apply(&r0->carry, &res, ngone ? gone[ngone - 1].step + 1 : 0) < 0)
+        argus_log_once(ARGUS_LOG_WARN, "carry", "out of memory; the report may miss "
+                       "anomalies of steps rank 0 no longer holds");
     argus_traceplan_update(&r0->traces, r0->js, &res, r0->l4_on && !final);
     if (argus_anomaly_log_append(&r0->alog, r0->dir, r0->js, &res, err, sizeof err) != 0)
         argus_log_once(ARGUS_LOG_WARN, "alog", "%s", err);
@@ -253,6 +262,7 @@ void argus_rank0_close(struct argus_rank0 *r0)
     r0->spool = NULL;
     argus_anomaly_log_free(&r0->alog);
     argus_traceplan_free(&r0->traces);
+    argus_carry_free(&r0->carry);
     argus_jobstore_free(r0->js);
     r0->js = NULL;
 }

@@ -15,6 +15,7 @@
 #include "common/config.h"
 #include "common/jobstore.h"
 #include "common/spool.h"
+#include "reduce/carry.h"
 #include "reduce/traceplan.h"
 
 struct argus_rank0 {
@@ -43,6 +44,8 @@ struct argus_rank0 {
      * collects them while the job runs; the reports link the written ones) */
     struct argus_traceplan traces;
     int l4_on;              /* 0: no plans (ARGUS_TRACES 0, no ring, or no Argus thread) */
+    /* anomalies of steps the job store has evicted, kept in every later report */
+    struct argus_carry carry;
 };
 
 /* Create the output directory and the spool. 0 or negative errno (errbuf). */
@@ -50,7 +53,8 @@ int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uin
                      const char *jobid, const char *stepid, char *errbuf, size_t errlen);
 /* Take one window's concatenated records. Damaged records are reported once and skipped. */
 void argus_rank0_ingest(struct argus_rank0 *r0, const uint8_t *buf, size_t len);
-/* Analyse what is held and write the outputs; final=1 at the end of the job. After a
+/* Analyse what is held and write the outputs; final=1 at the end of the job. Anomalies
+ * of steps the store no longer holds stay in the report (carry.h). After a
  * window's analysis (not the final one) each new anomaly gets an L4 trace plan while
  * l4_on; every report links the traces written so far. The final
  * report first takes back every mark from a step after the job's last step on a rank
