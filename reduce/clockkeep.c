@@ -23,8 +23,8 @@ static struct {
     MPI_Comm comm;
     int parent;
     uint64_t period_ns;
-    double ft[FIT], fy[FIT]; /* the last FIT samples: local time, offset */
-    int fn, fhead;
+    double ft[FIT], fy[FIT], fw[FIT]; /* the last FIT samples: time, offset, weight */
+    int fn, fhead, measured;
     double level, slope, tmean; /* fit: offset(t) = level + slope (t - tmean) */
     int64_t offset;          /* published estimate */
     /* answering */
@@ -43,24 +43,33 @@ static struct {
     uint64_t bursts;
 } ck;
 
-/* Add a sample and refit the line (least squares over the kept samples; one sample: a
- * constant). Times are taken relative to their mean, so the large clock values cancel. */
-static void fit_add(double t, double y)
+/* Add a sample (rtt: its round trip, which bounds its error by rtt / 2) and refit the
+ * line: weighted least squares, weight 1 / (rtt / 2 + 20 us)^2, so that a sample taken
+ * while a core was busy (long RTT, asymmetric delays) hardly moves it. The start-up
+ * estimate (rtt 0: unknown) counts only until two bursts have been measured. Times are
+ * taken relative to their weighted mean, so the large clock values cancel. */
+static void fit_add(double t, double y, double rtt)
 {
+    const double e = rtt / 2 + 20000.0;
     ck.ft[ck.fhead] = t;
     ck.fy[ck.fhead] = y;
+    ck.fw[ck.fhead] = 1.0 / (e * e);
     ck.fhead = (ck.fhead + 1) % FIT;
     if (ck.fn < FIT)
         ck.fn++;
-    double tm = 0, ym = 0;
+    if (rtt > 0 && ++ck.measured == 2)
+        ck.fw[0] = 0; /* the start-up sample is slot 0: from now on the bursts speak */
+    double sw = 0, tm = 0, ym = 0;
+    for (int i = 0; i < ck.fn; i++)
+        sw += ck.fw[i];
     for (int i = 0; i < ck.fn; i++) {
-        tm += ck.ft[i] / ck.fn;
-        ym += ck.fy[i] / ck.fn;
+        tm += ck.fw[i] / sw * ck.ft[i];
+        ym += ck.fw[i] / sw * ck.fy[i];
     }
     double sxx = 0, sxy = 0;
     for (int i = 0; i < ck.fn; i++) {
-        sxx += (ck.ft[i] - tm) * (ck.ft[i] - tm);
-        sxy += (ck.ft[i] - tm) * (ck.fy[i] - ym);
+        sxx += ck.fw[i] * (ck.ft[i] - tm) * (ck.ft[i] - tm);
+        sxy += ck.fw[i] * (ck.ft[i] - tm) * (ck.fy[i] - ym);
     }
     ck.tmean = tm;
     ck.level = ym;
@@ -74,7 +83,7 @@ int argus_clockkeep_init(MPI_Comm comm, int parent, int64_t start_offset, long p
     ck.parent = parent;
     ck.period_ns = period_ms > 0 ? (uint64_t)period_ms * 1000000ull : 0;
     ck.offset = start_offset;
-    fit_add((double)argus_clocksync_now(), (double)start_offset);
+    fit_add((double)argus_clocksync_now(), (double)start_offset, 0);
     for (int i = 0; i < SLOTS; i++)
         ck.oreq[i] = MPI_REQUEST_NULL;
     ck.preq[0] = ck.preq[1] = MPI_REQUEST_NULL;
@@ -118,7 +127,7 @@ static int answer(void)
 static void burst_end(void)
 {
     if (ck.best_rtt != UINT64_MAX) {
-        fit_add((double)ck.best_t, (double)ck.best_total);
+        fit_add((double)ck.best_t, (double)ck.best_total, (double)ck.best_rtt);
         ck.bursts++;
     }
     ck.burst_until = 0;

@@ -8,9 +8,10 @@
  *  - every period_ms a rank sends its parent a burst of ARGUS_CLOCKKEEP_BURST pings, one
  *    at a time, keeps the minimum-RTT sample (offset to the parent plus the parent's
  *    offset to rank 0, both from that same reply); a least-squares line through the last
- *    16 such samples (the start-up estimate first) gives level and drift rate, and its
- *    value at the current time is the rank's offset from then on. A line rather than a
- *    Holt filter: a two-point slope from samples with RTT noise would swing the rate.
+ *    16 such samples, each weighted by its RTT (a sample's error is at most RTT / 2), gives
+ *    level and drift rate, and its value at the current time is the rank's offset from
+ *    then on. A line rather than a Holt filter: a two-point slope from samples with RTT
+ *    noise would swing the rate.
  * Clock: argus_clocksync_now (CLOCK_REALTIME plus the test knobs). Single thread.
  */
 #ifndef ARGUS_REDUCE_CLOCKKEEP_H
