@@ -59,6 +59,33 @@ static void swap_d(double *a, double *b)
     *b = t;
 }
 
+/* Median-of-three pivot and Hoare partition of v[0..n) (n > 2): returns left such that
+ * v[0..left) <= pivot <= v[left..n), with 0 < left < n. */
+static size_t partition(double *v, size_t n)
+{
+    size_t m = n / 2;
+    if (v[m] < v[0])
+        swap_d(&v[m], &v[0]);
+    if (v[n - 1] < v[0])
+        swap_d(&v[n - 1], &v[0]);
+    if (v[n - 1] < v[m])
+        swap_d(&v[n - 1], &v[m]);
+    const double p = v[m];
+    size_t i = 0, j = n - 1;
+    for (;;) {
+        while (v[i] < p)
+            i++;
+        while (p < v[j])
+            j--;
+        if (i >= j)
+            break;
+        swap_d(&v[i], &v[j]);
+        i++;
+        j--;
+    }
+    return j + 1;
+}
+
 static void intro_sort(double *v, size_t n, unsigned depth)
 {
     while (n > SORT_SMALL) {
@@ -66,27 +93,7 @@ static void intro_sort(double *v, size_t n, unsigned depth)
             heap_sort(v, n);
             return;
         }
-        size_t m = n / 2;
-        if (v[m] < v[0])
-            swap_d(&v[m], &v[0]);
-        if (v[n - 1] < v[0])
-            swap_d(&v[n - 1], &v[0]);
-        if (v[n - 1] < v[m])
-            swap_d(&v[n - 1], &v[m]);
-        const double p = v[m];
-        size_t i = 0, j = n - 1;
-        for (;;) { /* Hoare partition: v[0..j] <= p <= v[j+1..n) */
-            while (v[i] < p)
-                i++;
-            while (p < v[j])
-                j--;
-            if (i >= j)
-                break;
-            swap_d(&v[i], &v[j]);
-            i++;
-            j--;
-        }
-        size_t left = j + 1;
+        size_t left = partition(v, n);
         if (left < n - left) { /* recurse on the smaller side, loop on the larger */
             intro_sort(v, left, depth);
             v += left;
@@ -122,27 +129,7 @@ static void select_k(double *v, size_t n, size_t k)
             heap_sort(v, n);
             return;
         }
-        size_t m = n / 2;
-        if (v[m] < v[0])
-            swap_d(&v[m], &v[0]);
-        if (v[n - 1] < v[0])
-            swap_d(&v[n - 1], &v[0]);
-        if (v[n - 1] < v[m])
-            swap_d(&v[n - 1], &v[m]);
-        const double p = v[m];
-        size_t i = 0, j = n - 1;
-        for (;;) {
-            while (v[i] < p)
-                i++;
-            while (p < v[j])
-                j--;
-            if (i >= j)
-                break;
-            swap_d(&v[i], &v[j]);
-            i++;
-            j--;
-        }
-        size_t left = j + 1;
+        size_t left = partition(v, n);
         if (k < left) {
             n = left;
         } else {

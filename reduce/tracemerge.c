@@ -9,6 +9,8 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "common/types.h"
+
 /* One collective instance of a part. */
 struct cend {
     uint64_t name_hash;
@@ -21,14 +23,6 @@ static yajl_val get(yajl_val obj, const char *key)
 {
     const char *path[] = {key, NULL};
     return yajl_tree_get(obj, path, yajl_t_any);
-}
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
 }
 
 static int cmp_time(const void *a, const void *b)
@@ -70,7 +64,7 @@ static int collect_ends(yajl_val arr, struct cend **out, size_t *nout)
         if (!cat || strcmp(cat, "collective") != 0 || !name || !YAJL_IS_NUMBER(ts) ||
             !YAJL_IS_NUMBER(dur) || !YAJL_IS_INTEGER(step))
             continue;
-        v[n++] = (struct cend){hash_str(name), YAJL_GET_INTEGER(step), 0,
+        v[n++] = (struct cend){argus_name_hash(name), YAJL_GET_INTEGER(step), 0,
                                (YAJL_GET_DOUBLE(ts) + YAJL_GET_DOUBLE(dur)) * 1000.0};
     }
     qsort(v, n, sizeof *v, cmp_time);

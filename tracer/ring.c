@@ -86,14 +86,13 @@ void argus_ring_add(struct argus_ring *r, const struct argus_ring_ev *e)
 /* The table's copy of name (lock held). */
 static const char *intern_locked(struct argus_ring *r, const char *name)
 {
-    uint64_t h = 1469598103934665603ull;
     size_t len = 0;
 
     if (!name)
         return NULL;
-    for (; name[len] && len < NAME_LEN - 1; len++)
-        h = (h ^ (unsigned char)name[len]) * 1099511628211ull;
-    h |= 1; /* never 0 */
+    while (name[len] && len < NAME_LEN - 1) /* longer names are kept cut */
+        len++;
+    const uint64_t h = argus_name_hash(name) | 1; /* never 0 */
     for (size_t i = h % NAME_SLOTS;; i = (i + 1) % NAME_SLOTS) {
         if (!r->slot[i]) {
             if (r->nnames == ARGUS_RING_NAMES)
