@@ -14,6 +14,7 @@
 #define TAG_PING 0x4150
 #define TAG_PONG 0x4151
 #define TAG_OFF 0x4152
+#define SPIN_NS 200000ull
 
 static int64_t skew = INT64_MIN;
 static double drift; /* test knob: extra ns per ns of wall time */
@@ -60,7 +61,8 @@ int argus_clocksync_run(MPI_Comm comm, int parent, const int *kids, int nkids, i
     uint64_t until = argus_clock_monotonic_ns() + (uint64_t)timeout_ms * 1000000ull;
     int round = 0, ping_out = 0, have_total = parent < 0, sent_down = 0, served = 0;
     int64_t best_off = 0, parent_total = 0;
-    uint64_t best_rtt = UINT64_MAX, t1 = 0, t_srv = 0;
+    uint64_t best_rtt = UINT64_MAX, t1 = 0, t_srv = 0, t1_mono = 0, last_serve = 0;
+    int64_t min_up = INT64_MAX, max_lo = INT64_MIN;
     MPI_Request rq[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, oreq = MPI_REQUEST_NULL;
     uint64_t ping_buf = 0;
 
@@ -80,11 +82,13 @@ int argus_clocksync_run(MPI_Comm comm, int parent, const int *kids, int nkids, i
             MPI_Send(&ts, 1, MPI_UINT64_T, st.MPI_SOURCE, TAG_PONG, comm);
             served++;
             progressed = 1;
+            last_serve = argus_clock_monotonic_ns();
         }
         /* own rounds with the parent */
         if (parent >= 0 && round < rounds) {
             if (!ping_out) {
                 t1 = now_ns();
+                t1_mono = argus_clock_monotonic_ns();
                 ping_buf = t1;
                 MPI_Irecv(&t_srv, 1, MPI_UINT64_T, parent, TAG_PONG, comm, &rq[1]);
                 MPI_Isend(&ping_buf, 1, MPI_UINT64_T, parent, TAG_PING, comm, &rq[0]);
@@ -98,6 +102,10 @@ int argus_clocksync_run(MPI_Comm comm, int parent, const int *kids, int nkids, i
                     best_rtt = t2 - t1;
                     best_off = argus_clock_offset_sample(t1, t_srv, t2);
                 }
+                /* every round bounds the offset: t_srv - t2 <= offset <= t_srv - t1 */
+                int64_t up = (int64_t)(t_srv - t1), lo = (int64_t)(t_srv - t2);
+                min_up = up < min_up ? up : min_up;
+                max_lo = lo > max_lo ? lo : max_lo;
                 ping_out = 0;
                 round++;
                 progressed = 1;
@@ -110,6 +118,10 @@ int argus_clocksync_run(MPI_Comm comm, int parent, const int *kids, int nkids, i
         }
         int own_done = parent < 0 || round >= rounds;
         if (own_done && have_total && !sent_down) {
+            /* the middle of what every round allows (each round's own midpoint is off by
+             * half its delay asymmetry); the minimum-RTT one if they disagree */
+            if (parent >= 0 && max_lo <= min_up)
+                best_off = max_lo + (min_up - max_lo) / 2;
             *off_to_root = parent < 0 ? 0 : best_off + parent_total;
             for (int i = 0; i < nkids; i++)
                 MPI_Send(off_to_root, 1, MPI_INT64_T, kids[i], TAG_OFF, comm);
@@ -119,7 +131,11 @@ int argus_clocksync_run(MPI_Comm comm, int parent, const int *kids, int nkids, i
             return 0;
         if (argus_clock_monotonic_ns() > until)
             break;
-        if (!progressed) {
+        /* no sleep while a pong or a child's next ping is due within SPIN_NS: a sleep
+         * would land on one leg of every round alike */
+        const uint64_t mono = argus_clock_monotonic_ns();
+        if (!progressed && !(ping_out && mono < t1_mono + SPIN_NS) &&
+            !(served < nkids * rounds && mono < last_serve + SPIN_NS)) {
             struct timespec ts = {0, 200000};
             nanosleep(&ts, NULL);
         }
@@ -134,6 +150,8 @@ int argus_clocksync_run(MPI_Comm comm, int parent, const int *kids, int nkids, i
         MPI_Cancel(&oreq);
         MPI_Request_free(&oreq);
     }
+    if (max_lo <= min_up)
+        best_off = max_lo + (min_up - max_lo) / 2;
     *off_to_root = best_rtt != UINT64_MAX ? best_off : 0;
     if (!sent_down)
         for (int i = 0; i < nkids; i++)
