@@ -44,38 +44,24 @@ static double band(const struct argus_clockfit *f, double b, double *lo_a, doubl
     return ua - la;
 }
 
-/* Extremes over b in [lo, hi] of the band's edges (ternary searches: the upper edge is
- * concave in b, the lower convex). */
-static double edge_max_up(const struct argus_clockfit *f, double lo, double hi)
+/* The band's highest upper edge (upper) or lowest lower edge over b in [lo, hi]: a
+ * ternary search, as the upper edge is concave in b and the lower one convex. */
+static double edge_extreme(const struct argus_clockfit *f, double lo, double hi, int upper)
 {
-    double la, ua, u1, u2;
+    double la, ua;
     for (int it = 0; it < 100 && hi - lo > 1e-13; it++) {
         double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
-        band(f, m1, &la, &u1);
-        band(f, m2, &la, &u2);
-        if (u1 < u2)
+        band(f, m1, &la, &ua);
+        const double v1 = upper ? ua : -la;
+        band(f, m2, &la, &ua);
+        const double v2 = upper ? ua : -la;
+        if (v1 < v2)
             lo = m1;
         else
             hi = m2;
     }
     band(f, (lo + hi) / 2, &la, &ua);
-    return ua;
-}
-
-static double edge_min_lo(const struct argus_clockfit *f, double lo, double hi)
-{
-    double la, ua, l1, l2;
-    for (int it = 0; it < 100 && hi - lo > 1e-13; it++) {
-        double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
-        band(f, m1, &l1, &ua);
-        band(f, m2, &l2, &ua);
-        if (l1 > l2)
-            lo = m1;
-        else
-            hi = m2;
-    }
-    band(f, (lo + hi) / 2, &la, &ua);
-    return la;
+    return upper ? ua : la;
 }
 
 /* The end of the interval of slopes with a non-empty band, from the inside point `in`
@@ -136,7 +122,7 @@ void argus_clockfit_solve(struct argus_clockfit *f)
      * the middle of the slopes they allow. */
     double b1 = feasible_end(f, b, -ARGUS_CLOCKFIT_MAX_RATE);
     double b2 = feasible_end(f, b, ARGUS_CLOCKFIT_MAX_RATE);
-    double top = edge_max_up(f, b1, b2), bottom = edge_min_lo(f, b1, b2);
+    double top = edge_extreme(f, b1, b2, 1), bottom = edge_extreme(f, b1, b2, 0);
     f->width = top - bottom;
     f->a = (top + bottom) / 2;
     f->b = (b1 + b2) / 2;

@@ -174,6 +174,15 @@ static void test_drift_changes(void **state)
     assert_true(fabs(f.b + 100e-6) < 10e-6);
 }
 
+/* 32 pings 100 ms apart, quick both ways; the server's level jumps by 1 ms after 16 */
+static void add_jump(struct argus_clockfit *f, int64_t s_err)
+{
+    for (int i = 0; i < 32; i++) {
+        int64_t t1 = T0 + (int64_t)i * 100000000, off = i < 16 ? 0 : 1000000;
+        argus_clockfit_add(f, t1, t1 + 20000, t1 + 10000 + off, s_err);
+    }
+}
+
 static void test_contradiction(void **state)
 {
     (void)state;
@@ -181,10 +190,7 @@ static void test_contradiction(void **state)
     argus_clockfit_init(&f, T0, 0);
     /* 16 pings say 0 +-10 us, 16 later ones say 1 ms +-10 us (the parent's own estimate
      * jumped): no line satisfies both; the fit stays finite and between them */
-    for (int i = 0; i < 32; i++) {
-        int64_t t1 = T0 + (int64_t)i * 100000000, off = i < 16 ? 0 : 1000000;
-        argus_clockfit_add(&f, t1, t1 + 20000, t1 + 10000 + off, 0);
-    }
+    add_jump(&f, 0);
     argus_clockfit_solve(&f);
     int64_t at = argus_clockfit_at(&f, T0 + 3200000000ll);
     assert_true(f.width < 0);
@@ -198,10 +204,7 @@ static void test_server_uncertainty(void **state)
     argus_clockfit_init(&f, T0, 0);
     /* the same jump, but the server said it was only sure to +-600 us: no contradiction,
      * and the estimate at the newest ping lies within what those pings allow */
-    for (int i = 0; i < 32; i++) {
-        int64_t t1 = T0 + (int64_t)i * 100000000, off = i < 16 ? 0 : 1000000;
-        argus_clockfit_add(&f, t1, t1 + 20000, t1 + 10000 + off, 600000);
-    }
+    add_jump(&f, 600000);
     argus_clockfit_solve(&f);
     int64_t at = argus_clockfit_at(&f, f.base);
     assert_true(f.width >= 0);
