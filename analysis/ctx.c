@@ -198,7 +198,8 @@ out:
 
 /* Coordinates of every rank: from its summaries, else its rank info, else from the rank
  * number in Megatron order once the sizes are known. Peer classes are the PP stages, or
- * inferred from the kernels each rank runs when no rank said where it sits. */
+ * inferred from the kernels each rank runs when no rank said where it sits (joined along
+ * the program's communicators when the ranks listed them, groups.c). */
 static int build_layout(struct an_ctx *c)
 {
     struct argus_coords sizes = { 0 };
@@ -246,6 +247,9 @@ static int build_layout(struct an_ctx *c)
         c->n_cls = infer_classes(c, c->cls);
         if (c->n_cls == 0)
             return -ENOMEM;
+        int rc = an_groups_build(c); /* groups from communicators; may merge classes */
+        if (rc)
+            return rc;
         /* report the classes as stages when they split the ranks evenly */
         uint32_t *size = calloc(c->n_cls, sizeof *size);
         if (!size)
@@ -456,6 +460,8 @@ void an_ctx_free(struct an_ctx *c)
     free(c->cls);
     free(c->cls_off);
     free(c->cls_mem);
+    free(c->mgrp[0]);
+    free(c->mgrp[1]);
     free(c->cwall);
     free(c->X);
     free(c->names.hash);

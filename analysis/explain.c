@@ -300,13 +300,23 @@ static void kernels_clause(struct an_ctx *c, const struct an_cand *k, char *buf,
  * (source, step) pairs in the window, at most LATE_STEPS steps, where the source's
  * communication time is >= 10% shorter than the median of the other members of its DP
  * group: it arrives last and waits least, so the long collectives of the others are
- * waiting, not the network. -1 when it cannot be judged (no layout, no DP peers). */
+ * waiting, not the network. -1 when it cannot be judged (no layout nor communicators,
+ * no DP peers). */
 #define LATE_STEPS 64
+/* q in r's DP group: same stage and TP index, or without a layout the same DP-role
+ * communicator (groups.c). */
+static int dp_peer(const struct an_ctx *c, uint32_t q, uint32_t r)
+{
+    if (c->layout_known)
+        return c->co[q].pp == c->co[r].pp && c->co[q].tp == c->co[r].tp;
+    return c->mgrp[0][q] != UINT32_MAX && c->mgrp[0][q] == c->mgrp[0][r];
+}
+
 static double late_arriver(struct an_ctx *c, const struct an_cand *k)
 {
     const struct argus_anomaly *a = &k->a;
     size_t yes = 0, tot = 0;
-    if (!c->layout_known || c->lay.dp < 2)
+    if (c->layout_known ? c->lay.dp < 2 : !c->mgrp[0])
         return -1;
     const size_t span = k->si_b - k->si_a + 1;
     const size_t stride = span > LATE_STEPS ? (span + LATE_STEPS - 1) / LATE_STEPS : 1;
@@ -318,7 +328,7 @@ static double late_arriver(struct an_ctx *c, const struct an_cand *k)
                 continue;
             size_t m = 0;
             for (uint32_t q = 0; q < c->n; q++) {
-                if (c->co[q].pp != c->co[r].pp || c->co[q].tp != c->co[r].tp || is_source(k, q))
+                if (!dp_peer(c, q, r) || is_source(k, q))
                     continue;
                 const struct argus_step_summary *t = an_cell(c, q, si);
                 if (t)
@@ -454,12 +464,18 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
         if (a->n_kernels > 1)
             an_short_name(c->js, a->kernels[1], n1, sizeof n1);
         victims_clause(c, k, "ranks outside the group", vc, sizeof vc);
+        char where[48];
+        if (c->layout_known)
+            snprintf(where, sizeof where, "pp %u, %s %u", x->pp,
+                     a->group_type == ARGUS_GT_DP ? "tp" : "dp",
+                     a->group_type == ARGUS_GT_DP ? x->tp : x->dp);
+        else /* groups.c: no layout, the program's communicators */
+            snprintf(where, sizeof where, "a communicator of the program");
         say(a->evidence, sizeof a->evidence,
-            "%s group %s (pp %u, %s %u): %s%s%s %.2fx the other %s groups even for the "
+            "%s group %s (%s): %s%s%s %.2fx the other %s groups even for the "
             "member that arrived last, for %zu steps (%llu-%llu); members' compute "
             "matches their peers%s",
-            gt ? gt : "?", rk, x->pp, a->group_type == ARGUS_GT_DP ? "tp" : "dp",
-            a->group_type == ARGUS_GT_DP ? x->tp : x->dp, n0, n1[0] ? "/" : "", n1,
+            gt ? gt : "?", rk, where, n0, n1[0] ? "/" : "", n1,
             a->slowdown, gt ? gt : "?", nsteps, f, l, vc);
         if (a->w1_inter_ns > 0) {
             const size_t used = strlen(a->evidence);

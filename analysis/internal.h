@@ -83,6 +83,11 @@ struct an_ctx {
     uint32_t *cls;                      /* [n] peer class (PP stage) */
     uint32_t n_cls;
     uint32_t *cls_off, *cls_mem;        /* CSR: members of class c */
+    /* Without a layout: groups from communicator membership (groups.c), per role
+     * (0 = DP, 1 = TP): mgrp[role][r] = r's group (UINT32_MAX: none), NULL when no family
+     * fits the role; mgrp_n groups, the largest of mgrp_max members. */
+    uint32_t *mgrp[2];
+    uint32_t mgrp_n[2], mgrp_max[2];
     double *cwall;                      /* [c * S + si] median step wall of the members of
                                            class c held at si; 0 when none */
     double *X;                          /* [S] job step time ns (max over ranks), NAN */
@@ -126,6 +131,22 @@ static inline double an_wall(const struct argus_step_summary *s)
 {
     return s->end_ns > s->start_ns ? (double)(s->end_ns - s->start_ns) : 0.0;
 }
+/* groups.c */
+/* Without a layout, the DP and TP roles' groups from the ranks' communicator memberships
+ * (c->mgrp); first joins the peer classes (c->cls, n_cls, before their CSR is built) that
+ * TP/DP-like communicators connect. 0 or -ENOMEM; nothing to do when the layout is known. */
+int an_groups_build(struct an_ctx *c);
+/* r's group of that type (ARGUS_GT_DP or ARGUS_GT_TP) from membership; UINT32_MAX when
+ * none. */
+uint32_t an_group_of(const struct an_ctx *c, uint32_t r, int type);
+/* Communication groups of one type: CSR over ranks, and each group's stage. */
+struct an_groups {
+    uint32_t G;
+    uint32_t *off, *mem, *stage;
+};
+/* The groups of that type from membership (ranks in none left out; a group's stage is
+ * its first member's peer class); g's arrays are the caller's to free. 0 or -ENOMEM. */
+int an_groups_from_membership(const struct an_ctx *c, int type, struct an_groups *g);
 /* names.c */
 /* Sum of sum_ns over the modes of kernel `hash` in s. */
 double an_name_sum(const struct an_ctx *c, const struct argus_step_summary *s, uint64_t hash);
@@ -205,7 +226,9 @@ void an_w1_blocks(const double *M, size_t n, const uint8_t *in, double *intra, d
  * and of the other groups of the same type (same PP stage first), at most AN_W1_MAX_REPS,
  * members first; in[i] = 1 for members. Fills M (n x n, row-major, n <= AN_W1_MAX_REPS)
  * with the W1 distances between the ranks' per-step typical call durations of kernel
- * `hash` over the step indices [a,b]. Returns n (0 when the layout is unknown). */
+ * `hash` over the step indices [a,b]. Without a layout the groups are those of
+ * communicator membership (groups.c) and the stage is the peer class. Returns n (0 when
+ * no groups are known). */
 size_t an_w1_matrix(struct an_ctx *c, const struct argus_anomaly *an, uint64_t hash, size_t a,
                     size_t b, uint32_t *reps, uint8_t *in, double *M);
 

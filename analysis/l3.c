@@ -327,21 +327,17 @@ out:
     return rc;
 }
 
-/* Communication groups of one type: CSR over ranks, and each group's PP stage. */
-struct groups {
-    uint32_t G;
-    uint32_t *off, *mem, *stage;
-};
-
-static void groups_free(struct groups *g)
+static void groups_free(struct an_groups *g)
 {
     free(g->off);
     free(g->mem);
     free(g->stage);
 }
 
-static int groups_build(const struct an_ctx *c, int type, struct groups *g)
+static int groups_build(const struct an_ctx *c, int type, struct an_groups *g)
 {
+    if (!c->layout_known)
+        return an_groups_from_membership(c, type, g);
     const uint32_t inner = type == ARGUS_GT_DP ? (uint32_t)c->lay.tp : (uint32_t)c->lay.dp;
     memset(g, 0, sizeof *g);
     g->G = (uint32_t)c->lay.pp * inner;
@@ -382,10 +378,11 @@ static void w1_confirm(struct an_ctx *c, struct an_cand *k);
 
 static int comm_type(struct an_ctx *c, int type)
 {
-    struct groups g;
+    struct an_groups g;
     const size_t S = c->S;
     int rc = groups_build(c, type, &g);
-    const uint32_t size = type == ARGUS_GT_DP ? (uint32_t)c->lay.dp : (uint32_t)c->lay.tp;
+    const uint32_t size = !c->layout_known ? c->mgrp_max[type == ARGUS_GT_TP]
+                          : type == ARGUS_GT_DP ? (uint32_t)c->lay.dp : (uint32_t)c->lay.tp;
     struct gbest *best = calloc((size_t)g.G * S, sizeof *best);
     const size_t GS = (size_t)g.G * S + 1;
     double *E = malloc(GS * sizeof *E), *R = malloc(GS * sizeof *R);
@@ -574,8 +571,11 @@ static void w1_confirm(struct an_ctx *c, struct an_cand *k)
 int an_detect_comm(struct an_ctx *c)
 {
     int rc;
-    if (!c->layout_known)
-        return 0;
+    if (!c->layout_known) { /* the groups of communicator membership, when known */
+        if (c->mgrp[0] && (rc = comm_type(c, ARGUS_GT_DP)))
+            return rc;
+        return c->mgrp[1] ? comm_type(c, ARGUS_GT_TP) : 0;
+    }
     if ((rc = comm_type(c, ARGUS_GT_DP)))
         return rc;
     return comm_type(c, ARGUS_GT_TP);

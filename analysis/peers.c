@@ -95,12 +95,16 @@ int an_kernel_percall(struct an_ctx *c, uint32_t r, size_t si, uint64_t h, doubl
 /* ---- late arriver ---- */
 
 /* Group of rank r for the late-arriver test: its DP group (same PP stage and TP index)
- * when the layout is known; its peer class when classes stand for inferred pipeline
- * stages; otherwise the whole job (collectives over every rank, as DLRM's all-to-all). */
+ * when the layout is known; else its DP-role communicator (groups.c) when the program
+ * made one (ranks in none are a group of their own); its peer class when classes stand
+ * for inferred pipeline stages; otherwise the whole job (collectives over every rank, as
+ * DLRM's all-to-all). */
 static int same_group(const struct an_ctx *c, uint32_t a, uint32_t b)
 {
     if (c->layout_known)
         return c->co[a].pp == c->co[b].pp && c->co[a].tp == c->co[b].tp;
+    if (c->mgrp[0])
+        return a == b || (c->mgrp[0][a] != UINT32_MAX && c->mgrp[0][a] == c->mgrp[0][b]);
     if (c->lay.pp > 1)
         return c->cls[a] == c->cls[b];
     return 1;

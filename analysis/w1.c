@@ -44,20 +44,30 @@ void an_w1_blocks(const double *M, size_t n, const uint8_t *in, double *intra, d
 #include <stdlib.h>
 #include <string.h>
 
+/* r's group: from the layout, else from communicator membership (UINT32_MAX: none). */
 static uint32_t group_key(const struct an_ctx *c, uint32_t r, int type)
 {
+    if (!c->layout_known)
+        return an_group_of(c, r, type);
     const struct argus_coords *x = &c->co[r];
     return type == ARGUS_GT_TP ? (uint32_t)x->pp * (uint32_t)c->lay.dp + x->dp
                                : (uint32_t)x->pp * (uint32_t)c->lay.tp + x->tp;
 }
 
+/* r's PP stage, or its peer class without a layout. */
+static uint32_t stage_of(const struct an_ctx *c, uint32_t r)
+{
+    return c->layout_known ? (uint32_t)c->co[r].pp : c->cls[r];
+}
+
 size_t an_w1_matrix(struct an_ctx *c, const struct argus_anomaly *an, uint64_t hash, size_t a,
                     size_t b, uint32_t *reps, uint8_t *in, double *M)
 {
-    if (!c->layout_known || an->n_group == 0 || b < a || b >= c->S)
-        return 0;
     const int type = an->group_type == ARGUS_GT_TP ? ARGUS_GT_TP : ARGUS_GT_DP;
-    const uint32_t stage = c->co[an->group[0]].pp;
+    if ((!c->layout_known && !c->mgrp[type == ARGUS_GT_TP]) || an->n_group == 0 || b < a ||
+        b >= c->S)
+        return 0;
+    const uint32_t stage = stage_of(c, an->group[0]);
     size_t n = 0;
     for (uint32_t i = 0; i < an->n_group && n < AN_W1_MAX_REPS; i++) {
         reps[n] = an->group[i];
@@ -70,7 +80,8 @@ size_t an_w1_matrix(struct an_ctx *c, const struct argus_anomaly *an, uint64_t h
             uint32_t best = UINT32_MAX;
             for (uint32_t r = 0; r < c->n; r++) {
                 const uint32_t k = group_key(c, r, type);
-                if ((c->co[r].pp == stage) != (pass == 0) || k == group_key(c, an->group[0], type))
+                if ((stage_of(c, r) == stage) != (pass == 0) ||
+                    k == group_key(c, an->group[0], type))
                     continue;
                 if ((last_key == UINT32_MAX || k > last_key) && k < best)
                     best = k;

@@ -84,6 +84,26 @@ struct argus_coords {
     uint16_t tp, pp, dp, ep;
 };
 
+/* A communicator this rank belongs to, as seen when the program created it (MPI_Comm_split,
+ * MPI_Comm_create, MPI_Comm_split_type, ncclCommInitRank, ncclCommSplit). Ranks that
+ * report the same (kind, id) are the members of one group; the groups of one (kind,
+ * family) are the parts of one partition (one collective creating call). */
+enum argus_comm_kind {
+    ARGUS_COMM_MPI = 1,
+    ARGUS_COMM_NCCL = 2,
+};
+
+struct argus_comm_group {
+    uint64_t id;     /* the same on every member, different for other member sets */
+    uint32_t family; /* the same for the groups one creating call made (on every rank) */
+    uint32_t size;   /* members */
+    uint32_t index;  /* this rank's rank inside the group */
+    uint8_t kind;    /* enum argus_comm_kind */
+};
+
+/* Memberships kept per rank; later ones are counted and dropped. */
+#define ARGUS_MAX_COMM_GROUPS 8
+
 /* Bounded number of (kernel, mode) records per summary; the summariser folds the
  * smallest contributors into "other" records when a step has more (flag PARTIAL). */
 #define ARGUS_MAX_KMODES 256

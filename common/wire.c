@@ -6,7 +6,10 @@
  *
  * Name payload:     u64 hash, u16 len, len bytes (no NUL, len <= ARGUS_NAME_MAX)
  * Rank-info payload: u32 rank, u32 world_size, i32 device, u32 pid, 8 x u16 coords,
- *                    u64 started_ns, u8 len, len bytes of host (len < ARGUS_HOST_MAX)
+ *                    u64 started_ns, u8 len, len bytes of host (len < ARGUS_HOST_MAX),
+ *                    then (absent in records of older builds, which decode with none)
+ *                    u8 n_groups (<= ARGUS_MAX_COMM_GROUPS), u32 groups_dropped and per
+ *                    group u64 id, u32 family, u32 size, u32 index, u8 kind
  */
 #include "common/wire.h"
 #include "common/errbuf.h"
@@ -17,7 +20,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#define RANKINFO_MAX (4 * 4 + 8 * 2 + 8 + 1 + ARGUS_HOST_MAX)
+#define RANKINFO_BASE (4 * 4 + 8 * 2 + 8 + 1)
+#define COMM_GROUP_BYTES (8 + 4 + 4 + 4 + 1)
+#define RANKINFO_MAX (RANKINFO_BASE + ARGUS_HOST_MAX + 1 + 4 + \
+                      ARGUS_MAX_COMM_GROUPS * COMM_GROUP_BYTES)
 #define NAME_PAYLOAD_MAX (8 + 2 + ARGUS_NAME_MAX)
 
 /* Header now, length and checksum when the payload is done (rec_finish). */
@@ -58,7 +64,10 @@ long argus_rankinfo_encode(const struct argus_rank_info *ri, uint8_t *buf, size_
     if (!ri || !buf)
         return -EINVAL;
     size_t n = strnlen(ri->host, ARGUS_HOST_MAX - 1);
-    if (ARGUS_WIRE_HDR + 4 * 4 + 8 * 2 + 8 + 1 + n + ARGUS_WIRE_TRAILER > cap)
+    if (ri->n_groups > ARGUS_MAX_COMM_GROUPS)
+        return -EINVAL;
+    if (ARGUS_WIRE_HDR + RANKINFO_BASE + n + 1 + 4 + ri->n_groups * COMM_GROUP_BYTES +
+        ARGUS_WIRE_TRAILER > cap)
         return -ENOSPC;
     struct wbuf w = {buf, 0, cap};
     argus_wire_rec_start(&w, ARGUS_REC_JOBINFO);
@@ -71,6 +80,16 @@ long argus_rankinfo_encode(const struct argus_rank_info *ri, uint8_t *buf, size_
     put8(&w, (uint8_t)n);
     memcpy(w.p + w.pos, ri->host, n);
     w.pos += n;
+    put8(&w, (uint8_t)ri->n_groups);
+    put32(&w, ri->groups_dropped);
+    for (uint32_t i = 0; i < ri->n_groups; i++) {
+        const struct argus_comm_group *g = &ri->groups[i];
+        put64(&w, g->id);
+        put32(&w, g->family);
+        put32(&w, g->size);
+        put32(&w, g->index);
+        put8(&w, g->kind);
+    }
     return argus_wire_rec_finish(&w);
 }
 
@@ -255,6 +274,25 @@ int argus_rankinfo_decode(const uint8_t *rec, size_t len, struct argus_rank_info
         memcpy(out->host, r.p + r.pos, n);
         out->host[n] = '\0';
         r.pos += n;
+    }
+    if (!r.bad && r.pos < r.end) { /* memberships (absent in older records) */
+        at = r.pos;
+        uint8_t ng = get8(&r);
+        if (!r.bad && ng > ARGUS_MAX_COMM_GROUPS) {
+            argus_seterr(errbuf, errlen, "rank info: %u communicator groups at offset %zu, "
+                         "at most %d", ng, at, ARGUS_MAX_COMM_GROUPS);
+            return -EBADMSG;
+        }
+        out->groups_dropped = get32(&r);
+        for (uint8_t i = 0; i < ng && !r.bad; i++) {
+            struct argus_comm_group *g = &out->groups[i];
+            g->id = get64(&r);
+            g->family = get32(&r);
+            g->size = get32(&r);
+            g->index = get32(&r);
+            g->kind = get8(&r);
+        }
+        out->n_groups = r.bad ? 0 : ng;
     }
     return argus_wire_rec_close(&r, "rank info", errbuf, errlen);
 }

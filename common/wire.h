@@ -24,7 +24,9 @@
  * The realistic step of bench/tracer_bench (50,000 launches over 200 names, coverage 0.97,
  * 34 kernel modes) took 1,263 B as version 2 and takes 904 B as version 3, 11,947x less
  * than its CUPTI records; tests/common/test_wire_step.c fails past 1,024 B.
- * Name and rank-info records have the same layout in every version.
+ * Name and rank-info records have the same layout in every version; a rank-info record
+ * may end after the host name (written so before communicator memberships were added):
+ * it decodes with no memberships.
  *
  * Decoders never trust input: every length is bounds-checked, a bad magic, unknown version
  * or type, short buffer or checksum mismatch returns a negative code and fills errbuf
@@ -63,6 +65,9 @@ struct argus_rank_info {
     struct argus_coords coords;
     uint64_t started_ns;       /* CLOCK_REALTIME when the tracer started */
     char host[ARGUS_HOST_MAX]; /* NUL-terminated */
+    uint32_t n_groups;         /* valid entries of groups (<= ARGUS_MAX_COMM_GROUPS) */
+    uint32_t groups_dropped;   /* memberships past ARGUS_MAX_COMM_GROUPS, not kept */
+    struct argus_comm_group groups[ARGUS_MAX_COMM_GROUPS]; /* in creation order */
 };
 
 /* CRC32C (Castagnoli), reflected, init/final xor 0xffffffff. crc32c("123456789") ==

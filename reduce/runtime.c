@@ -20,6 +20,7 @@
 #include "reduce/rank0.h"
 #include "reduce/tracereq.h"
 #include "reduce/tree.h"
+#include "tracer/commgroups.h"
 #include "tracer/ring.h"
 #include "tracer/tracer.h"
 
@@ -31,6 +32,8 @@ static struct {
     int threaded;              /* MPI_THREAD_MULTIPLE: the Argus thread runs */
     int agent_on;
     int sent_rankinfo;
+    uint64_t sent_groups_gen;  /* argus_commgroups_generation() of the last rank info */
+    uint64_t info_started_ns;  /* started_ns of the first rank info (kept when re-sent) */
     int *parent;               /* the reduction tree, parent[size] */
     struct argus_rank0 r0;     /* rank 0 only */
     struct argus_ring *ring;   /* the argus.h path's L4 ring (the GPU has its own) */
@@ -44,10 +47,14 @@ static void rankinfo_fill(struct argus_rank_info *ri)
     ri->pid = (uint32_t)getpid();
     ri->device = -1;
     argus_tracer_coords(&ri->coords);
-    ri->started_ns = argus_clock_realtime_ns();
+    if (!rt.info_started_ns)
+        rt.info_started_ns = argus_clock_realtime_ns();
+    ri->started_ns = rt.info_started_ns;
     if (gethostname(ri->host, sizeof ri->host - 1) != 0)
         snprintf(ri->host, sizeof ri->host, "unknown");
     ri->host[sizeof ri->host - 1] = '\0';
+    ri->n_groups = argus_commgroups_get(ri->groups, ARGUS_MAX_COMM_GROUPS,
+                                        &ri->groups_dropped);
 }
 
 static void on_name(void *ctx, uint64_t hash, const char *name)
@@ -59,11 +66,15 @@ static void on_name(void *ctx, uint64_t hash, const char *name)
 static void on_summary(void *ctx, const struct argus_step_summary *s)
 {
     (void)ctx;
-    if (!rt.sent_rankinfo) {
+    /* once, and again whenever the program made a communicator since: rank 0 keeps the
+     * latest record of each rank, so memberships made at any time reach the analysis */
+    const uint64_t gen = argus_commgroups_generation();
+    if (!rt.sent_rankinfo || gen != rt.sent_groups_gen) {
         struct argus_rank_info ri;
         rankinfo_fill(&ri);
         argus_agent_push_rankinfo(&ri);
         rt.sent_rankinfo = 1;
+        rt.sent_groups_gen = gen;
     }
     argus_agent_push_summary(s);
 }
@@ -104,7 +115,8 @@ static int tree_setup(void)
         free(node_of);
         return -ENOMEM;
     }
-    if (MPI_Comm_split_type(rt.comm, MPI_COMM_TYPE_SHARED, rt.rank, MPI_INFO_NULL, &local) ==
+    /* PMPI_: Argus's own communicator is no membership of the program (pmpi.c) */
+    if (PMPI_Comm_split_type(rt.comm, MPI_COMM_TYPE_SHARED, rt.rank, MPI_INFO_NULL, &local) ==
         MPI_SUCCESS) {
         MPI_Allreduce(&rt.rank, &leader, 1, MPI_INT, MPI_MIN, local);
         MPI_Comm_free(&local);

@@ -55,6 +55,9 @@ struct sim_opts {
     const char *truth;
     int print_steps;
     int pace_ms;                /* real milliseconds each step lasts at least (0: none) */
+    int no_layout;              /* --no-layout: argus_set_layout is not called */
+    int late_groups;            /* --late-groups S: communicators seen by Argus from step S
+                                   on only (-1: from the start) */
     struct sim_inject *inj;     /* owned */
     int ninj;
 };

@@ -36,6 +36,10 @@ static const char usage_text[] =
     "  --print-steps       every rank prints one line per step:\n"
     "                      step S rank R wall_ms W compute_ms C comm_ms M idle_ms I\n"
     "  --pace-ms N         each step also lasts at least N real milliseconds (default 0)\n"
+    "  --no-layout         do not declare the layout (argus_set_layout): Argus then knows\n"
+    "                      the groups only from the tp/dp/pp communicators (MPI_Comm_split)\n"
+    "  --late-groups S     make the tp/dp/pp communicators out of Argus's sight (PMPI_) and\n"
+    "                      split copies of them (MPI_Comm_split) only before step S\n"
     "  -h, --help          this text\n"
     "\n"
     "SPEC is KIND:key=val,key=val,...; steps=A-B is inclusive, A- runs to the end, A is\n"
@@ -100,7 +104,7 @@ static int opt_int(const char *opt, const char *s, long lo, long hi)
 }
 
 enum { OPT_TP = 256, OPT_PP, OPT_DP, OPT_MB, OPT_STEPS, OPT_LAYERS, OPT_SEED, OPT_NOISE,
-       OPT_INJECT, OPT_TRUTH, OPT_PRINT, OPT_PACE };
+       OPT_INJECT, OPT_TRUTH, OPT_PRINT, OPT_PACE, OPT_NO_LAYOUT, OPT_LATE_GROUPS };
 
 static void parse_options(int argc, char **argv, struct sim_opts *o)
 {
@@ -117,6 +121,8 @@ static void parse_options(int argc, char **argv, struct sim_opts *o)
         { "truth", required_argument, NULL, OPT_TRUTH },
         { "print-steps", no_argument, NULL, OPT_PRINT },
         { "pace-ms", required_argument, NULL, OPT_PACE },
+        { "no-layout", no_argument, NULL, OPT_NO_LAYOUT },
+        { "late-groups", required_argument, NULL, OPT_LATE_GROUPS },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -127,7 +133,7 @@ static void parse_options(int argc, char **argv, struct sim_opts *o)
     if (!specs)
         usage_error("out of memory");
     *o = (struct sim_opts){ .tp = 1, .pp = 1, .dp = 1, .microbatches = 4, .steps = 60,
-                            .layers = 2, .seed = 1, .noise = 0.03 };
+                            .layers = 2, .seed = 1, .noise = 0.03, .late_groups = -1 };
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
@@ -157,6 +163,10 @@ static void parse_options(int argc, char **argv, struct sim_opts *o)
             break;
         case OPT_PRINT: o->print_steps = 1; break;
         case OPT_PACE: o->pace_ms = opt_int("--pace-ms", optarg, 0, 600000); break;
+        case OPT_NO_LAYOUT: o->no_layout = 1; break;
+        case OPT_LATE_GROUPS:
+            o->late_groups = opt_int("--late-groups", optarg, 0, 100000000);
+            break;
         case 'h':
             fputs(usage_text, stdout);
             exit(0);
@@ -204,15 +214,31 @@ static void setup_rank(struct sim_rank *r, const struct sim_opts *o, int rank, i
     r->device = (uint32_t)(rank % 8);            /* eight GPUs per node */
     const char *skew = getenv("ARGUS_TEST_CLOCK_SKEW_NS");
     r->skew_ns = skew ? (uint64_t)strtoll(skew, NULL, 10) * (uint64_t)rank : 0;
-    MPI_Comm_split(MPI_COMM_WORLD, r->tp_group, r->tp_i, &r->tp_comm);
-    MPI_Comm_split(MPI_COMM_WORLD, r->dp_group, r->dp_i, &r->dp_comm);
-    MPI_Comm_split(MPI_COMM_WORLD, r->tp_i + o->tp * r->dp_i, r->pp_i, &r->pp_comm);
+    /* --late-groups: PMPI_ keeps these out of Argus's sight (see late_groups) */
+    int (*split)(MPI_Comm, int, int, MPI_Comm *) =
+        o->late_groups >= 0 ? PMPI_Comm_split : MPI_Comm_split;
+    split(MPI_COMM_WORLD, r->tp_group, r->tp_i, &r->tp_comm);
+    split(MPI_COMM_WORLD, r->dp_group, r->dp_i, &r->dp_comm);
+    split(MPI_COMM_WORLD, r->tp_i + o->tp * r->dp_i, r->pp_i, &r->pp_comm);
     sim_rng_seed(&r->rng, sim_mix(o->seed, (uint64_t)rank));
     r->maxreqs = 2 * o->microbatches;
     r->reqs = calloc((size_t)r->maxreqs, sizeof *r->reqs);
     r->sendbuf = calloc((size_t)r->maxreqs, sizeof *r->sendbuf);
     if (!r->reqs || !r->sendbuf)
         r->maxreqs = 0; /* sim_p2p_send falls back to blocking sends */
+}
+
+/* --late-groups: the same three splits, now through MPI_Comm_split (Argus sees them long
+ * after its first rank info went out), freed at once. */
+static void late_groups(const struct sim_rank *r)
+{
+    const struct sim_opts *o = r->o;
+    MPI_Comm c[3];
+    MPI_Comm_split(MPI_COMM_WORLD, r->tp_group, r->tp_i, &c[0]);
+    MPI_Comm_split(MPI_COMM_WORLD, r->dp_group, r->dp_i, &c[1]);
+    MPI_Comm_split(MPI_COMM_WORLD, r->tp_i + o->tp * r->dp_i, r->pp_i, &c[2]);
+    for (int i = 0; i < 3; i++)
+        MPI_Comm_free(&c[i]);
 }
 
 static void teardown_rank(struct sim_rank *r)
@@ -249,7 +275,8 @@ int main(int argc, char **argv)
     }
 
     setup_rank(&r, &o, rank, world);
-    argus_set_layout(o.tp, o.pp, o.dp, 1, r.tp_i, r.pp_i, r.dp_i, 0);
+    if (!o.no_layout)
+        argus_set_layout(o.tp, o.pp, o.dp, 1, r.tp_i, r.pp_i, r.dp_i, 0);
 
     /* common epoch: rank 0's wall clock; the truth file before any step (a crash
      * injection must still leave it behind) */
@@ -267,6 +294,8 @@ int main(int argc, char **argv)
 
     for (int s = 0; s < o.steps && status == 0; s++) {
         r.step = s;
+        if (s == o.late_groups)
+            late_groups(&r);
         if (sim_inject_step(&r)) {
             fflush(stdout);
             fflush(stderr);

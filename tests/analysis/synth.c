@@ -376,6 +376,21 @@ static void backward(struct job *j, struct rk **g, int n, int mb, uint64_t *ar)
         ri.pid = 1000u + (uint32_t)q;
         ri.started_ns = t0;
         snprintf(ri.host, sizeof ri.host, "node%03d", q / 8);
+        if (o->comm_groups) {
+            /* TP group = dp + dp_size * pp, DP group = tp + tp_size * pp, PP = tp + tp*dp */
+            const uint32_t key[3] = {(uint32_t)(r->dp + o->dp * r->pp),
+                                     (uint32_t)(r->tp + o->tp * r->pp),
+                                     (uint32_t)(r->tp + o->tp * r->dp)};
+            const int size[3] = {o->tp, o->dp, o->pp}, idx[3] = {r->tp, r->dp, r->pp};
+            for (int k = 0; k < 3; k++)
+                if (size[k] > 1)
+                    ri.groups[ri.n_groups++] = (struct argus_comm_group){
+                        mix(key[k], (uint64_t)k + 77), 1u + (uint32_t)k, (uint32_t)size[k],
+                        (uint32_t)idx[k], ARGUS_COMM_MPI};
+            if (o->comm_groups > 1 && o->dp > 1) /* and an NCCL copy of the DP one */
+                ri.groups[ri.n_groups++] = (struct argus_comm_group){
+                    mix(key[1], 99), 1, (uint32_t)o->dp, (uint32_t)r->dp, ARGUS_COMM_NCCL};
+        }
         rc = argus_jobstore_set_rankinfo(js, &ri);
     }
     for (int k = 0; !rc && k < K_N; k++)

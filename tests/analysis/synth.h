@@ -51,6 +51,9 @@ struct synth_opts {
     double step_sigma;   /* > 0: lognormal step-time variability (job-wide + per rank / 3) */
     double tail;         /* > 0: probability of a heavy-tailed (Pareto 1.5, <= 20x) kernel */
     int no_coords;       /* leave coordinates unknown */
+    int comm_groups;     /* rank infos list the TP, DP and PP communicators (families
+                          * 1, 2, 3; ids from the member set), as reduce/pmpi.c does;
+                          * 2: also an NCCL communicator over each DP group */
     int nf;
     struct synth_fault f[SYNTH_MAX_FAULTS];
 };

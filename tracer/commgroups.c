@@ -1,0 +1,63 @@
+/* commgroups.c — the table of this rank's communicator memberships (commgroups.h): a
+ * fixed array under a mutex, filled by the interposers on the application's thread when
+ * it creates a communicator (rare), read when a summary is handed over. Must not
+ * allocate or block for long. */
+#include "tracer/commgroups.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+static struct {
+    pthread_mutex_t mu;
+    uint32_t n, dropped;
+    uint64_t gen;
+    struct argus_comm_group v[ARGUS_MAX_COMM_GROUPS];
+} cg = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+int argus_commgroups_add(const struct argus_comm_group *g)
+{
+    int rc = 0;
+
+    if (!g || g->size < 2)
+        return 0;
+    pthread_mutex_lock(&cg.mu);
+    if (cg.n < ARGUS_MAX_COMM_GROUPS) {
+        cg.v[cg.n++] = *g;
+        cg.gen++;
+    } else { /* no new generation: a program making communicators every step past the
+              * bound must not make every rank send its rank info again every step */
+        cg.dropped++;
+        rc = -ENOSPC;
+    }
+    pthread_mutex_unlock(&cg.mu);
+    return rc;
+}
+
+uint32_t argus_commgroups_get(struct argus_comm_group *out, uint32_t max, uint32_t *dropped)
+{
+    pthread_mutex_lock(&cg.mu);
+    uint32_t n = cg.n < max ? cg.n : max;
+    if (n)
+        memcpy(out, cg.v, n * sizeof *out);
+    if (dropped)
+        *dropped = cg.dropped + (cg.n - n);
+    pthread_mutex_unlock(&cg.mu);
+    return n;
+}
+
+uint64_t argus_commgroups_generation(void)
+{
+    pthread_mutex_lock(&cg.mu);
+    uint64_t g = cg.gen;
+    pthread_mutex_unlock(&cg.mu);
+    return g;
+}
+
+void argus_commgroups_reset(void)
+{
+    pthread_mutex_lock(&cg.mu);
+    cg.n = cg.dropped = 0;
+    cg.gen++;
+    pthread_mutex_unlock(&cg.mu);
+}

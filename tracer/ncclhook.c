@@ -1,0 +1,180 @@
+/* ncclhook.c — interposition of NCCL's communicator-creating calls in libargus.so
+ * (ncclCommInitRank, ncclCommInitRankConfig, ncclCommSplit): each calls the real function
+ * (the next definition, dlsym(RTLD_NEXT), else an already loaded libnccl.so.2) and notes
+ * the membership in commgroups.c. NCCL headers are not needed: only the ABI of these
+ * calls (ncclUniqueId is 128 bytes passed by value; communicators and configs are
+ * pointers; results are ints, 0 = ncclSuccess).
+ * Must never change what the application gets back, except when no real NCCL can be
+ * found at all, which then reports ncclSystemError (2).
+ *   init:  id = hash of the ncclUniqueId bytes, family = ordinal of init calls on this
+ *          rank, size = nranks, index = rank;
+ *   split: id = hash of (parent, ordinal of splits of that parent, color), family =
+ *          hash of (parent, ordinal), size and index from ncclCommCount/UserRank.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tracer/commgroups.h"
+#include "tracer/tracer.h"
+
+#define NCCL_ID_BYTES 128
+#define NCCL_IN_PROGRESS 7 /* ncclInProgress: non-blocking init, the comm is coming */
+#define NCCL_SYSTEM_ERROR 2
+#define KNOWN 16           /* communicators whose ids are remembered for their splits */
+
+typedef struct {
+    char internal[NCCL_ID_BYTES];
+} argus_nccl_id;
+
+typedef int (*init_fn)(void **, int, argus_nccl_id, int);
+typedef int (*initcfg_fn)(void **, int, argus_nccl_id, int, void *);
+typedef int (*split_fn)(void *, int, int, void **, void *);
+typedef int (*query_fn)(const void *, int *);
+
+/* The hooks (NCCL's own prototypes, with its types spelled out). */
+ARGUS_EXPORT int ncclCommInitRank(void **comm, int nranks, argus_nccl_id uid, int rank);
+ARGUS_EXPORT int ncclCommInitRankConfig(void **comm, int nranks, argus_nccl_id uid, int rank,
+                                        void *config);
+ARGUS_EXPORT int ncclCommSplit(void *comm, int color, int key, void **newcomm, void *config);
+
+/* > 0 while this thread is inside a hook: a library whose own calls come back through
+ * the hooks (one entry point calling another by its exported name) is noted once. */
+static _Thread_local int depth;
+
+static struct {
+    pthread_mutex_t mu;
+    uint32_t inits;                /* init calls so far */
+    uint32_t n;
+    const void *comm[KNOWN];
+    uint64_t id[KNOWN];
+    uint32_t splits[KNOWN];
+} nh = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* The real function: the next definition after ours, else libnccl.so.2 if loaded. */
+static void *real(const char *name)
+{
+    void *f = dlsym(RTLD_NEXT, name);
+    if (!f) {
+        void *h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
+        if (!h)
+            h = dlopen("libnccl.so", RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            f = dlsym(h, name);
+            dlclose(h);
+        }
+    }
+    return f;
+}
+
+static uint64_t bytes_hash(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return argus_commgroups_mix(h);
+}
+
+static void remember(const void *comm, uint64_t id)
+{
+    if (!comm)
+        return;
+    pthread_mutex_lock(&nh.mu);
+    uint32_t i = 0;
+    while (i < nh.n && nh.comm[i] != comm)
+        i++;
+    if (i == nh.n && nh.n < KNOWN)
+        nh.n++;
+    if (i < KNOWN) {
+        nh.comm[i] = comm;
+        nh.id[i] = id;
+        nh.splits[i] = 0;
+    }
+    pthread_mutex_unlock(&nh.mu);
+}
+
+static void note_init(void *const *comm, int nranks, const argus_nccl_id *uid, int rank)
+{
+    const uint64_t id = bytes_hash(uid->internal, NCCL_ID_BYTES);
+    pthread_mutex_lock(&nh.mu);
+    const uint32_t k = nh.inits++;
+    pthread_mutex_unlock(&nh.mu);
+    if (comm)
+        remember(*comm, id);
+    if (nranks < 2 || rank < 0 || rank >= nranks)
+        return;
+    struct argus_comm_group g = {
+        .id = id, .family = (uint32_t)argus_commgroups_mix(0x4e43434cull << 32 | k),
+        .size = (uint32_t)nranks, .index = (uint32_t)rank, .kind = ARGUS_COMM_NCCL};
+    argus_commgroups_add(&g);
+}
+
+ARGUS_EXPORT int ncclCommInitRank(void **comm, int nranks, argus_nccl_id uid, int rank)
+{
+    init_fn f = (init_fn)real("ncclCommInitRank");
+    if (!f)
+        return NCCL_SYSTEM_ERROR;
+    depth++;
+    const int rc = f(comm, nranks, uid, rank);
+    if (--depth == 0 && (rc == 0 || rc == NCCL_IN_PROGRESS))
+        note_init(comm, nranks, &uid, rank);
+    return rc;
+}
+
+ARGUS_EXPORT int ncclCommInitRankConfig(void **comm, int nranks, argus_nccl_id uid, int rank,
+                                        void *config)
+{
+    initcfg_fn f = (initcfg_fn)real("ncclCommInitRankConfig");
+    if (!f)
+        return NCCL_SYSTEM_ERROR;
+    depth++;
+    const int rc = f(comm, nranks, uid, rank, config);
+    if (--depth == 0 && (rc == 0 || rc == NCCL_IN_PROGRESS))
+        note_init(comm, nranks, &uid, rank);
+    return rc;
+}
+
+ARGUS_EXPORT int ncclCommSplit(void *comm, int color, int key, void **newcomm, void *config)
+{
+    split_fn f = (split_fn)real("ncclCommSplit");
+    if (!f)
+        return NCCL_SYSTEM_ERROR;
+    depth++;
+    const int rc = f(comm, color, key, newcomm, config);
+    if (--depth > 0)
+        return rc;
+    /* the parent's identity and the ordinal of this split on it */
+    uint64_t pid = 0;
+    uint32_t k = 0;
+    int found = 0;
+    pthread_mutex_lock(&nh.mu);
+    for (uint32_t i = 0; i < nh.n && !found; i++)
+        if (nh.comm[i] == comm) {
+            pid = nh.id[i];
+            k = nh.splits[i]++;
+            found = 1;
+        }
+    pthread_mutex_unlock(&nh.mu);
+    if (rc != 0 || !found || !newcomm || !*newcomm)
+        return rc;
+    query_fn count = (query_fn)real("ncclCommCount");
+    query_fn user_rank = (query_fn)real("ncclCommUserRank");
+    int size = 0, idx = 0;
+    if (!count || !user_rank || count(*newcomm, &size) != 0 || user_rank(*newcomm, &idx) != 0)
+        return rc;
+    const uint64_t fam = argus_commgroups_mix(pid ^ ((uint64_t)k << 40 | 0x5e));
+    const uint64_t id = argus_commgroups_mix(fam ^ ((uint64_t)(uint32_t)color << 8));
+    remember(*newcomm, id);
+    if (size < 2)
+        return rc;
+    struct argus_comm_group g = {.id = id, .family = (uint32_t)fam, .size = (uint32_t)size,
+                                 .index = (uint32_t)idx, .kind = ARGUS_COMM_NCCL};
+    argus_commgroups_add(&g);
+    return rc;
+}
