@@ -248,7 +248,7 @@ static int build_layout(struct an_ctx *c)
         if (c->n_cls == 0)
             return -ENOMEM;
         int rc = an_groups_build(c); /* groups from communicators; may merge classes */
-        if (rc)
+        if (rc || (rc = an_groups_infer(c))) /* else from collective end times */
             return rc;
         /* report the classes as stages when they split the ranks evenly */
         uint32_t *size = calloc(c->n_cls, sizeof *size);

@@ -464,11 +464,13 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
         if (a->n_kernels > 1)
             an_short_name(c->js, a->kernels[1], n1, sizeof n1);
         victims_clause(c, k, "ranks outside the group", vc, sizeof vc);
-        char where[48];
+        char where[64];
         if (c->layout_known)
             snprintf(where, sizeof where, "pp %u, %s %u", x->pp,
                      a->group_type == ARGUS_GT_DP ? "tp" : "dp",
                      a->group_type == ARGUS_GT_DP ? x->tp : x->dp);
+        else if (c->mgrp_inferred && a->group_type == ARGUS_GT_DP) /* groups_infer.c */
+            snprintf(where, sizeof where, "inferred: its members end collectives together");
         else /* groups.c: no layout, the program's communicators */
             snprintf(where, sizeof where, "a communicator of the program");
         say(a->evidence, sizeof a->evidence,

@@ -16,7 +16,8 @@
  * A family is ignored when a rank claims two groups in it or members disagree on its size.
  * Groups of one rank and groups of every rank say nothing and are skipped.
  * Reads the store's rank infos; writes c->cls / n_cls (merged) and c->mgrp / mgrp_n /
- * mgrp_max only.
+ * mgrp_max only. When no family takes the DP role, groups_infer.c may still infer it from
+ * collective end times.
  */
 #include "analysis/internal.h"
 

@@ -88,6 +88,8 @@ struct an_ctx {
      * fits the role; mgrp_n groups, the largest of mgrp_max members. */
     uint32_t *mgrp[2];
     uint32_t mgrp_n[2], mgrp_max[2];
+    int mgrp_inferred;                  /* mgrp[0] inferred from collective end times
+                                           (groups_infer.c), not from membership */
     double *cwall;                      /* [c * S + si] median step wall of the members of
                                            class c held at si; 0 when none */
     double *X;                          /* [S] job step time ns (max over ranks), NAN */
@@ -136,6 +138,12 @@ static inline double an_wall(const struct argus_step_summary *s)
  * (c->mgrp); first joins the peer classes (c->cls, n_cls, before their CSR is built) that
  * TP/DP-like communicators connect. 0 or -ENOMEM; nothing to do when the layout is known. */
 int an_groups_build(struct an_ctx *c);
+/* groups_infer.c */
+/* Without a layout and without a DP-role membership family: the DP-role groups (c->mgrp[0],
+ * c->mgrp_inferred = 1) from which ranks' collective kernels end together; nothing when
+ * no partition is convincing. Run after an_groups_build, before the classes' CSR.
+ * 0 or -ENOMEM. */
+int an_groups_infer(struct an_ctx *c);
 /* r's group of that type (ARGUS_GT_DP or ARGUS_GT_TP) from membership; UINT32_MAX when
  * none. */
 uint32_t an_group_of(const struct an_ctx *c, uint32_t r, int type);

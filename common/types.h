@@ -74,6 +74,10 @@ struct argus_kmode_stats {
     uint64_t sum_ns;
     uint64_t min_ns;
     uint64_t max_ns;
+    uint64_t last_end_ns; /* collective class only: end of the kernel's last instance in
+                             the step (of any of its modes: every mode record of the name
+                             carries it), in the rank's clock like the summary's start_ns;
+                             0 = unknown (other classes, "[other]" records, imports) */
     struct argus_qsketch sketch; /* durations, relative error ARGUS_QSKETCH_ALPHA */
 };
 

@@ -10,8 +10,11 @@
  *   ARGUS_PH_COUNT x uv phase_wall_ns, ARGUS_PH_COUNT x uv phase_compute_ns,
  *   uv compute collective p2p memcpy busy, zz host_gap_ns - (wall - busy_ns),
  *   uv kernel_count dropped overhead_ns,
- *   u8 clk (0: clock_real_ns = clock_gpu_ns = 0; 1: zz clock_real_ns - end_ns,
- *           zz clock_gpu_ns - clock_real_ns follow), uv clock_mono_ns, uv n_kmodes,
+ *   u8 clk: bit 0 clocks (0: clock_real_ns = clock_gpu_ns = 0; 1: zz clock_real_ns -
+ *           end_ns, zz clock_gpu_ns - clock_real_ns follow), bit 1 last ends (every
+ *           collective-class kernel mode ends with its last_end_ns, below; 0: they all
+ *           decode with last_end_ns = 0, as do records written before the field existed),
+ *           other bits 0; uv clock_mono_ns, uv n_kmodes,
  *   n_kmodes x {
  *     u8 key: bits 0-4 kclass * ARGUS_PH_COUNT + phase, bits 5-6 mode (3: u8 mode
  *             follows), bit 7 same name_hash as the previous kernel mode (no hash follows;
@@ -21,7 +24,10 @@
  *            the bucket counts), bit 7 sketch flags and zeros follow (else both 0),
  *     [uv flags, uv zeros], uv min_ns, uv max_ns - min_ns,
  *     zz sketch base - base_pred(min_ns), nbuckets x uv bucket count,
- *     [uv count], uv sum_ns - count * min_ns }
+ *     [uv count], uv sum_ns - count * min_ns,
+ *     [uv last end: collective class and clk bit 1 only; 0 when last_end_ns is 0, else
+ *      z = zz(last_end_ns - end_ns) moved up by one below z0 = zz(0 - end_ns), the code
+ *      last_end_ns = 0 would have had: z + 1 when z < z0, else z (exact for every value)] }
  * Version 2: uv step, rank, flags, start_ns, end_ns, sv clock_offset_ns, 8 x u16 coords,
  *   uv phases, uv compute collective p2p memcpy busy host_gap kernel_count dropped
  *   overhead_ns clock_gpu_ns clock_real_ns clock_mono_ns, uv n_kmodes, per kmode u64 hash,
@@ -45,7 +51,8 @@
 #define KMODE_V2 (8 + 3 + 5 + 3 * 10 + 5 + 1 + 3 + 5 + ARGUS_QSKETCH_BUCKETS * 5)
 #define SUM_V3 (10 + 5 + 5 + 10 + 10 + 10 + 8 * 3 + 2 * ARGUS_PH_COUNT * 10 + 9 * 10 + 1 + \
                 3 * 10 + 5)
-#define KMODE_V3 (1 + 1 + 8 + 1 + 3 + 5 + 10 + 10 + 5 + ARGUS_QSKETCH_BUCKETS * 5 + 5 + 10)
+#define KMODE_V3 (1 + 1 + 8 + 1 + 3 + 5 + 10 + 10 + 5 + ARGUS_QSKETCH_BUCKETS * 5 + 5 + 10 + \
+                  10)
 
 #define KEY_MODE_SHIFT 5
 #define KEY_MODE_ESC 3u    /* mode >= 3: a u8 mode follows the key */
@@ -53,6 +60,8 @@
 #define SK_NBUCKETS 0x3fu
 #define SK_COUNT 0x40u     /* count travels (it is not zeros + the bucket counts) */
 #define SK_EXTRA 0x80u     /* sketch flags and zeros travel */
+#define CLK_CLOCKS 0x1u    /* the header's clk byte: clock_real_ns, clock_gpu_ns follow */
+#define CLK_LAST_END 0x2u  /* collective kernel modes carry last_end_ns */
 
 _Static_assert(ARGUS_KC_COUNT * ARGUS_PH_COUNT <= 32, "v3 key byte: class x phase in 5 bits");
 _Static_assert(ARGUS_QSKETCH_BUCKETS <= 63, "v3 sketch byte: nbuckets in 6 bits");
@@ -94,8 +103,44 @@ static uint64_t sketch_total(const struct argus_qsketch *q)
     return n;
 }
 
+static uint64_t zz_of(uint64_t v)
+{
+    return (v << 1) ^ (0 - (v >> 63));
+}
+
+static uint64_t zz_back(uint64_t z)
+{
+    return (z >> 1) ^ (0 - (z & 1));
+}
+
+/* The last-end code (header comment): 0 for 0, every other value one-to-one. */
+static uint64_t last_end_code(uint64_t last_end, uint64_t end)
+{
+    if (last_end == 0)
+        return 0;
+    const uint64_t z = zz_of(last_end - end), z0 = zz_of(0 - end);
+    return z < z0 ? z + 1 : z; /* z != z0: only last_end = 0 has z0 */
+}
+
+static uint64_t last_end_value(uint64_t code, uint64_t end)
+{
+    if (code == 0)
+        return 0;
+    const uint64_t z0 = zz_of(0 - end);
+    return end + zz_back(code <= z0 ? code - 1 : code);
+}
+
+/* Does any collective kernel mode of s know its last end (clk bit 1)? */
+static int has_last_ends(const struct argus_step_summary *s)
+{
+    for (uint32_t i = 0; i < s->n_kmodes; i++)
+        if (s->kmodes[i].kclass == ARGUS_KC_COLLECTIVE && s->kmodes[i].last_end_ns)
+            return 1;
+    return 0;
+}
+
 static void put_kmode_v3(struct wbuf *w, const struct argus_kmode_stats *k,
-                         const struct argus_kmode_stats *prev)
+                         const struct argus_kmode_stats *prev, uint64_t end, int last_ends)
 {
     const struct argus_qsketch *q = &k->sketch;
     const unsigned mode = k->mode < KEY_MODE_ESC ? k->mode : KEY_MODE_ESC;
@@ -121,6 +166,8 @@ static void put_kmode_v3(struct wbuf *w, const struct argus_kmode_stats *k,
     if (has_count)
         put_uv(w, k->count);
     put_uv(w, k->sum_ns - (uint64_t)k->count * k->min_ns);
+    if (last_ends && k->kclass == ARGUS_KC_COLLECTIVE)
+        put_uv(w, last_end_code(k->last_end_ns, end));
 }
 
 /* The whole v3 payload; with w->p == NULL this only sizes it. */
@@ -151,8 +198,8 @@ static void put_summary_v3(struct wbuf *w, const struct argus_step_summary *s)
     put_uv(w, s->kernel_count);
     put_uv(w, s->dropped);
     put_uv(w, s->overhead_ns);
-    const int clk = s->clock_real_ns || s->clock_gpu_ns;
-    put8(w, (uint8_t)clk);
+    const int clk = s->clock_real_ns || s->clock_gpu_ns, last_ends = has_last_ends(s);
+    put8(w, (uint8_t)((clk ? CLK_CLOCKS : 0) | (last_ends ? CLK_LAST_END : 0)));
     if (clk) {
         put_zz(w, s->clock_real_ns - s->end_ns);
         put_zz(w, s->clock_gpu_ns - s->clock_real_ns);
@@ -160,7 +207,7 @@ static void put_summary_v3(struct wbuf *w, const struct argus_step_summary *s)
     put_uv(w, s->clock_mono_ns);
     put_uv(w, s->n_kmodes);
     for (uint32_t i = 0; i < s->n_kmodes; i++)
-        put_kmode_v3(w, &s->kmodes[i], i ? &s->kmodes[i - 1] : NULL);
+        put_kmode_v3(w, &s->kmodes[i], i ? &s->kmodes[i - 1] : NULL, s->end_ns, last_ends);
 }
 
 long argus_summary_encode(const struct argus_step_summary *s, uint8_t *buf, size_t cap)
@@ -189,6 +236,7 @@ struct sdec {
     struct rbuf r;
     int varint;      /* v2 and later: varints where v1 had fixed widths */
     size_t range_at; /* offset of the first out-of-range value, 0 when none */
+    int last_ends;   /* v3: collective kernel modes carry last_end_ns (clk bit 1) */
 };
 
 static void out_of_range(struct sdec *d, size_t at)
@@ -282,9 +330,10 @@ static void header_v3(struct sdec *d, struct argus_step_summary *out)
     out->overhead_ns = get_uv(r);
     size_t at = r->pos;
     uint8_t clk = get8(r);
-    if (clk > 1)
+    if (clk & ~(CLK_CLOCKS | CLK_LAST_END))
         out_of_range(d, at);
-    if (clk == 1) {
+    d->last_ends = (clk & CLK_LAST_END) != 0;
+    if (clk & CLK_CLOCKS) {
         out->clock_real_ns = out->end_ns + get_zz(r);
         out->clock_gpu_ns = out->clock_real_ns + get_zz(r);
     }
@@ -384,6 +433,8 @@ static int kmode_v3(struct sdec *d, struct argus_step_summary *out, uint32_t i, 
     else
         k->count = (uint32_t)total;
     k->sum_ns = get_uv(r) + (uint64_t)k->count * k->min_ns;
+    if (d->last_ends && k->kclass == ARGUS_KC_COLLECTIVE)
+        k->last_end_ns = last_end_value(get_uv(r), out->end_ns);
     return 0;
 }
 

@@ -117,6 +117,7 @@ struct phase_seg {
  * (duration + 1 per kernel, so zero durations count). */
 struct cand {
     uint64_t hash, sum, min, max;
+    uint64_t last_end; /* collectives: the name's last end in the step (name_last_end) */
     uint32_t count;
     uint8_t mode, kclass, phase;
     uint64_t w[ARGUS_PH_COUNT];
@@ -157,6 +158,8 @@ struct argus_summarizer {
     struct name_step *nst; /* [max_names] stored events of the name in the step, block */
     uint32_t *name_first; /* [max_names] first pool block of the name in the step */
     uint8_t *name_class;  /* [max_names] class of the name's first event in the step */
+    uint64_t *name_last_end; /* [max_names] latest end of the name's collective-class
+                                kernels in the step (0: none); touched by collectives only */
     uint32_t *name_text;  /* [max_names] offset + 1 of the kept copy in arena, 0 = none */
     char *arena;          /* [arena_cap] kept name copies, NUL-terminated */
     size_t arena_cap, arena_used;

@@ -7,6 +7,8 @@
  * fits the kept split (argus_memo_fits), and then the pass is redone only if the split
  * changed. Nothing is sorted but kernels with fewer than ARGUS_MODES_KDE_MIN durations
  * (ratio-gap rule) and the candidates when the record budget folds some into "[other]".
+ * Each mode of a collective kernel gets the end of the kernel's last instance in the step
+ * (name_last_end, a running max kept as kernels come); "[other]" records get none.
  * Works only in the arrays preallocated by argus_summarizer_create; must not allocate,
  * block or log. Rules: summarizer.c's header.
  */
@@ -187,6 +189,7 @@ static struct cand *cand_new(struct argus_summarizer *sm, size_t *nc, uint32_t i
     c->hash = sm->name_hash[idx];
     c->mode = (uint8_t)k;
     c->kclass = sm->name_class[idx];
+    c->last_end = c->kclass == ARGUS_KC_COLLECTIVE ? sm->name_last_end[idx] : 0;
     c->count = 0;
     c->sum = 0;
     c->min = UINT64_MAX;
@@ -513,6 +516,7 @@ static void build_kmodes(struct argus_summarizer *sm, struct argus_step_summary 
             k->sum_ns = c->sum;
             k->min_ns = c->min;
             k->max_ns = c->max;
+            k->last_end_ns = c->last_end;
             k->sketch = c->sketch;
         } else {
             struct fold *f = &fold[c->kclass];

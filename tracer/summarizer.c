@@ -74,6 +74,7 @@ int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_
     sm->pool = calloc(sm->pool_blocks * SM_BLK, sizeof *sm->pool);
     sm->blk_next = calloc(sm->pool_blocks, sizeof *sm->blk_next);
     sm->name_class = calloc(o->max_names, sizeof *sm->name_class);
+    sm->name_last_end = calloc(o->max_names, sizeof *sm->name_last_end);
     sm->name_text = calloc(o->max_names, sizeof *sm->name_text);
     sm->arena_cap = o->max_names * ARENA_PER_NAME;
     sm->arena = malloc(sm->arena_cap);
@@ -95,6 +96,7 @@ int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_
     sm->bsc.bin = calloc(ARGUS_FBIN_COUNT, sizeof *sm->bsc.bin);
     sm->memo = calloc(o->max_names, sizeof *sm->memo);
     if (!sm->slots || !sm->name_hash || !sm->nst || !sm->name_first || !sm->name_class ||
+        !sm->name_last_end ||
         !sm->pool || !sm->blk_next || !sm->name_text || !sm->arena ||
         !sm->cache || !sm->touched || !sm->ek || !sm->es || !sm->segs || !sm->pa || !sm->pb ||
         !sm->cands || !sm->ord || !sm->hist || !sm->hicnt || !sm->qlo || !sm->qthr ||
@@ -117,6 +119,7 @@ void argus_summarizer_free(struct argus_summarizer *sm)
     free(sm->pool);
     free(sm->blk_next);
     free(sm->name_class);
+    free(sm->name_last_end);
     free(sm->name_text);
     free(sm->arena);
     free(sm->cache);
@@ -375,6 +378,7 @@ static uint32_t new_block(struct argus_summarizer *sm, uint32_t idx, uint32_t c,
         sm->touched[sm->n_touched++] = idx;
         sm->name_class[idx] = (uint8_t)kclass;
         sm->name_first[idx] = b;
+        sm->name_last_end[idx] = 0;
     } else {
         sm->blk_next[sm->nst[idx].blk] = b;
     }
@@ -449,6 +453,8 @@ kernel_add(struct argus_summarizer *sm, const char *name, uint64_t start_ns, uin
         if ((c & (SM_BLK - 1)) == 0)
             b = new_block(sm, idx, c, kclass);
         sm->pool[(size_t)b * SM_BLK + (c & (SM_BLK - 1))] = key;
+        if (kclass == ARGUS_KC_COLLECTIVE && end_ns > sm->name_last_end[idx])
+            sm->name_last_end[idx] = end_ns;
     } else {
         sm->ovf_classes |= 1u << kclass;
         sm->step_flags |= ARGUS_SF_PARTIAL;
@@ -504,6 +510,8 @@ void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *nam
     ns->count = n + 1;
     sm->pool[(size_t)ns->blk * SM_BLK + (n & (SM_BLK - 1))] =
         argus_dkey(dur, sm->ph_cur);
+    if (kclass == ARGUS_KC_COLLECTIVE && end_ns > sm->name_last_end[c->idx])
+        sm->name_last_end[c->idx] = end_ns;
     kernel_span(sm, start_ns, end_ns);
     return;
 slow:

@@ -193,6 +193,7 @@ static void emit(struct rk *r, int kid, uint64_t start, uint64_t end)
         a->phase = r->phase;
     if (a->count < MAX_CALLS)
         a->d[a->count++] = d;
+    a->last_end = end > a->last_end ? end : a->last_end;
     r->busy += d;
     r->nk++;
     if (kdefs[kid].kclass == ARGUS_KC_COMPUTE) {

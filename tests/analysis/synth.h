@@ -54,6 +54,9 @@ struct synth_opts {
     int comm_groups;     /* rank infos list the TP, DP and PP communicators (families
                           * 1, 2, 3; ids from the member set), as reduce/pmpi.c does;
                           * 2: also an NCCL communicator over each DP group */
+    int last_ends;       /* collective kernel modes carry last_end_ns (as the tracer's) */
+    double clock_err_us; /* > 0: each rank's clock off by a constant in +-clock_err_us
+                          * (its times shifted, clock_offset_ns still 0) */
     int nf;
     struct synth_fault f[SYNTH_MAX_FAULTS];
 };

@@ -30,6 +30,7 @@ extern const struct kdef kdefs[K_N];
 struct acc {
     uint32_t count;
     int phase;
+    uint64_t last_end; /* collectives: latest end in the step */
     uint64_t d[MAX_CALLS];
 };
 

@@ -87,8 +87,12 @@ int synth_emit_summary(struct job *j, struct rk *r, struct argus_step_summary *s
     memset(s, 0, offsetof(struct argus_step_summary, kmodes));
     s->step = (uint64_t)j->step;
     s->rank = (uint32_t)r->rank;
-    s->start_ns = r->start;
-    s->end_ns = r->t;
+    /* clock_err_us: a constant error of this rank's clock, the same on all its times, in
+     * [-clock_err_us, clock_err_us] (a fixed scramble of the rank) */
+    const double u = (double)(((uint64_t)r->rank * 7919u + 13u) % 2001u) / 1000.0 - 1.0;
+    const uint64_t err = (uint64_t)(int64_t)(u * o->clock_err_us * 1e3);
+    s->start_ns = r->start + err;
+    s->end_ns = r->t + err;
     if (!o->no_coords) {
         s->coords.tp_size = (uint16_t)o->tp;
         s->coords.pp_size = (uint16_t)o->pp;
@@ -116,8 +120,13 @@ int synth_emit_summary(struct job *j, struct rk *r, struct argus_step_summary *s
         if (r->acc[korder[i]].count)
             order[n++] = korder[i];
     int nm = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        const int m0 = nm;
         nm += split_modes(&r->acc[order[i]], order[i], &s->kmodes[nm]);
+        for (int k = m0; o->last_ends && k < nm; k++)
+            if (s->kmodes[k].kclass == ARGUS_KC_COLLECTIVE)
+                s->kmodes[k].last_end_ns = r->acc[order[i]].last_end + err;
+    }
     s->n_kmodes = (uint32_t)nm;
     return argus_jobstore_add_summary(js, s);
 }
@@ -125,7 +134,7 @@ int synth_emit_summary(struct job *j, struct rk *r, struct argus_step_summary *s
 void synth_reset_step(struct rk *r)
 {
     for (int k = 0; k < K_N; k++)
-        r->acc[k].count = 0; /* the call arrays are rewritten before they are read */
+        r->acc[k].count = r->acc[k].last_end = 0; /* the call arrays are rewritten first */
     memset(r->ph_wall, 0, sizeof r->ph_wall);
     memset(r->ph_comp, 0, sizeof r->ph_comp);
     r->comp = r->coll = r->p2p = r->busy = r->nk = 0;

@@ -86,6 +86,8 @@ static void tracer_like(uint64_t *st, struct argus_step_summary *s)
                 k->min_ns = d < k->min_ns ? d : k->min_ns;
                 k->max_ns = d > k->max_ns ? d : k->max_ns;
             }
+            if (k->kclass == ARGUS_KC_COLLECTIVE) /* every mode: the name's last end */
+                k->last_end_ns = s->end_ns - tg_rand(st) % 5000000;
         }
     }
     /* The fold: many unlike kernels in one record. */
@@ -141,6 +143,10 @@ static void test_v3_exact_edges(void **state)
             k[2].mode = (uint8_t)(3 + i * 30 + j); /* escaped modes */
             k[3].sketch.zeros = (uint32_t)big[i];
             k[3].sketch.flags = (uint16_t)big[j];
+            k[4].kclass = ARGUS_KC_COLLECTIVE; /* last ends far from end_ns, and 0 */
+            k[4].last_end_ns = big[(i + 2 * j) % 8];
+            k[5].kclass = ARGUS_KC_COLLECTIVE;
+            k[5].last_end_ns = big[(j + 1) % 8];
             roundtrip(&in);
         }
     }
@@ -154,11 +160,26 @@ static void test_v3_exact_edges(void **state)
         in.kmodes[i].kclass = ARGUS_KC_COUNT - 1;
         in.kmodes[i].phase = ARGUS_PH_COUNT - 1;
         in.kmodes[i].sketch.nbuckets = ARGUS_QSKETCH_BUCKETS;
+        in.kmodes[i].last_end_ns = 0; /* not a collective: it does not travel */
     }
+    roundtrip(&in);
+    in.kmodes[1].kclass = ARGUS_KC_COLLECTIVE; /* the one code next to last_end_ns = 0's */
+    roundtrip(&in);
+    in.kmodes[1].last_end_ns = 1;
+    roundtrip(&in);
+    in.end_ns = 0; /* last_end_ns = end_ns + 2^63 and the values around 0 */
+    for (uint64_t v = UINT64_MAX - 2; v != 3; v++) {
+        in.kmodes[1].last_end_ns = v;
+        roundtrip(&in);
+    }
+    in.kmodes[1].last_end_ns = (uint64_t)INT64_MAX + 1;
     roundtrip(&in);
     /* Random summaries (random bits in every field) too. */
     for (int it = 0; it < 200; it++) {
         tg_summary(&st, &in, it == 0 ? ARGUS_MAX_KMODES : -1);
+        for (uint32_t i = 0; it % 2 && i < in.n_kmodes; i++) /* last ends: collectives */
+            if (in.kmodes[i].kclass == ARGUS_KC_COLLECTIVE)
+                in.kmodes[i].last_end_ns = i % 7 ? tg_rand(&st) : 0;
         roundtrip(&in);
     }
 }
@@ -225,6 +246,35 @@ static void expect_bad(long n, const char *want)
         fail_msg("'%s' does not contain '%s'", err, want);
 }
 
+/* last_end_ns travels for collective modes only and only when one of them knows it (clk
+ * bit 1): a record without it (all written before the field existed) is byte for byte
+ * what it was and decodes with last_end_ns = 0. */
+static void test_v3_last_end(void **state)
+{
+    char err[256] = "";
+    size_t k0;
+    (void)state;
+
+    long n = small_record(&k0);
+    in.kmodes[0].kclass = ARGUS_KC_COLLECTIVE;
+    in.kmodes[0].last_end_ns = 0;
+    assert_int_equal(argus_summary_encode(&in, buf, sizeof buf), n); /* no bit, no code */
+    assert_int_equal(buf[k0 - 3], 0);
+    memset(&out, 0x5a, sizeof out);
+    assert_int_equal(argus_summary_decode(buf, (size_t)n, &out, err, sizeof err), 0);
+    assert_true(out.kmodes[0].last_end_ns == 0);
+    assert_int_equal(out.kmodes[0].kclass, ARGUS_KC_COLLECTIVE);
+    in.kmodes[0].last_end_ns = 7; /* end_ns is 0: code zz(7) = 14, one byte */
+    long m = roundtrip(&in);
+    assert_int_equal(buf[k0 - 3], 2); /* clk bit 1 */
+    assert_int_equal(buf[k0 + 16], 14);
+    assert_int_equal(m, n + 1);
+    in.kmodes[0].kclass = ARGUS_KC_COMPUTE; /* other classes never carry it */
+    in.kmodes[0].last_end_ns = 0;
+    long c = roundtrip(&in);
+    assert_int_equal(c, m - 1);
+}
+
 static void test_v3_field_checks(void **state)
 {
     char want[160];
@@ -277,9 +327,9 @@ static void test_v3_field_checks(void **state)
     m = splice(buf, (size_t)n, k0 + 12, 1, (const uint8_t[]){0x80, 0x80, 0x80, 0x80, 0x20}, 5);
     snprintf(want, sizeof want, "value out of range at offset %zu", k0 + 12);
     expect_bad((long)m, want);
-    /* The clock byte is 0 or 1; coords fit 16 bits (tp_size is at offset 18). */
+    /* The clock byte has bits 0 and 1 only; coords fit 16 bits (tp_size is at offset 18). */
     small_record(&k0);
-    buf[k0 - 3] = 2;
+    buf[k0 - 3] = 4;
     reseal(buf, (size_t)n);
     snprintf(want, sizeof want, "value out of range at offset %zu", k0 - 3);
     expect_bad(n, want);
@@ -347,6 +397,8 @@ static void test_v2_still_read(void **state)
             tracer_like(&st, &in);
         else
             tg_summary(&st, &in, it == 0 ? ARGUS_MAX_KMODES : -1);
+        for (uint32_t i = 0; i < in.n_kmodes; i++)
+            in.kmodes[i].last_end_ns = 0; /* version 2 had no last ends: they read as 0 */
         size_t n = encode_v2(&in, buf);
         int type = 0;
         assert_int_equal(argus_record_peek(buf, n, 0, &type, err, sizeof err), (long)n);
@@ -366,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_v3_exact_tracer_like),
         cmocka_unit_test(test_v3_exact_edges),
         cmocka_unit_test(test_v3_savings),
+        cmocka_unit_test(test_v3_last_end),
         cmocka_unit_test(test_v3_field_checks),
         cmocka_unit_test(test_v3_mutations),
         cmocka_unit_test(test_v2_still_read),

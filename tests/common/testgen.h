@@ -156,6 +156,7 @@ static TG_UNUSED void tg_assert_summary_equal(const struct argus_step_summary *a
         assert_true(x->sum_ns == y->sum_ns);
         assert_true(x->min_ns == y->min_ns);
         assert_true(x->max_ns == y->max_ns);
+        assert_true(x->last_end_ns == y->last_end_ns);
         tg_assert_sketch_equal(&x->sketch, &y->sketch);
     }
 }

@@ -92,6 +92,9 @@ static void test_hand_computed(void **state)
     assert_int_equal(m->kclass, ARGUS_KC_COLLECTIVE);
     assert_int_equal(m->phase, ARGUS_PH_BACKWARD);
     assert_int_equal(m->sum_ns, 350);
+    assert_int_equal(m->last_end_ns, B + 1600); /* collectives: their last end */
+    assert_int_equal(find(s, "gemm", 0)->last_end_ns, 0);
+    assert_int_equal(find(s, "send", 0)->last_end_ns, 0);
     assert_int_equal(find(s, "elementwise", 0)->phase, ARGUS_PH_OTHER);
     assert_int_equal(find(s, "adam", 0)->phase, ARGUS_PH_OPTIMIZER);
     assert_int_equal(find(s, "send", 0)->kclass, ARGUS_KC_P2P);
@@ -104,6 +107,7 @@ static void test_hand_computed(void **state)
     assert_int_equal(k.n_summaries, 2);
     assert_int_equal(k.last.busy_ns, 1500);
     assert_int_equal(k.last.n_kmodes, 8);
+    assert_int_equal(find(&k.last, "allreduce", 0)->last_end_ns, B + 11600);
     assert_int_equal(k.n_names, 7);
     assert_int_equal(argus_summarizer_kernels(sm), 18);
     assert_int_equal(argus_summarizer_dropped(sm), 0);

@@ -353,6 +353,15 @@ static void test_fast_paths_match(void **state)
         }
         assert_memory_equal(&want, &km->sketch, sizeof want);
     }
+    /* Every mode of the collective carries the end of its last instance (in any order,
+     * either entry: the kmodes above are equal); other classes carry none. */
+    uint64_t last = 0;
+    for (int i = 2; i < N; i += 3)
+        last = ev[i][1] > last ? ev[i][1] : last;
+    for (uint32_t m = 0; m < k1.last.n_kmodes; m++) {
+        const struct argus_kmode_stats *km = &k1.last.kmodes[m];
+        assert_true(km->last_end_ns == (km->kclass == ARGUS_KC_COLLECTIVE ? last : 0));
+    }
 }
 
 /* A pointer first seen through the comparing entry with other text is re-checked once by
