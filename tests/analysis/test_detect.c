@@ -17,28 +17,7 @@
 #include "analysis/report.h"
 #include "analysis/stats.h"
 #include "tests/analysis/synth.h"
-
-static void dump(const struct argus_jobstore *js, const struct argus_result *r)
-{
-    fprintf(stderr, "  %zu anomalies\n", r->n_anomalies);
-    for (size_t i = 0; i < r->n_anomalies; i++) {
-        char line[8192];
-        if (argus_report_anomaly_json(js, &r->anomalies[i], line, sizeof line) > 0)
-            fprintf(stderr, "  %s\n", line);
-    }
-}
-
-static struct argus_jobstore *run(const struct synth_opts *o, struct argus_result *r)
-{
-    struct argus_jobstore *js = NULL;
-    struct argus_analysis_opts ao;
-    assert_int_equal(synth_job(o, &js), 0);
-    argus_analysis_opts_default(&ao);
-    assert_int_equal(argus_analyze(js, &ao, r), 0);
-    if (getenv("ARGUS_TEST_VERBOSE"))
-        dump(js, r);
-    return js;
-}
+#include "tests/analysis/synth_run.h"
 
 /* Exactly one anomaly, of kind k0 (or k1), naming exactly ranks[], overlapping [lo,hi]. */
 static const struct argus_anomaly *expect_one(const struct argus_jobstore *js,
@@ -47,14 +26,14 @@ static const struct argus_anomaly *expect_one(const struct argus_jobstore *js,
                                               uint64_t hi)
 {
     if (r->n_anomalies != 1)
-        dump(js, r);
+        synth_dump(js, r);
     assert_int_equal(r->n_anomalies, 1);
     const struct argus_anomaly *a = &r->anomalies[0];
     if (a->kind != k0 && a->kind != k1)
-        dump(js, r);
+        synth_dump(js, r);
     assert_true(a->kind == k0 || a->kind == k1);
     if (a->n_ranks != n)
-        dump(js, r);
+        synth_dump(js, r);
     assert_int_equal(a->n_ranks, n);
     for (uint32_t i = 0; i < n; i++)
         assert_int_equal(a->ranks[i], ranks[i]);
@@ -77,9 +56,9 @@ static void test_clean(void **state)
         struct synth_opts o;
         struct argus_result r;
         synth_default(&o, seed);
-        struct argus_jobstore *js = run(&o, &r);
+        struct argus_jobstore *js = synth_run(&o, &r);
         if (r.n_anomalies)
-            dump(js, &r);
+            synth_dump(js, &r);
         assert_int_equal(r.n_anomalies, 0);
         assert_int_equal(r.steps.count, 60);
         assert_int_equal(r.steps.first, 0);
@@ -115,9 +94,9 @@ static void test_clean_variants(void **state)
             o.pp = 1;
         }
         o.noise = i == 2 ? 0.06 : 0.03;
-        struct argus_jobstore *js = run(&o, &r);
+        struct argus_jobstore *js = synth_run(&o, &r);
         if (r.n_anomalies)
-            dump(js, &r);
+            synth_dump(js, &r);
         assert_int_equal(r.n_anomalies, 0);
         assert_int_equal(r.layout.inferred, i == 3);
         argus_result_free(&r);
@@ -133,7 +112,7 @@ static void test_straggler(void **state)
     synth_default(&o, 7);
     struct synth_fault *f = synth_add(&o, SY_STRAGGLER, 20, 40, 1.5);
     f->ranks[f->nranks++] = 5;
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     const uint32_t want[] = { 5 };
     const struct argus_anomaly *a =
         expect_one(js, &r, ARGUS_AK_COMPUTE_STRAGGLER, -1, want, 1, 20, 40);
@@ -160,7 +139,7 @@ static void test_straggler_replica(void **state)
     const int rs[] = { 2, 3, 4, 5 };
     for (int i = 0; i < 4; i++)
         f->ranks[f->nranks++] = rs[i];
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     const uint32_t want[] = { 2, 3, 4, 5 };
     expect_one(js, &r, ARGUS_AK_COMPUTE_STRAGGLER, -1, want, 4, 0, 59);
     argus_result_free(&r);
@@ -175,7 +154,7 @@ static void comm_case(int tp_group, int index, const uint32_t *want, uint32_t n)
     struct synth_fault *f = synth_add(&o, SY_COMM, 20, 40, 3.0);
     f->group_tp = tp_group;
     f->group_index = index;
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     const struct argus_anomaly *a =
         expect_one(js, &r, ARGUS_AK_COMM_DEGRADATION, -1, want, n, 20, 40);
     assert_int_equal(a->group_type, tp_group ? ARGUS_GT_TP : ARGUS_GT_DP);
@@ -208,7 +187,7 @@ static void test_bubble(void **state)
     struct argus_result r;
     synth_default(&o, 10);
     synth_add(&o, SY_BUBBLE, 20, 40, 1.5)->stage = 1;
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     const uint32_t want[] = { 8, 9, 10, 11, 12, 13, 14, 15 };
     const struct argus_anomaly *a =
         expect_one(js, &r, ARGUS_AK_PIPELINE_BUBBLE, -1, want, 8, 20, 40);
@@ -228,7 +207,7 @@ static void test_host_stall(void **state)
     struct synth_fault *f = synth_add(&o, SY_HOST, 20, 40, 1.0);
     f->ranks[f->nranks++] = 3;
     f->ms = 30;
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     const uint32_t want[] = { 3 };
     const struct argus_anomaly *a = expect_one(js, &r, ARGUS_AK_HOST_STALL, -1, want, 1, 20, 40);
     assert_int_equal(a->phase, ARGUS_PH_HOST);
@@ -243,7 +222,7 @@ static void test_regression(void **state)
     struct argus_result r;
     synth_default(&o, 12);
     synth_add(&o, SY_REGRESSION, 30, 59, 1.15);
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     const struct argus_anomaly *a =
         expect_one(js, &r, ARGUS_AK_STEP_REGRESSION, -1, NULL, 0, 30, 59);
     assert_true(a->step_first >= 29 && a->step_first <= 31);
@@ -262,7 +241,7 @@ static void test_kernel(void **state)
     struct synth_fault *f = synth_add(&o, SY_KERNEL, 20, 40, 2.0);
     f->ranks[f->nranks++] = 6;
     f->kernel = "flash_bwd";
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     const uint32_t want[] = { 6 };
     const struct argus_anomaly *a =
         expect_one(js, &r, ARGUS_AK_KERNEL_DEGRADATION, -1, want, 1, 20, 40);
@@ -282,7 +261,7 @@ static void test_kernel_big(void **state)
     struct synth_fault *f = synth_add(&o, SY_KERNEL, 10, 59, 4.0);
     f->ranks[f->nranks++] = 9;
     f->kernel = "flash_bwd";
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     const uint32_t want[] = { 9 };
     const struct argus_anomaly *a =
         expect_one(js, &r, ARGUS_AK_KERNEL_DEGRADATION, -1, want, 1, 10, 59);
@@ -298,7 +277,7 @@ static void test_jitter(void **state)
     struct argus_result r;
     synth_default(&o, 15);
     synth_add(&o, SY_JITTER, 25, 25, 1.6);
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     const struct argus_anomaly *a =
         expect_one(js, &r, ARGUS_AK_ITERATION_JITTER, -1, NULL, 0, 25, 25);
     assert_int_equal(a->step_first, 25);
@@ -315,9 +294,9 @@ static void test_crash(void **state)
     synth_default(&o, 16);
     struct synth_fault *f = synth_add(&o, SY_CRASH, 30, 59, 1.0);
     f->ranks[f->nranks++] = 9;
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     if (r.n_anomalies)
-        dump(js, &r);
+        synth_dump(js, &r);
     assert_int_equal(r.n_anomalies, 0);
     assert_int_equal(argus_jobstore_meta_c(js)->complete, 0);
     argus_result_free(&r);
@@ -332,9 +311,9 @@ static void test_inferred_layout(void **state)
     struct argus_result r;
     synth_default(&o, 17);
     o.no_coords = 1;
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     if (r.n_anomalies)
-        dump(js, &r);
+        synth_dump(js, &r);
     assert_int_equal(r.n_anomalies, 0);
     assert_int_equal(r.layout.inferred, 1);
     assert_int_equal(r.layout.pp, 2);
@@ -346,7 +325,7 @@ static void test_inferred_layout(void **state)
     o.no_coords = 1;
     struct synth_fault *f = synth_add(&o, SY_STRAGGLER, 20, 40, 1.5);
     f->ranks[f->nranks++] = 5;
-    js = run(&o, &r);
+    js = synth_run(&o, &r);
     const uint32_t want[] = { 5 };
     expect_one(js, &r, ARGUS_AK_COMPUTE_STRAGGLER, -1, want, 1, 20, 40);
     argus_result_free(&r);
@@ -355,7 +334,7 @@ static void test_inferred_layout(void **state)
     synth_default(&o, 19);
     o.no_coords = 1;
     synth_add(&o, SY_BUBBLE, 20, 40, 1.5)->stage = 1;
-    js = run(&o, &r);
+    js = synth_run(&o, &r);
     const uint32_t stage1[] = { 8, 9, 10, 11, 12, 13, 14, 15 };
     expect_one(js, &r, ARGUS_AK_PIPELINE_BUBBLE, -1, stage1, 8, 20, 40);
     argus_result_free(&r);

@@ -22,26 +22,7 @@
 #include "analysis/analysis.h"
 #include "analysis/report.h"
 #include "tests/analysis/synth.h"
-
-static void dump(const struct argus_jobstore *js, const struct argus_result *r)
-{
-    fprintf(stderr, "  %zu anomalies\n", r->n_anomalies);
-    for (size_t i = 0; i < r->n_anomalies; i++) {
-        char line[8192];
-        if (argus_report_anomaly_json(js, &r->anomalies[i], line, sizeof line) > 0)
-            fprintf(stderr, "  %s\n", line);
-    }
-}
-
-static struct argus_jobstore *run(const struct synth_opts *o, struct argus_result *r)
-{
-    struct argus_jobstore *js = NULL;
-    assert_int_equal(synth_job(o, &js), 0);
-    assert_int_equal(argus_analyze(js, NULL, r), 0);
-    if (getenv("ARGUS_TEST_VERBOSE"))
-        dump(js, r);
-    return js;
-}
+#include "tests/analysis/synth_run.h"
 
 static void test_periodic(void **state)
 {
@@ -52,9 +33,9 @@ static void test_periodic(void **state)
         synth_default(&o, seed);
         o.steps = 80;
         synth_add(&o, SY_JITTER, 5, 79, 1.6)->period = 10;
-        struct argus_jobstore *js = run(&o, &r);
+        struct argus_jobstore *js = synth_run(&o, &r);
         if (r.n_anomalies != 1)
-            dump(js, &r);
+            synth_dump(js, &r);
         assert_int_equal(r.n_anomalies, 1);
         const struct argus_anomaly *a = &r.anomalies[0];
         assert_int_equal(a->kind, ARGUS_AK_ITERATION_JITTER);
@@ -77,9 +58,9 @@ static void test_cusum_latency(void **state)
         synth_default(&o, seed);
         o.steps = 120;
         synth_add(&o, SY_REGRESSION, 60, 119, 1.10);
-        struct argus_jobstore *js = run(&o, &r);
+        struct argus_jobstore *js = synth_run(&o, &r);
         if (r.n_anomalies != 1)
-            dump(js, &r);
+            synth_dump(js, &r);
         assert_int_equal(r.n_anomalies, 1);
         const struct argus_anomaly *a = &r.anomalies[0];
         assert_int_equal(a->kind, ARGUS_AK_STEP_REGRESSION);
@@ -99,9 +80,9 @@ static void test_w1_blocks(void **state)
     synth_default(&o, 51);
     struct synth_fault *f = synth_add(&o, SY_COMM, 20, 50, 3.0);
     f->group_index = 2; /* DP group pp 1, tp 0: ranks 8, 10, 12, 14 */
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     if (r.n_anomalies != 1)
-        dump(js, &r);
+        synth_dump(js, &r);
     assert_int_equal(r.n_anomalies, 1);
     const struct argus_anomaly *a = &r.anomalies[0];
     assert_int_equal(a->kind, ARGUS_AK_COMM_DEGRADATION);
@@ -129,12 +110,12 @@ static void test_masked_straggler(void **state)
         const int rs[] = { 24, 25, 26, 27 };
         for (int i = 0; i < 4; i++)
             f->ranks[f->nranks++] = rs[i];
-        struct argus_jobstore *js = run(&o, &r);
+        struct argus_jobstore *js = synth_run(&o, &r);
         int found = 0;
         for (size_t i = 0; i < r.n_anomalies; i++) {
             const struct argus_anomaly *a = &r.anomalies[i];
             if (a->kind == ARGUS_AK_COMM_DEGRADATION)
-                dump(js, &r);
+                synth_dump(js, &r);
             assert_int_not_equal(a->kind, ARGUS_AK_COMM_DEGRADATION);
             if (a->kind != ARGUS_AK_COMPUTE_STRAGGLER)
                 continue;
@@ -146,7 +127,7 @@ static void test_masked_straggler(void **state)
             assert_non_null(strstr(a->evidence, "arriv"));
         }
         if (found != 1 || r.n_anomalies != 1)
-            dump(js, &r);
+            synth_dump(js, &r);
         assert_int_equal(found, 1);
         assert_int_equal(r.n_anomalies, 1);
         argus_result_free(&r);
@@ -168,9 +149,9 @@ static void test_jitter_multiplicative_noise(void **state)
         synth_default(&o, seeds[i]);
         o.steps = 500;
         o.step_sigma = 0.11;
-        struct argus_jobstore *js = run(&o, &r);
+        struct argus_jobstore *js = synth_run(&o, &r);
         if (r.n_anomalies)
-            dump(js, &r);
+            synth_dump(js, &r);
         assert_int_equal(r.n_anomalies, 0);
         argus_result_free(&r);
         argus_jobstore_free(js);
@@ -178,9 +159,9 @@ static void test_jitter_multiplicative_noise(void **state)
         o.steps = 500;
         o.step_sigma = 0.11;
         synth_add(&o, SY_JITTER, 250, 250, 3.0);
-        js = run(&o, &r);
+        js = synth_run(&o, &r);
         if (r.n_anomalies != 1)
-            dump(js, &r);
+            synth_dump(js, &r);
         assert_int_equal(r.n_anomalies, 1);
         assert_int_equal(r.anomalies[0].kind, ARGUS_AK_ITERATION_JITTER);
         assert_int_equal(r.anomalies[0].step_first, 250);
@@ -201,9 +182,9 @@ static void test_other_work(void **state)
         struct synth_fault *f = synth_add(&o, SY_EXTRA, 10, 59, 2);
         f->ranks[f->nranks++] = 5;
         f->kernel = "AdamFunctor";
-        struct argus_jobstore *js = run(&o, &r);
+        struct argus_jobstore *js = synth_run(&o, &r);
         if (r.n_anomalies)
-            dump(js, &r);
+            synth_dump(js, &r);
         assert_int_equal(r.n_anomalies, 0);
         argus_result_free(&r);
         argus_jobstore_free(js);
@@ -223,9 +204,9 @@ static void test_late_arriver(void **state)
         struct synth_fault *f = synth_add(&o, SY_LATE, 20, 59, 1);
         f->ranks[f->nranks++] = 6;
         f->ms = 15;
-        struct argus_jobstore *js = run(&o, &r);
+        struct argus_jobstore *js = synth_run(&o, &r);
         if (r.n_anomalies != 1)
-            dump(js, &r);
+            synth_dump(js, &r);
         assert_int_equal(r.n_anomalies, 1);
         const struct argus_anomaly *a = &r.anomalies[0];
         assert_int_equal(a->kind, ARGUS_AK_HOST_STALL);
@@ -274,7 +255,7 @@ static void test_late_arriver_skewed_clock(void **state)
     }
     assert_int_equal(argus_analyze(js, NULL, &r), 0);
     if (r.n_anomalies != 1)
-        dump(js, &r);
+        synth_dump(js, &r);
     assert_int_equal(r.n_anomalies, 1);
     assert_int_equal(r.anomalies[0].kind, ARGUS_AK_HOST_STALL);
     assert_int_equal(r.anomalies[0].n_ranks, 1);
@@ -297,10 +278,10 @@ static void test_heavy_tail_kernels(void **state)
     o.steps = 500;
     o.step_sigma = 0.11;
     o.tail = 0.002;
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     for (size_t i = 0; i < r.n_anomalies; i++) {
         if (r.anomalies[i].kind == ARGUS_AK_KERNEL_DEGRADATION)
-            dump(js, &r);
+            synth_dump(js, &r);
         assert_int_not_equal(r.anomalies[i].kind, ARGUS_AK_KERNEL_DEGRADATION);
     }
     argus_result_free(&r);

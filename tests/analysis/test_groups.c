@@ -21,26 +21,7 @@
 #include "analysis/internal.h"
 #include "analysis/report.h"
 #include "tests/analysis/synth.h"
-
-static void dump(const struct argus_jobstore *js, const struct argus_result *r)
-{
-    fprintf(stderr, "  %zu anomalies\n", r->n_anomalies);
-    for (size_t i = 0; i < r->n_anomalies; i++) {
-        char line[8192];
-        if (argus_report_anomaly_json(js, &r->anomalies[i], line, sizeof line) > 0)
-            fprintf(stderr, "  %s\n", line);
-    }
-}
-
-static struct argus_jobstore *run(const struct synth_opts *o, struct argus_result *r)
-{
-    struct argus_jobstore *js = NULL;
-    assert_int_equal(synth_job(o, &js), 0);
-    assert_int_equal(argus_analyze(js, NULL, r), 0);
-    if (getenv("ARGUS_TEST_VERBOSE"))
-        dump(js, r);
-    return js;
-}
+#include "tests/analysis/synth_run.h"
 
 static size_t count_kind(const struct argus_result *r, int kind)
 {
@@ -62,12 +43,12 @@ static void test_comm_group_from_membership(void **state)
         o.comm_groups = groups;
         struct synth_fault *f = synth_add(&o, SY_COMM, 20, 50, 3.0);
         f->group_index = 2;
-        struct argus_jobstore *js = run(&o, &r);
+        struct argus_jobstore *js = synth_run(&o, &r);
         if (!groups) { /* nothing tells the groups apart: no group verdict */
             assert_int_equal(count_kind(&r, ARGUS_AK_COMM_DEGRADATION), 0);
         } else {
             if (r.n_anomalies != 1)
-                dump(js, &r);
+                synth_dump(js, &r);
             assert_int_equal(r.n_anomalies, 1);
             const struct argus_anomaly *a = &r.anomalies[0];
             assert_int_equal(a->kind, ARGUS_AK_COMM_DEGRADATION);
@@ -100,9 +81,9 @@ static void test_tp_group_beside_copies(void **state)
     struct synth_fault *f = synth_add(&o, SY_COMM, 20, 50, 3.0);
     f->group_tp = 1;
     f->group_index = 1;
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     if (r.n_anomalies != 1)
-        dump(js, &r);
+        synth_dump(js, &r);
     assert_int_equal(r.n_anomalies, 1);
     const struct argus_anomaly *a = &r.anomalies[0];
     assert_int_equal(a->kind, ARGUS_AK_COMM_DEGRADATION);
@@ -126,9 +107,9 @@ static void test_late_group_from_membership(void **state)
     struct synth_fault *f = synth_add(&o, SY_LATE, 20, 59, 1);
     f->ranks[f->nranks++] = 6;
     f->ms = 15;
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     if (r.n_anomalies != 1)
-        dump(js, &r);
+        synth_dump(js, &r);
     assert_int_equal(r.n_anomalies, 1);
     const struct argus_anomaly *a = &r.anomalies[0];
     assert_int_equal(a->kind, ARGUS_AK_HOST_STALL);
@@ -266,9 +247,9 @@ static void test_comm_group_inferred(void **state)
     o.clock_err_us = 400;
     struct synth_fault *f = synth_add(&o, SY_COMM, 20, 50, 3.0);
     f->group_index = 2;
-    struct argus_jobstore *js = run(&o, &r);
+    struct argus_jobstore *js = synth_run(&o, &r);
     if (r.n_anomalies != 1)
-        dump(js, &r);
+        synth_dump(js, &r);
     assert_int_equal(r.n_anomalies, 1);
     const struct argus_anomaly *a = &r.anomalies[0];
     assert_int_equal(a->kind, ARGUS_AK_COMM_DEGRADATION);
