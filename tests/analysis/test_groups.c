@@ -31,6 +31,28 @@ static size_t count_kind(const struct argus_result *r, int kind)
     return n;
 }
 
+/* The one verdict of the link-degradation cases: communication degradation of DP group
+ * 8, 10, 12, 14 (the third), with W1 block structure and `why` in its evidence. */
+static void expect_dp_group_8_to_14(const struct argus_jobstore *js,
+                                    const struct argus_result *r, const char *why)
+{
+    if (r->n_anomalies != 1)
+        synth_dump(js, r);
+    assert_int_equal(r->n_anomalies, 1);
+    const struct argus_anomaly *a = &r->anomalies[0];
+    assert_int_equal(a->kind, ARGUS_AK_COMM_DEGRADATION);
+    assert_int_equal(a->group_type, ARGUS_GT_DP);
+    const uint32_t want[] = { 8, 10, 12, 14 };
+    assert_int_equal(a->n_ranks, 4);
+    assert_int_equal(a->n_group, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(a->ranks[i], want[i]);
+        assert_int_equal(a->group[i], want[i]);
+    }
+    assert_true(a->w1_inter_ns > 10 * a->w1_intra_ns);
+    assert_non_null(strstr(a->evidence, why));
+}
+
 /* DP group 2 (pp 1, tp 0: ranks 8, 10, 12, 14) collectives 3x slower, no layout. */
 static void test_comm_group_from_membership(void **state)
 {
@@ -47,21 +69,7 @@ static void test_comm_group_from_membership(void **state)
         if (!groups) { /* nothing tells the groups apart: no group verdict */
             assert_int_equal(count_kind(&r, ARGUS_AK_COMM_DEGRADATION), 0);
         } else {
-            if (r.n_anomalies != 1)
-                synth_dump(js, &r);
-            assert_int_equal(r.n_anomalies, 1);
-            const struct argus_anomaly *a = &r.anomalies[0];
-            assert_int_equal(a->kind, ARGUS_AK_COMM_DEGRADATION);
-            assert_int_equal(a->group_type, ARGUS_GT_DP);
-            const uint32_t want[] = { 8, 10, 12, 14 };
-            assert_int_equal(a->n_ranks, 4);
-            assert_int_equal(a->n_group, 4);
-            for (int i = 0; i < 4; i++) {
-                assert_int_equal(a->ranks[i], want[i]);
-                assert_int_equal(a->group[i], want[i]);
-            }
-            assert_true(a->w1_inter_ns > 10 * a->w1_intra_ns);
-            assert_non_null(strstr(a->evidence, "communicator"));
+            expect_dp_group_8_to_14(js, &r, "communicator");
         }
         argus_result_free(&r);
         argus_jobstore_free(js);
@@ -248,21 +256,7 @@ static void test_comm_group_inferred(void **state)
     struct synth_fault *f = synth_add(&o, SY_COMM, 20, 50, 3.0);
     f->group_index = 2;
     struct argus_jobstore *js = synth_run(&o, &r);
-    if (r.n_anomalies != 1)
-        synth_dump(js, &r);
-    assert_int_equal(r.n_anomalies, 1);
-    const struct argus_anomaly *a = &r.anomalies[0];
-    assert_int_equal(a->kind, ARGUS_AK_COMM_DEGRADATION);
-    assert_int_equal(a->group_type, ARGUS_GT_DP);
-    const uint32_t want[] = { 8, 10, 12, 14 };
-    assert_int_equal(a->n_ranks, 4);
-    assert_int_equal(a->n_group, 4);
-    for (int i = 0; i < 4; i++) {
-        assert_int_equal(a->ranks[i], want[i]);
-        assert_int_equal(a->group[i], want[i]);
-    }
-    assert_true(a->w1_inter_ns > 10 * a->w1_intra_ns);
-    assert_non_null(strstr(a->evidence, "inferred"));
+    expect_dp_group_8_to_14(js, &r, "inferred");
     argus_result_free(&r);
     argus_jobstore_free(js);
 }
