@@ -236,7 +236,7 @@ int argus_agg_add_summary(struct argus_aggregate *a, const struct argus_step_sum
     r.step = s->step;
     r.rank = s->rank;
     r.flags = s->flags;
-    r.start_ns = s->start_ns;
+    r.start_ns = (uint64_t)((int64_t)s->start_ns + s->clock_offset_ns); /* rank 0's clock */
     r.us[0] = us(s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0);
     r.us[1] = us(s->phase_wall_ns[ARGUS_PH_FORWARD]);
     r.us[2] = us(s->phase_wall_ns[ARGUS_PH_BACKWARD]);
@@ -244,7 +244,7 @@ int argus_agg_add_summary(struct argus_aggregate *a, const struct argus_step_sum
     r.us[4] = us(s->phase_wall_ns[ARGUS_PH_COMM]);
     r.us[5] = us(s->host_gap_ns);
     r.us[6] = us(s->compute_ns);
-    r.us[7] = us(s->collective_ns);
+    r.us[7] = us(s->collective_ns + s->p2p_ns);
     if (row_add(a, &r))
         return -ENOMEM;
     for (uint32_t i = 0; i < s->n_kmodes && i < ARGUS_MAX_KMODES; i++) {

@@ -1,8 +1,9 @@
 /* aggregate.h — the window aggregate (DESIGN.md contract 4): what one subtree of the
  * reduction tree knows about one window, in a form whose size does not grow with the
  * rank count except for one fixed-size row per rank and step:
- *   - rows: per (rank, step) a handful of numbers (step wall, phase times, host gap,
- *     compute, collective wait), 56 bytes each, sorted by (step, rank);
+ *   - rows: per (rank, step) a handful of numbers (start on rank 0's clock, step wall,
+ *     phase times, host gap, compute, collective + p2p time), 56 bytes each, sorted by
+ *     (step, rank);
  *   - kmodes: per (kernel, mode, group) merged statistics: count, sum, min, max and a
  *     mergeable log-bucket sketch (qsketch.h), plus the top-k slowest and top-k fastest
  *     (rank, step) by mean duration; sorted by (name_hash, mode, group). group is the
@@ -39,8 +40,9 @@
 struct argus_agg_row {
     uint64_t step;
     uint32_t rank, flags;
-    uint64_t start_ns;
-    /* µs: step wall, forward, backward, optimizer, comm, host gap, compute, collective */
+    uint64_t start_ns; /* start_ns + clock_offset_ns: rank 0's clock */
+    /* µs: step wall, forward, backward, optimizer, comm, host gap, compute,
+     * collective + p2p */
     uint32_t us[8];
 };
 

@@ -28,6 +28,9 @@
     X(ARGUS_WINDOW, window, INT, "10", 1, 10000,                                          \
       "steps per reduction window (summaries travel to rank 0 once per window)")          \
     X(ARGUS_FANIN, fanin, INT, "4", 2, 1024, "fan-in of the reduction tree")              \
+    X(ARGUS_CONDENSE, condense, INT, "96", 0, 16777216,                                   \
+      "in jobs of more ranks than this the tree forwards window aggregates and full "     \
+      "summaries of reference and extreme ranks only (0: always)")                        \
     X(ARGUS_DEADLINE_MS, deadline_ms, INT, "2000", 10, 600000,                            \
       "per-window, per-tree-level wait for a child rank before it is marked missing")     \
     X(ARGUS_FINALIZE_MS, finalize_ms, INT, "10000", 100, 600000,                          \
@@ -84,6 +87,7 @@ struct argus_config {
     char jobid[256];
     long window;
     long fanin;
+    long condense;
     long deadline_ms;
     long finalize_ms;
     long clock_sync_ms;

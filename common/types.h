@@ -115,6 +115,11 @@ struct argus_comm_group {
 enum argus_summary_flags {
     ARGUS_SF_PARTIAL = 1u << 0,       /* kernel records folded or events dropped */
     ARGUS_SF_STEP_INFERRED = 1u << 1, /* step boundaries not marked by the program */
+    ARGUS_SF_THIN = 1u << 2,     /* row values only (reduce/condense.h): no kernel modes,
+                                    no phase compute split; readers of kernel statistics
+                                    treat the cell as absent */
+    ARGUS_SF_EXEMPLAR = 1u << 3, /* sent in full by a condensing tree node: its row is
+                                    already in that node's window aggregate */
 };
 
 /* Contract 3: the per-rank, per-step summary. Bounded size (no pointers).

@@ -1,9 +1,8 @@
-/* agent.c — the Argus thread (agent.h): takes windows from the application thread's
- * hand-off ring (handoff.h), non-blocking exchange up the reduction tree with per-window
- * deadlines, missing-rank marks, bounded finish. Only this thread touches the private
- * communicator once started (or the MPI_Finalize thread, inline, when
- * MPI_THREAD_MULTIPLE was refused). Must never abort, exit or wait unboundedly.
- */
+/* agent.c — the Argus thread (agent.h): windows from the hand-off ring (handoff.h),
+ * non-blocking exchange up the tree (condensed when the job is large: condense.h) with
+ * per-window deadlines, missing-rank marks, bounded finish. Only this thread touches the
+ * private communicator once started (or the MPI_Finalize thread, inline, when
+ * MPI_THREAD_MULTIPLE was refused). Must never abort, exit or wait unboundedly. */
 #include "reduce/agent.h"
 
 #include <errno.h>
@@ -15,38 +14,19 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/condense.h"
+#include "reduce/bytebuf.h"
 #include "reduce/clockkeep.h"
 #include "reduce/clocksync.h"
 #include "reduce/handoff.h"
 #include "reduce/tracereq.h"
+#include "reduce/treemsg.h"
 #include "tracer/tracer.h"
 
 #define TAG_WIN 0x4157
-#define MSG_MAGIC 0x4e575241u      /* "ARWN" */
-#define MSG_VERSION 1
-#define MSG_FINAL 1u
 #define GRACE_MS 2000              /* after an abandoned finish, for rank 0's report */
 #define POLL_NS 1000000L           /* poll period of the Argus thread while busy */
 #define POLL_MAX_NS 16000000L      /* ... and at most this when idle */
-
-struct msg_hdr {
-    uint32_t magic;
-    uint16_t version, flags;
-    uint64_t window;   /* highest own window id covered */
-    uint32_t nmissing; /* struct miss entries that follow */
-    uint32_t crc;      /* CRC32C of this header (crc = 0) and the miss entries */
-};
-
-struct miss {
-    uint32_t rank;     /* the root of the missing subtree */
-    uint32_t pad;
-    uint64_t window;   /* first window it did not deliver */
-};
-
-struct buf {
-    uint8_t *p;
-    size_t len, cap;
-};
 
 struct child {
     int rank;
@@ -54,7 +34,7 @@ struct child {
     int final, missing;
     int posted;        /* a receive is in flight */
     MPI_Request req;
-    struct buf in;
+    struct argus_bytebuf in;
 };
 
 static struct {
@@ -70,7 +50,7 @@ static struct {
 
     /* Argus thread only */
     struct child *ch;
-    struct buf out, send, miss;
+    struct argus_bytebuf out, send, miss;
     uint64_t own_taken, fwd_next;   /* own windows popped / forwarded */
     uint64_t t_ready[64];           /* monotonic time own window w was popped, [w % 64] */
     uint64_t first_step[64];        /* rank 0: first step of own window w, [w % 64] */
@@ -80,33 +60,10 @@ static struct {
     int sending;
     int fwd_pending;
     int mute;                       /* ARGUS_TEST_MUTE_RANK names this rank */
+    int condense;                   /* this node condenses (condense.h) */
+    struct argus_condense cd;
     struct argus_agent_stats st;
 } ag;
-
-static int buf_reserve(struct buf *b, size_t extra)
-{
-    if (b->len + extra <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra)
-        cap *= 2;
-    uint8_t *n = realloc(b->p, cap);
-    if (!n)
-        return -ENOMEM;
-    b->p = n;
-    b->cap = cap;
-    return 0;
-}
-
-static int buf_append(struct buf *b, const void *d, size_t n)
-{
-    int rc = buf_reserve(b, n);
-    if (rc)
-        return rc;
-    memcpy(b->p + b->len, d, n);
-    b->len += n;
-    return 0;
-}
 
 /* ---- application side (the ring itself is handoff.c) ------------------------------ */
 
@@ -140,7 +97,7 @@ static int take_window(void)
     if (!argus_handoff_pop(&hw))
         return 0;
     uint64_t w = hw.window;
-    if (buf_append(&ag.out, hw.data, hw.len) != 0)
+    if (argus_bytebuf_append(&ag.out, hw.data, hw.len) != 0)
         argus_log_once(ARGUS_LOG_WARN, "out-oom", "rank %d: out of memory; a window of "
                        "summaries is lost", ag.o.rank);
     ag.t_ready[w % 64] = argus_clock_monotonic_ns();
@@ -169,51 +126,41 @@ static void add_miss(uint32_t rank, uint64_t window)
         root_mark(rank, window);
         return;
     }
-    struct miss m = {.rank = rank, .window = window};
-    if (buf_append(&ag.miss, &m, sizeof m) != 0)
+    struct argus_treemsg_miss m = {.rank = rank, .window = window};
+    if (argus_bytebuf_append(&ag.miss, &m, sizeof m) != 0)
         argus_log_once(ARGUS_LOG_WARN, "miss-oom", "out of memory for missing-rank marks");
 }
 
 /* Parse one message from child c into the outbox. */
 static void child_message(struct child *c)
 {
-    struct msg_hdr h;
-    const uint8_t *p = c->in.p;
-    size_t n = c->in.len;
+    struct argus_treemsg m;
+    char err[160];
 
-    if (n < sizeof h)
-        goto bad;
-    memcpy(&h, p, sizeof h);
-    size_t mlen = (size_t)h.nmissing * sizeof(struct miss);
-    if (h.magic != MSG_MAGIC || h.version != MSG_VERSION || n < sizeof h + mlen)
-        goto bad;
-    uint32_t crc = h.crc;
-    h.crc = 0;
-    uint8_t tmp[sizeof h];
-    memcpy(tmp, &h, sizeof h);
-    uint32_t want = argus_crc32c(tmp, sizeof h) ^ argus_crc32c(p + sizeof h, mlen);
-    if (crc != want)
-        goto bad;
+    if (argus_treemsg_parse(c->in.p, c->in.len, &m) != 0) {
+        argus_log_once(ARGUS_LOG_WARN, "bad-msg", "rank %d: a damaged window message from "
+                       "rank %d was dropped", ag.o.rank, c->rank);
+        return;
+    }
     if (c->missing)
         ag.st.late_messages++;
-    if (h.window + 1 > c->got)
-        c->got = h.window + 1;
-    if (h.flags & MSG_FINAL)
+    if (m.window + 1 > c->got)
+        c->got = m.window + 1;
+    if (m.flags & ARGUS_TREEMSG_FINAL)
         c->final = 1;
-    for (uint32_t i = 0; i < h.nmissing; i++) {
-        struct miss m;
-        memcpy(&m, p + sizeof h + i * sizeof m, sizeof m);
+    for (uint32_t i = 0; i < m.nmissing; i++) {
+        struct argus_treemsg_miss x = argus_treemsg_miss_at(&m, i);
         ag.st.missing_marked--; /* counted where it was first marked */
-        add_miss(m.rank, m.window);
+        add_miss(x.rank, x.window);
     }
-    ag.st.bytes_in += n;
-    if (buf_append(&ag.out, p + sizeof h + mlen, n - sizeof h - mlen) != 0)
+    ag.st.bytes_in += c->in.len;
+    if (m.agg_len && (!ag.condense ||
+                      argus_condense_merge(&ag.cd, m.agg, m.agg_len, err, sizeof err) != 0))
+        argus_log_once(ARGUS_LOG_WARN, "bad-agg", "rank %d: a window aggregate from rank %d "
+                       "was dropped (%s)", ag.o.rank, c->rank, ag.condense ? err : "unexpected");
+    if (argus_bytebuf_append(&ag.out, m.recs, m.recs_len) != 0)
         argus_log_once(ARGUS_LOG_WARN, "out-oom", "rank %d: out of memory; a window of "
                        "summaries is lost", ag.o.rank);
-    return;
-bad:
-    argus_log_once(ARGUS_LOG_WARN, "bad-msg", "rank %d: a damaged window message from rank "
-                   "%d was dropped", ag.o.rank, c->rank);
 }
 
 /* Post or complete the receive of each child. 1 when something arrived. */
@@ -234,7 +181,7 @@ static int progress_children(void)
                 continue;
             MPI_Get_count(&st, MPI_BYTE, &count);
             c->in.len = 0;
-            if (count < 0 || buf_reserve(&c->in, (size_t)count + 1) != 0) {
+            if (count < 0 || argus_bytebuf_reserve(&c->in, (size_t)count + 1) != 0) {
                 /* cannot take it: receive into nothing, never leave it matched */
                 char dummy;
                 MPI_Mrecv(&dummy, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
@@ -269,12 +216,25 @@ static void progress_send(void)
         ag.sending = 0;
 }
 
-/* Ship the outbox: to the parent (one send in flight; later windows wait in the outbox
- * and go together) or, on rank 0, into the job store. */
+/* Ship the outbox (condensed first when condensing): to the parent (one send in flight;
+ * later windows wait in the outbox and go together) or, on rank 0, into the job store. */
 static void ship(int final)
 {
+    const uint8_t *recs = ag.out.p;
+    size_t nrecs = ag.out.len;
+    uint64_t bad = 0;
+    if (ag.condense && !(ag.o.parent >= 0 && ag.sending)) { /* condense.h */
+        if (argus_condense_run(&ag.cd, ag.out.p, ag.out.len, ag.o.parent < 0, &bad) || bad)
+            argus_log_once(ARGUS_LOG_WARN, "condense", "rank %d: %s while condensing a "
+                           "window", ag.o.rank, bad ? "damaged records skipped" : "out of "
+                           "memory: its summaries are lost");
+        recs = ag.cd.out;
+        nrecs = ag.cd.outlen;
+        ag.out.len = 0;
+    }
     if (ag.o.parent < 0) {
-        argus_rank0_ingest(ag.o.r0, ag.out.p, ag.out.len);
+        argus_rank0_ingest(ag.o.r0, recs, nrecs);
+        ag.o.r0->condense = ag.cd.st;
         ag.out.len = 0;
         if (!final)
             argus_rank0_report(ag.o.r0, 0);
@@ -293,22 +253,16 @@ static void ship(int final)
         ag.sent_final = final;
         return;
     }
-    struct msg_hdr h = {.magic = MSG_MAGIC, .version = MSG_VERSION,
-                        .flags = (uint16_t)(final ? MSG_FINAL : 0),
-                        .window = ag.fwd_next ? ag.fwd_next - 1 : 0,
-                        .nmissing = (uint32_t)(ag.miss.len / sizeof(struct miss))};
-    uint8_t tmp[sizeof h];
-    memcpy(tmp, &h, sizeof h);
-    h.crc = argus_crc32c(tmp, sizeof h) ^ argus_crc32c(ag.miss.p, ag.miss.len);
-    ag.send.len = 0;
-    if (buf_append(&ag.send, &h, sizeof h) || buf_append(&ag.send, ag.miss.p, ag.miss.len) ||
-        buf_append(&ag.send, ag.out.p, ag.out.len) || ag.send.len > (size_t)INT32_MAX) {
+    struct argus_treemsg m = {
+        .flags = (uint16_t)(final ? ARGUS_TREEMSG_FINAL : 0),
+        .window = ag.fwd_next ? ag.fwd_next - 1 : 0,
+        .miss = (const struct argus_treemsg_miss *)(const void *)ag.miss.p,
+        .nmissing = (uint32_t)(ag.miss.len / sizeof(struct argus_treemsg_miss)),
+        .agg = ag.cd.enc, .agg_len = ag.condense ? ag.cd.enclen : 0,
+        .recs = recs, .recs_len = nrecs};
+    if (argus_treemsg_build(&ag.send, &m) != 0)
         argus_log_once(ARGUS_LOG_WARN, "send-oom", "rank %d: a window is too large or out of "
                        "memory; it is lost", ag.o.rank);
-        ag.send.len = 0;
-        buf_append(&ag.send, &h, sizeof h);
-        ((struct msg_hdr *)(void *)ag.send.p)->nmissing = 0;
-    }
     ag.miss.len = 0;
     ag.out.len = 0;
     ag.fwd_pending = 0;
@@ -367,6 +321,12 @@ static void try_forward(uint64_t now)
 static int finished(void)
 {
     return ag.sent_final && !ag.sending && !ag.fwd_pending;
+}
+
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) ? 0 : ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* The exchange loop; returns when the final window is out or on abort. */
@@ -428,9 +388,7 @@ static void run_loop(int threaded)
     argus_tracereq_finish(atomic_load(&ag.offset), threaded && !atomic_load(&ag.abort_now));
     argus_clockkeep_free();
     if (ag.o.parent < 0) {
-        struct timespec ts;
-        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
-            ag.st.thread_cpu_s = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+        ag.st.thread_cpu_s = thread_cpu_s();
         argus_rank0_report(ag.o.r0, 1);
         ag.o.r0->spilled_windows = argus_handoff_spilled();
         argus_rank0_write_reduce_json(ag.o.r0, threaded ? ag.st.thread_cpu_s : -1.0,
@@ -457,9 +415,7 @@ static void *agent_main(void *arg)
     (void)arg;
     sync_clock(1);
     run_loop(1);
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
-        ag.st.thread_cpu_s = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    ag.st.thread_cpu_s = thread_cpu_s();
     pthread_mutex_lock(&ag.mu);
     ag.done = 1;
     pthread_cond_broadcast(&ag.cv);
@@ -485,12 +441,15 @@ int argus_agent_start(const struct argus_agent_opts *o)
         ag.ch[i].rank = o->children[i];
     }
     ag.o.children = ag.kids;
-    if (argus_handoff_init(o->window, o->rank, reserve) != 0)
+    ag.condense = o->condense && (o->nchildren > 0 || o->parent < 0);
+    if ((ag.condense && argus_condense_init(&ag.cd, (uint32_t)o->size) != 0) ||
+        argus_handoff_init(o->window, o->rank, reserve) != 0)
         goto fail;
     const char *mute = getenv("ARGUS_TEST_MUTE_RANK");
     ag.mute = mute && atoi(mute) == o->rank && o->rank > 0;
     return 0;
 fail:
+    argus_condense_free(&ag.cd);
     free(ag.kids);
     free(ag.ch);
     memset(&ag, 0, sizeof ag);
@@ -527,6 +486,7 @@ static void agent_free(void)
     free(ag.out.p);
     free(ag.send.p);
     free(ag.miss.p);
+    argus_condense_free(&ag.cd);
     pthread_mutex_destroy(&ag.mu);
     pthread_cond_destroy(&ag.cv);
     memset(&ag, 0, sizeof ag);

@@ -217,11 +217,20 @@ void argus_rank0_write_reduce_json(struct argus_rank0 *r0, double thread_cpu_s,
             (unsigned long long)inbound,
             steps ? (double)inbound / (double)steps : 0.0, thread_cpu_s,
             (unsigned long long)dropped, (unsigned long long)r0->spilled_windows);
+    fprintf(f, " \"condense\": {\"on\": %s, \"exemplars\": %llu, \"thin\": %llu, "
+            "\"rows\": %llu},\n", r0->condense_on ? "true" : "false",
+            (unsigned long long)r0->condense.exemplars, (unsigned long long)r0->condense.thin,
+            (unsigned long long)r0->condense.rows);
     fprintf(f, " \"clock_offsets_ns\": [");
     for (uint32_t r = 0; r < argus_jobstore_nranks(r0->js); r++) {
         const struct argus_step_summary *const *v;
         size_t n = argus_jobstore_rank_steps(r0->js, r, &v);
-        fprintf(f, "%s%lld", r ? ", " : "", n ? (long long)v[n - 1]->clock_offset_ns : 0LL);
+        while (n && (v[n - 1]->flags & ARGUS_SF_THIN)) /* rows carry no offset */
+            n--;
+        if (n)
+            fprintf(f, "%s%lld", r ? ", " : "", (long long)v[n - 1]->clock_offset_ns);
+        else
+            fprintf(f, "%snull", r ? ", " : "");
     }
     fprintf(f, "],\n \"missing\": [");
     for (size_t i = 0; i < r0->nmiss; i++) {

@@ -13,6 +13,7 @@
 
 #include "analysis/report.h"
 #include "common/config.h"
+#include "common/condense.h"
 #include "common/jobstore.h"
 #include "common/spool.h"
 #include "reduce/carry.h"
@@ -46,6 +47,8 @@ struct argus_rank0 {
     int l4_on;              /* 0: no plans (ARGUS_TRACES 0, no ring, or no Argus thread) */
     /* anomalies of steps the job store has evicted, kept in every later report */
     struct argus_carry carry;
+    int condense_on;        /* the tree condenses (ARGUS_CONDENSE); its root's figures: */
+    struct argus_condense_stats condense;
 };
 
 /* Create the output directory and the spool. 0 or negative errno (errbuf). */

@@ -144,6 +144,7 @@ static int agent_setup(void)
         .window = rt.cfg.window, .deadline_ms = rt.cfg.deadline_ms,
         .finalize_ms = rt.cfg.finalize_ms, .threaded = rt.threaded,
         .clock_sync_ms = rt.cfg.clock_sync_ms,
+        .condense = rt.size > rt.cfg.condense,
         .r0 = rt.rank == 0 ? &rt.r0 : NULL,
     };
     if (rt.rank == 0) {
@@ -153,6 +154,7 @@ static int agent_setup(void)
         rt.r0.fanin = (int)rt.cfg.fanin;
         rt.r0.threaded = rt.threaded;
         rt.r0.window_steps = rt.cfg.window;
+        rt.r0.condense_on = ao.condense;
     }
     rc = argus_agent_start(&ao);
     free(kids);

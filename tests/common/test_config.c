@@ -38,12 +38,13 @@ static void test_defaults(void **state)
     assert_string_equal(c.jobid, "");
     assert_int_equal(c.window, 10);
     assert_int_equal(c.fanin, 4);
+    assert_int_equal(c.condense, 96);
     assert_int_equal(c.max_events, 262144);
     assert_int_equal(c.spool, 1);
     assert_int_equal(c.log, ARGUS_LOG_WARN);
     assert_true(fabs(c.ratio - 1.15) < 1e-12);
-    /* Every row's default passes its own check, and the table has all 27 rows. */
-    assert_int_equal(argus_config_nvars, 27);
+    /* Every row's default passes its own check, and the table has all 28 rows. */
+    assert_int_equal(argus_config_nvars, 28);
     for (size_t i = 0; i < argus_config_nvars; i++) {
         char err[256] = "";
         const struct argus_config_var *v = &argus_config_vars[i];
@@ -102,7 +103,7 @@ static void test_int_bounds_and_garbage(void **state)
         for (size_t g = 0; g < sizeof garbage / sizeof garbage[0]; g++)
             expect_reject(v->name, garbage[g], range);
     }
-    assert_int_equal(seen, 14);
+    assert_int_equal(seen, 15);
     /* The exact message of the contract. */
     char err[256];
     assert_int_equal(argus_config_check("ARGUS_WINDOW", "abc", err, sizeof err), -EINVAL);
@@ -226,6 +227,7 @@ static void test_print(void **state)
                               "ARGUS_JOBID=77\n"
                               "ARGUS_WINDOW=10\n"
                               "ARGUS_FANIN=4\n"
+                              "ARGUS_CONDENSE=96\n"
                               "ARGUS_DEADLINE_MS=2000\n"
                               "ARGUS_FINALIZE_MS=10000\n"
                               "ARGUS_CLOCK_SYNC_MS=10000\n"

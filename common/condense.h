@@ -1,0 +1,83 @@
+/* condense.h — how a node of the reduction tree keeps rank 0's inbound bytes bounded in a
+ * large job (ARGUS_CONDENSE; DESIGN.md contract 4). Full step summaries cost ~0.9 KB per
+ * rank and step; at 16,384 ranks that is ~15 MB per step into rank 0. A condensing node
+ * instead forwards, per batch of windows:
+ *   - its window aggregate (aggregate.h): one 56-byte row per (rank, step) of its subtree
+ *     and per-(kernel, mode, stage) merged sketches with the top/bottom extremes; and
+ *   - full summaries ("exemplars", flagged ARGUS_SF_EXEMPLAR) for only
+ *       (a) reference ranks: data-parallel index < ARGUS_CONDENSE_REF_DP when the layout
+ *           is known (every (pp, tp) position keeps that many ordinary peers), else a
+ *           fixed hash-chosen set of at most ARGUS_CONDENSE_REF_MAX ranks; and
+ *       (b) extreme cells: the (rank, step) among the ARGUS_CONDENSE_EXTREMES slowest or
+ *           fastest mean durations of some kernel-mode in the merged aggregate.
+ * Both rules are decided on data whose merge is exact (a cell among the k most extreme
+ * of the whole job is among the k most extreme of every subtree that holds it), so every
+ * tree shape and fan-in sends rank 0 the same exemplars and the same aggregate.
+ * Rank 0 (root) turns every row that has no exemplar into a thin summary
+ * (ARGUS_SF_THIN: row values only; the analysis reads no kernel statistics from it), so
+ * the job store and the analysis see one summary per (rank, step) as before.
+ *
+ * Input of a node: raw summaries (its own and its leaf children's: folded into the
+ * aggregate and candidates), exemplars of condensing children (candidates only; their
+ * rows arrive in the child's aggregate, argus_condense_merge), kernel names (forwarded
+ * once per node) and rank info (forwarded). Not thread-safe; one owner (the Argus
+ * thread). Allocates per batch, never per kernel event.
+ */
+#ifndef ARGUS_COMMON_CONDENSE_H
+#define ARGUS_COMMON_CONDENSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/aggregate.h"
+
+#define ARGUS_CONDENSE_REF_DP 2      /* layout known: ranks with dp index below this */
+#define ARGUS_CONDENSE_REF_MAX 32    /* layout unknown: at most this many reference ranks */
+#define ARGUS_CONDENSE_EXTREMES 2    /* per kernel-mode: slowest and fastest cells kept */
+
+struct argus_condense_stats {
+    uint64_t batches;
+    uint64_t rows;       /* rows in the aggregates this node produced */
+    uint64_t exemplars;  /* full summaries it forwarded (root: kept) */
+    uint64_t dropped;    /* candidate summaries it left to the aggregate */
+    uint64_t thin;       /* root: thin summaries made from rows */
+    uint64_t names;      /* kernel-name records forwarded */
+};
+
+struct argus_condense {
+    uint32_t world;                 /* ranks in the job (reference rule) */
+    struct argus_aggregate agg;     /* this node's aggregate of the current batch */
+    struct argus_aggregate tmp;     /* decode scratch */
+    struct argus_step_summary *s;   /* decode scratch */
+    uint64_t *sel;                  /* open-addressed set of (rank, step) keys + 1 */
+    size_t selcap, seln;
+    uint64_t *sent;                 /* root: cells written in full this batch */
+    size_t sentcap, sentn;
+    uint64_t *names;                /* kernel-name hashes + 1 already forwarded */
+    size_t namecap, namen;
+    uint8_t *enc;                   /* the encoded aggregate of the last batch */
+    size_t enclen, enccap;
+    uint8_t *out;                   /* the records of the last batch */
+    size_t outlen, outcap;
+    struct argus_condense_stats st;
+};
+
+/* 0 or -ENOMEM. world: the job's rank count. */
+int argus_condense_init(struct argus_condense *c, uint32_t world);
+void argus_condense_free(struct argus_condense *c);
+/* A condensing child's aggregate (its encoding) joins this batch. 0, -EINVAL (damaged:
+ * errbuf says why; nothing merged) or -ENOMEM. */
+int argus_condense_merge(struct argus_condense *c, const uint8_t *agg, size_t len,
+                         char *errbuf, size_t errlen);
+/* End the batch: fold the records in[0..len), choose the exemplars and write c->out
+ * (names first seen here, rank info, exemplars, and at the root a thin summary for every
+ * other row) and, unless root, c->enc (the batch's aggregate). Damaged records are
+ * skipped and counted in *bad. Starts a new batch. 0 or -ENOMEM (the batch is lost). */
+int argus_condense_run(struct argus_condense *c, const uint8_t *in, size_t len, int root,
+                       uint64_t *bad);
+/* Is this rank a reference rank (rule (a) above)? */
+int argus_condense_reference(const struct argus_step_summary *s, uint32_t world);
+/* The thin summary of one row (see types.h ARGUS_SF_THIN). */
+void argus_condense_thin(const struct argus_agg_row *r, struct argus_step_summary *out);
+
+#endif /* ARGUS_COMMON_CONDENSE_H */

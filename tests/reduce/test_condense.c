@@ -1,0 +1,332 @@
+/* test_condense.c — the condensing tree node (common/condense.h) on a 96-rank job (tp 2,
+ * pp 2, dp 24) with one compute straggler: trees of fan-in 2, 8 and 32 and a single root
+ * over every raw summary hand rank 0 byte-identical records; every (rank, step) arrives
+ * exactly once; reference ranks and extreme cells arrive in full and bit-exact; every
+ * other cell is a thin summary with its row's values; names are forwarded once; damaged
+ * input is counted and skipped; the reference rule without a layout is bounded.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "common/condense.h"
+#include "common/wire.h"
+#include "reduce/tree.h"
+
+#define NR 96
+#define NS 10
+#define NK 6
+#define STRAGGLER 37u
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static struct argus_step_summary *orig; /* [NR * NS] */
+static uint8_t *leaf[NR];               /* each rank's raw records: names, then summaries */
+static size_t leaflen[NR];
+
+static struct argus_step_summary *cell(uint32_t r, uint64_t s)
+{
+    return &orig[r * NS + s];
+}
+
+static void make_summary(struct argus_step_summary *x, uint32_t r, uint64_t step)
+{
+    memset(x, 0, sizeof *x);
+    x->rank = r;
+    x->step = step;
+    x->coords = (struct argus_coords){.tp_size = 2, .pp_size = 2, .dp_size = 24,
+                                      .tp = (uint16_t)(r % 2), .dp = (uint16_t)(r / 2 % 24),
+                                      .pp = (uint16_t)(r / 48)};
+    x->clock_offset_ns = (int64_t)(rnd() % 2000) - 1000;
+    x->start_ns = 1000000000ull * step + rnd() % 1000000;
+    x->end_ns = x->start_ns + 900000000ull + rnd() % 1000000;
+    x->phase_wall_ns[ARGUS_PH_FORWARD] = 300000000ull + rnd() % 1000;
+    x->phase_wall_ns[ARGUS_PH_BACKWARD] = 500000000ull + rnd() % 1000;
+    x->host_gap_ns = rnd() % 10000000;
+    x->collective_ns = 50000000ull + rnd() % 1000000;
+    x->p2p_ns = 3000000ull;
+    const double slow = r == STRAGGLER && step >= 3 ? 2.0 : 1.0;
+    x->n_kmodes = NK;
+    for (int k = 0; k < NK; k++) {
+        struct argus_kmode_stats *m = &x->kmodes[k];
+        m->name_hash = 0x1000 + (uint64_t)k * 7919;
+        m->kclass = k < 4 ? ARGUS_KC_COMPUTE : ARGUS_KC_COLLECTIVE;
+        argus_qsketch_init(&m->sketch);
+        m->min_ns = UINT64_MAX;
+        for (int i = 0; i < 3; i++) {
+            uint64_t base = 100000ull << k, d = base + rnd() % (base / 2);
+            if (m->kclass == ARGUS_KC_COMPUTE)
+                d = (uint64_t)((double)d * slow);
+            m->count++;
+            m->sum_ns += d;
+            m->min_ns = d < m->min_ns ? d : m->min_ns;
+            m->max_ns = d > m->max_ns ? d : m->max_ns;
+            argus_qsketch_add(&m->sketch, d);
+        }
+        x->compute_ns += m->kclass == ARGUS_KC_COMPUTE ? m->sum_ns : 0;
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    orig = calloc(NR * NS, sizeof *orig);
+    assert_non_null(orig);
+    for (uint32_t r = 0; r < NR; r++) {
+        leaf[r] = malloc(NS * argus_summary_encoded_max(NK) + NK * 64);
+        size_t n = 0;
+        for (int k = 0; k < NK; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "kernel_%d", k);
+            n += (size_t)argus_name_encode(0x1000 + (uint64_t)k * 7919, name, leaf[r] + n, 64);
+        }
+        for (uint64_t s = 0; s < NS; s++) {
+            make_summary(cell(r, s), r, s);
+            long e = argus_summary_encode(cell(r, s), leaf[r] + n, argus_summary_encoded_max(NK));
+            assert_true(e > 0);
+            n += (size_t)e;
+        }
+        leaflen[r] = n;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (int r = 0; r < NR; r++)
+        free(leaf[r]);
+    free(orig);
+    return 0;
+}
+
+struct node_out {
+    uint8_t *agg, *rec;
+    size_t agglen, reclen;
+};
+
+static uint8_t *dup(const uint8_t *p, size_t n)
+{
+    uint8_t *d = malloc(n ? n : 1);
+    assert_non_null(d);
+    if (n)
+        memcpy(d, p, n);
+    return d;
+}
+
+/* Deepest ranks first (children before parents); leaves send raw records, every node
+ * with children condenses its own raw records and its children's messages. Returns the
+ * root's records. */
+static uint8_t *tree_condense(int fanin, size_t *len, struct argus_condense_stats *root_st)
+{
+    struct node_out *o = calloc(NR, sizeof *o);
+    for (int r = NR - 1; r >= 0; r--) {
+        int nk = 0;
+        for (int c = r + 1; c < NR; c++)
+            nk += argus_tree_parent(c, fanin) == r;
+        if (nk == 0 && r > 0) {
+            o[r].rec = dup(leaf[r], leaflen[r]);
+            o[r].reclen = leaflen[r];
+            continue;
+        }
+        struct argus_condense cd;
+        assert_int_equal(argus_condense_init(&cd, NR), 0);
+        size_t cap = leaflen[r], n = 0;
+        for (int c = r + 1; c < NR; c++)
+            if (argus_tree_parent(c, fanin) == r)
+                cap += o[c].reclen;
+        uint8_t *in = malloc(cap);
+        memcpy(in, leaf[r], leaflen[r]);
+        n = leaflen[r];
+        for (int c = r + 1; c < NR; c++) {
+            if (argus_tree_parent(c, fanin) != r)
+                continue;
+            char err[160];
+            if (o[c].agglen)
+                assert_int_equal(argus_condense_merge(&cd, o[c].agg, o[c].agglen, err,
+                                                      sizeof err), 0);
+            memcpy(in + n, o[c].rec, o[c].reclen);
+            n += o[c].reclen;
+            free(o[c].agg);
+            free(o[c].rec);
+        }
+        uint64_t bad = 0;
+        assert_int_equal(argus_condense_run(&cd, in, n, r == 0, &bad), 0);
+        assert_int_equal(bad, 0);
+        o[r].rec = dup(cd.out, cd.outlen);
+        o[r].reclen = cd.outlen;
+        o[r].agg = dup(cd.enc, cd.enclen);
+        o[r].agglen = cd.enclen;
+        assert_true(r == 0 ? cd.enclen == 0 : cd.enclen > 0);
+        if (r == 0)
+            *root_st = cd.st;
+        argus_condense_free(&cd);
+        free(in);
+    }
+    uint8_t *res = o[0].rec;
+    *len = o[0].reclen;
+    free(o[0].agg);
+    free(o);
+    return res;
+}
+
+struct got {
+    uint8_t *rec[NR * NS];
+    size_t len[NR * NS];
+    int names;
+};
+
+/* Split the root's records: every summary by (rank, step), exactly once. */
+static void split(const uint8_t *buf, size_t len, struct got *g)
+{
+    static struct argus_step_summary s;
+    char err[160];
+    memset(g, 0, sizeof *g);
+    for (size_t off = 0; off < len;) {
+        int type = 0;
+        long n = argus_record_peek(buf + off, len - off, off, &type, err, sizeof err);
+        assert_true(n > 0);
+        if (type == ARGUS_REC_NAME) {
+            g->names++;
+        } else {
+            assert_int_equal(type, ARGUS_REC_SUMMARY);
+            assert_int_equal(argus_summary_decode(buf + off, (size_t)n, &s, err, sizeof err), 0);
+            assert_true(s.rank < NR && s.step < NS);
+            size_t at = s.rank * NS + s.step;
+            assert_null(g->rec[at]); /* once */
+            g->rec[at] = (uint8_t *)buf + off;
+            g->len[at] = (size_t)n;
+        }
+        off += (size_t)n;
+    }
+    for (size_t i = 0; i < NR * NS; i++)
+        assert_non_null(g->rec[i]);
+    assert_int_equal(g->names, NK);
+}
+
+static void test_tree_shapes_identical(void **state)
+{
+    (void)state;
+    static struct got ref, g;
+    struct argus_condense_stats st0, st;
+    size_t len0, len;
+    uint8_t *flat = tree_condense(NR + 1, &len0, &st0); /* one root over every rank */
+    split(flat, len0, &ref);
+    assert_true(st0.exemplars > 0 && st0.thin > 0);
+    assert_int_equal(st0.exemplars + st0.thin, NR * NS);
+    const int fanins[] = {2, 8, 32};
+    for (int f = 0; f < 3; f++) {
+        uint8_t *t = tree_condense(fanins[f], &len, &st);
+        split(t, len, &g);
+        assert_int_equal(st.exemplars, st0.exemplars);
+        assert_int_equal(st.thin, st0.thin);
+        for (size_t i = 0; i < NR * NS; i++) {
+            assert_int_equal(g.len[i], ref.len[i]);
+            assert_memory_equal(g.rec[i], ref.rec[i], ref.len[i]);
+        }
+        free(t);
+    }
+    free(flat);
+}
+
+static void test_exemplars_exact_thin_rows(void **state)
+{
+    (void)state;
+    static struct got g;
+    static struct argus_step_summary s, want;
+    struct argus_condense_stats st;
+    char err[160];
+    size_t len;
+    uint8_t *t = tree_condense(8, &len, &st);
+    split(t, len, &g);
+    size_t straggler_full = 0, ref_full = 0;
+    for (uint32_t r = 0; r < NR; r++)
+        for (uint64_t k = 0; k < NS; k++) {
+            const size_t at = r * NS + k;
+            assert_int_equal(argus_summary_decode(g.rec[at], g.len[at], &s, err, sizeof err), 0);
+            const struct argus_step_summary *o = cell(r, k);
+            if (!(s.flags & ARGUS_SF_THIN)) {
+                assert_true(s.flags & ARGUS_SF_EXEMPLAR);
+                want = *o;
+                want.flags |= ARGUS_SF_EXEMPLAR;
+                assert_memory_equal(&s, &want, offsetof(struct argus_step_summary, kmodes) +
+                                                   NK * sizeof s.kmodes[0]);
+                straggler_full += r == STRAGGLER;
+                ref_full += o->coords.dp < ARGUS_CONDENSE_REF_DP;
+                continue;
+            }
+            assert_true(o->coords.dp >= ARGUS_CONDENSE_REF_DP); /* references are full */
+            assert_int_equal(s.n_kmodes, 0);
+            assert_int_equal(s.clock_offset_ns, 0);
+            const uint64_t st0 = (uint64_t)((int64_t)o->start_ns + o->clock_offset_ns);
+            assert_int_equal(s.start_ns, st0);
+            assert_true(s.end_ns - s.start_ns <= o->end_ns - o->start_ns &&
+                        o->end_ns - o->start_ns - (s.end_ns - s.start_ns) < 1000);
+            assert_true(o->compute_ns - s.compute_ns < 1000 && s.compute_ns <= o->compute_ns);
+            assert_true(o->collective_ns + o->p2p_ns - s.collective_ns < 1000);
+            assert_true(o->host_gap_ns - s.host_gap_ns < 1000);
+            assert_true(o->phase_wall_ns[ARGUS_PH_BACKWARD] -
+                        s.phase_wall_ns[ARGUS_PH_BACKWARD] < 1000);
+        }
+    /* every cell of the 4 reference ranks of each (pp, tp) position (dp 0 and 1) */
+    assert_int_equal(ref_full, 2 * 2 * ARGUS_CONDENSE_REF_DP * NS);
+    /* the straggler is the slowest of its stage in each compute kernel on its slow steps */
+    assert_true(straggler_full >= ARGUS_CONDENSE_EXTREMES);
+    /* bounded: references + at most 2 x extremes per (kernel, mode, stage) */
+    assert_true(st.exemplars <= ref_full + 2 * 2 * ARGUS_CONDENSE_EXTREMES * NK);
+    free(t);
+}
+
+static void test_damaged_input_counted(void **state)
+{
+    (void)state;
+    struct argus_condense cd;
+    uint8_t *in = dup(leaf[5], leaflen[5]);
+    in[leaflen[5] - 3] ^= 0x40; /* the last summary's checksum */
+    assert_int_equal(argus_condense_init(&cd, NR), 0);
+    uint64_t bad = 0;
+    assert_int_equal(argus_condense_run(&cd, in, leaflen[5], 0, &bad), 0);
+    assert_int_equal(bad, 1);
+    assert_int_equal(cd.st.rows, NS - 1); /* the others were folded */
+    assert_true(cd.enclen > 0);
+    argus_condense_free(&cd);
+    free(in);
+}
+
+static void test_reference_rule_without_layout(void **state)
+{
+    (void)state;
+    static struct argus_step_summary s;
+    memset(&s, 0, sizeof s);
+    size_t n = 0;
+    for (uint32_t r = 0; r < 4096; r++) {
+        s.rank = r;
+        n += (size_t)argus_condense_reference(&s, 4096);
+    }
+    assert_true(n > 0 && n <= 2 * ARGUS_CONDENSE_REF_MAX);
+    s.rank = 7;
+    assert_true(argus_condense_reference(&s, ARGUS_CONDENSE_REF_MAX));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tree_shapes_identical),
+        cmocka_unit_test(test_exemplars_exact_thin_rows),
+        cmocka_unit_test(test_damaged_input_counted),
+        cmocka_unit_test(test_reference_rule_without_layout),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
