@@ -168,7 +168,7 @@ static uint32_t infer_classes(struct an_ctx *c, uint32_t *cls)
         memset(cnt, 0, (K + 1) * sizeof *cnt);
         memset(stamp, 0, (K + 1) * sizeof *stamp);
         for (size_t si = 0; si < c->S; si++) {
-            const struct argus_step_summary *s = an_cell(c, r, si);
+            const struct argus_step_summary *s = an_kcell(c, r, si); /* thin: no kernels */
             if (!s)
                 continue;
             held++;
@@ -349,7 +349,7 @@ static int build_cells(struct an_ctx *c)
                 c->co[r] = v[i]->coords;
                 c->co_have[r] = 1;
             }
-            if (w[i].n_kmodes) {
+            if (w[i].n_kmodes && !(v[i]->flags & ARGUS_SF_THIN)) { /* thin: rows only */
                 c->kmr[r] = 1;
                 if ((rc = cell_names(c, v[i], other)))
                     return rc;

@@ -33,14 +33,14 @@ static double v_host(const struct argus_step_summary *s)
 }
 
 /* Median of fn over rank r in [a,b] (inside=1) or outside [a-2,b+2] (inside=0); NAN
- * when fewer than `need` values. */
+ * when fewer than `need` values. kern: fn reads kernel statistics (thin cells left out). */
 static double rank_median(struct an_ctx *c, uint32_t r, size_t a, size_t b, int inside,
                           size_t need, double (*fn)(const struct argus_step_summary *, int),
-                          int arg)
+                          int arg, int kern)
 {
     size_t m = 0;
     for (size_t si = 0; si < c->S; si++) {
-        const struct argus_step_summary *s = an_cell(c, r, si);
+        const struct argus_step_summary *s = kern ? an_kcell(c, r, si) : an_cell(c, r, si);
         if (!s)
             continue;
         int in = si >= a && si <= b;
@@ -109,8 +109,8 @@ double an_victims(struct an_ctx *c, struct an_cand *k, uint64_t *names, size_t *
     for (uint32_t r = 0; r < c->n; r++) {
         if (is_source(k, r))
             continue;
-        double win = rank_median(c, r, k->si_a, k->si_b, 1, 1, f_comm, 0);
-        double base = rank_median(c, r, k->si_a, k->si_b, 0, 3, f_comm, 0);
+        double win = rank_median(c, r, k->si_a, k->si_b, 1, 1, f_comm, 0, 0);
+        double base = rank_median(c, r, k->si_a, k->si_b, 0, 3, f_comm, 0, 0);
         if (isnan(win) || isnan(base))
             continue;
         double g = win - base;
@@ -164,8 +164,8 @@ int an_phase_growth(struct an_ctx *c, const uint32_t *ranks, size_t nr, size_t a
             uint32_t r = nr ? ranks[i] : (uint32_t)i;
             double (*fn)(const struct argus_step_summary *, int) =
                 compute ? f_phase_compute : f_phase_wall;
-            double win = rank_median(c, r, a, b, 1, 1, fn, p);
-            double base = rank_median(c, r, a, b, 0, 3, fn, p);
+            double win = rank_median(c, r, a, b, 1, 1, fn, p, compute);
+            double base = rank_median(c, r, a, b, 0, 3, fn, p, compute);
             if (!isnan(win) && !isnan(base))
                 sum += win - base;
         }
@@ -186,12 +186,12 @@ int an_phase_vs_peers(struct an_ctx *c, const uint32_t *ranks, size_t nr, size_t
         for (size_t i = 0; i < nr; i++) {
             const uint32_t r = ranks[i], k = c->cls[r];
             for (size_t si = a; si <= b; si++) {
-                const struct argus_step_summary *s = an_cell(c, r, si);
+                const struct argus_step_summary *s = an_kcell(c, r, si);
                 if (!s)
                     continue;
                 size_t m = 0;
                 for (uint32_t j = c->cls_off[k]; j < c->cls_off[k + 1]; j++) {
-                    const struct argus_step_summary *t = an_cell(c, c->cls_mem[j], si);
+                    const struct argus_step_summary *t = an_kcell(c, c->cls_mem[j], si);
                     if (t)
                         c->tmp1[m++] = (double)t->phase_compute_ns[p];
                 }

@@ -80,7 +80,7 @@ static uint32_t fill_ends(struct infer *f, uint64_t h)
     for (uint32_t r = 0; r < c->n; r++) {
         f->held[r] = 0;
         for (size_t t = 0; t < f->T; t++) {
-            const struct argus_step_summary *s = an_cell(c, r, f->s0 + t);
+            const struct argus_step_summary *s = an_kcell(c, r, f->s0 + t);
             const uint64_t e = s ? last_end_of(s, h) : 0;
             double *x = &f->E[(size_t)r * f->T + t];
             *x = NAN;

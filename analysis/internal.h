@@ -76,7 +76,7 @@ struct an_ctx {
     size_t held;                        /* cells held */
     uint64_t kernels_seen, dropped;     /* sums of kernel_count, dropped over them */
     uint8_t *co_have;                   /* [n] co[r] came from r's summaries (build only) */
-    uint8_t *kmr;                       /* [n] r has a summary with kernel modes */
+    uint8_t *kmr;                       /* [n] r has a summary with kernel modes (not thin) */
     struct argus_coords *co;            /* [n] resolved coordinates */
     struct argus_layout lay;
     int layout_known;
@@ -128,6 +128,17 @@ static inline const struct argus_step_summary *an_cell(const struct an_ctx *c, u
                                                        size_t si)
 {
     return c->cell[(size_t)r * c->S + si];
+}
+/* The cell for kernel-level reads (kmodes, kernel sets and counts, phase_compute_ns,
+ * memcpy_ns, last ends): NULL also when the cell is thin (ARGUS_SF_THIN: a condensed
+ * reduction sent its row values only), so that peer references come only from cells with
+ * kernel detail and a thin cell never counts as zero kernel time. Row values (the v*
+ * tables, step and phase walls, compute, host gap, communication) use an_cell. */
+static inline const struct argus_step_summary *an_kcell(const struct an_ctx *c, uint32_t r,
+                                                        size_t si)
+{
+    const struct argus_step_summary *s = c->cell[(size_t)r * c->S + si];
+    return s && !(s->flags & ARGUS_SF_THIN) ? s : NULL;
 }
 static inline double an_wall(const struct argus_step_summary *s)
 {

@@ -254,10 +254,11 @@ static void classify(struct an_ctx *c, struct an_rrun *u, const struct pref *ref
 {
     double total = 0, pos = 0, exc[ARGUS_ANOMALY_MAX_KERNELS];
     uint64_t kern[ARGUS_ANOMALY_MAX_KERNELS];
+    /* over the steps with kernel detail only, as an_kernel_excess (thin cells have none) */
     for (size_t si = u->a; si <= u->b; si++) {
         const double v = c->vcomp[(size_t)u->rank * c->S + si];
         const struct pref *p = &ref[(size_t)c->cls[u->rank] * c->S + si];
-        if (!isnan(v) && p->ref > 0)
+        if (!isnan(v) && p->ref > 0 && an_kcell(c, u->rank, si))
             total += v - p->ref;
     }
     size_t nk = an_kernel_excess(c, &u->rank, 1, u->a, u->b, ARGUS_KC_COMPUTE, 1, kern, exc,

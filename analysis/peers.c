@@ -24,7 +24,7 @@ static double class_median(struct an_ctx *c, uint32_t r, size_t si, uint64_t h, 
     size_t m = 0;
     for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
         const uint32_t q = c->cls_mem[i];
-        const struct argus_step_summary *t = q == r ? NULL : an_cell(c, q, si);
+        const struct argus_step_summary *t = q == r ? NULL : an_kcell(c, q, si);
         if (!t)
             continue;
         if (h == 0) {
@@ -45,7 +45,7 @@ static int differs(double a, double b)
 
 int an_work_ratio(struct an_ctx *c, uint32_t r, size_t si, double *ratio, double *excess)
 {
-    const struct argus_step_summary *s = an_cell(c, r, si);
+    const struct argus_step_summary *s = an_kcell(c, r, si); /* thin: cannot judge */
     if (!s)
         return 0;
     const double kc = class_median(c, r, si, 0, 0);
@@ -79,7 +79,7 @@ int an_work_ratio(struct an_ctx *c, uint32_t r, size_t si, double *ratio, double
 int an_kernel_percall(struct an_ctx *c, uint32_t r, size_t si, uint64_t h, double *ratio,
                       double *excess)
 {
-    const struct argus_step_summary *s = an_cell(c, r, si);
+    const struct argus_step_summary *s = an_kcell(c, r, si);
     if (!s)
         return 0;
     double calls, typ = an_name_typical(c, s, h, &calls);

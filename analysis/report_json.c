@@ -252,9 +252,23 @@ static int gen_job(yajl_gen g, const struct argus_jobstore *js)
     return 0;
 }
 
+/* Summaries held with kernel detail: thin ones (ARGUS_SF_THIN, rows only) saw kernels that
+ * kernels_seen does not count, so they are no rank-step of the raw-bytes figure. */
+static size_t kernel_held(const struct argus_jobstore *js)
+{
+    size_t n = 0;
+    for (uint32_t r = 0; r < argus_jobstore_nranks(js); r++) {
+        const struct argus_step_summary *const *v;
+        const size_t m = argus_jobstore_rank_steps(js, r, &v);
+        for (size_t i = 0; i < m; i++)
+            n += !(v[i]->flags & ARGUS_SF_THIN);
+    }
+    return n;
+}
+
 static int gen_report(yajl_gen g, const struct argus_jobstore *js, const struct argus_result *r)
 {
-    const size_t held = argus_jobstore_count(js);
+    const size_t held = kernel_held(js);
 
     CK(yajl_gen_map_open(g));
     CKR(key(g, "argus_report_version"));

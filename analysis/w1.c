@@ -111,7 +111,7 @@ size_t an_w1_matrix(struct an_ctx *c, const struct argus_anomaly *an, uint64_t h
     }
     for (size_t i = 0; i < n; i++) {
         for (size_t si = a; si <= b; si++) {
-            const struct argus_step_summary *s = an_cell(c, reps[i], si);
+            const struct argus_step_summary *s = an_kcell(c, reps[i], si);
             double calls, v = s ? an_name_typical(c, s, hash, &calls) : 0;
             if (v > 0)
                 smp[i * W + cnt[i]++] = v;

@@ -4,7 +4,10 @@
 # reduction; prints one JSON line from rank 0's reduce.json: rank-0 inbound bytes per step
 # and per rank-step against the aggregate goal (64 B x P + 64 KB per step), the windows,
 # whether every rank's data arrived, and rank 0's Argus thread CPU as a share of the
-# job's wall time. Run from the build directory: make bench-reduce-live, or
+# job's wall time. With ARGUS_CONDENSE=0 in the environment the tree condenses (the mode
+# of jobs past 96 ranks, common/condense.h) and the line says how many cells reached
+# rank 0 in full (exemplars) and as rows only (thin). Run from the build directory:
+# make bench-reduce-live (both modes), or
 # top_builddir=. top_srcdir=SRC sh SRC/bench/reduce_live.sh [NP] [STEPS]
 set -eu
 : "${top_builddir:?run from the build directory (make bench-reduce-live)}"
@@ -34,6 +37,8 @@ goal = 64 * p + 65536
 print(json.dumps({
     "ranks": x["ranks"], "steps": x["steps"], "windows": x["windows"],
     "exchange": x["exchange"], "tree_fanin": x["tree"]["fanin"],
+    "condensed": x["condense"]["on"], "cells_full": x["condense"]["exemplars"],
+    "cells_thin": x["condense"]["thin"],
     "tree_depth": x["tree"]["depth"], "missing_ranks": len(x["missing"]),
     "rank0_bytes_in_per_step": round(per_step, 1),
     "rank0_bytes_in_per_rank_step": round(per_step / p, 1),

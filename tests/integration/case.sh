@@ -5,7 +5,8 @@
 # never comm_degradation unless expected; score.py must accept it against the simulator's
 # truth; the report files must pass check_report.py (strict Prometheus text, SVG as XML,
 # embedded pictures exist, report.json fields) and `promtool check metrics` when installed.
-# CASE_CHECK, when set, is extra Python run on the parsed report (variable r).
+# CASE_CHECK, when set, is extra Python run on the parsed report (variable r). With
+# ARGUS_CONDENSE=0 (t_case_*_condensed.sh) reduce.json must show that the tree condensed.
 . "$(dirname "$0")/lib.sh"
 # shellcheck disable=SC2086
 run_sim "case-$$" $CASE_ARGS || { cat "$WORK/stderr" >&2; fail "simulated job failed"; }
@@ -30,6 +31,14 @@ else:
     print("evidence:", a["evidence"])
 exec(os.environ["CASE_CHECK"] or "pass")
 PY
+if [ "${ARGUS_CONDENSE:-}" = 0 ]; then # t_case_*_condensed.sh: the tree really condensed
+    python3 - "$d/reduce.json" <<'PY' || fail "the tree did not condense"
+import json, sys
+c = json.load(open(sys.argv[1]))["condense"]
+assert c["on"] and c["thin"] > 0 and c["exemplars"] > 0, c
+print("condensed: %d cells in full, %d as rows only" % (c["exemplars"], c["thin"]))
+PY
+fi
 $SCORE "$d/report.json" "$WORK/truth.json" || fail "score.py rejects the report"
 python3 "$top_srcdir/tests/analysis/check_report.py" "$d" \
     "$([ "$EXPECT_KIND" = none ] && echo clean || echo case)" || fail "report files invalid"
