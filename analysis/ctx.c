@@ -345,6 +345,7 @@ static int build_cells(struct an_ctx *c)
             c->vcomm[at] = w[i].comm_ns;
             c->kernels_seen += w[i].kernel_count;
             c->dropped += w[i].dropped;
+            c->thin_held |= (v[i]->flags & ARGUS_SF_THIN) != 0;
             if (!c->co_have[r] && w[i].coords_known) {
                 c->co[r] = v[i]->coords;
                 c->co_have[r] = 1;

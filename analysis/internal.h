@@ -95,6 +95,7 @@ struct an_ctx {
     double *X;                          /* [S] job step time ns (max over ranks), NAN */
     double med_step;                    /* median of X, ns */
     int kmodes_sorted;                  /* every summary's kmodes sorted by hash */
+    int thin_held;                      /* some held cell is thin (a condensing tree) */
     struct an_names names;
     uint8_t *cflag;                     /* [n * S] rank-step compute flagged (l2) */
     struct an_list cand;

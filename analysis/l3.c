@@ -189,13 +189,14 @@ int an_detect_kernels(struct an_ctx *c)
     double *exc = malloc(MS * sizeof *exc), *buf = malloc(S * sizeof *buf);
     double *vals = malloc((maxm + 1) * sizeof *vals), *yard = malloc(S * sizeof *yard);
     uint8_t *flag = malloc(MS);
+    uint32_t *mem = malloc((maxm + 1) * sizeof *mem);
     struct an_span *spans = malloc(S * sizeof *spans);
     struct krun *kr = NULL;
     struct an_rrun *runs = NULL;
     size_t nkr = 0, capkr = 0, nrun = 0, caprun = 0;
     int rc = 0;
 
-    if (!cref || !ratio || !z || !exc || !buf || !vals || !yard || !flag || !spans) {
+    if (!cref || !ratio || !z || !exc || !buf || !vals || !yard || !flag || !mem || !spans) {
         rc = -ENOMEM;
         goto out;
     }
@@ -206,7 +207,12 @@ int an_detect_kernels(struct an_ctx *c)
         goto out;
     class_yard(c, cref);
     for (uint32_t k = 0; k < c->n_cls; k++) {
-        const uint32_t off = c->cls_off[k], m = c->cls_off[k + 1] - off;
+        /* the members with kernel detail somewhere (all of them unless thin cells): a
+         * condensing tree leaves most ranks of a large class with rows only */
+        uint32_t m = 0;
+        for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++)
+            if (c->kmr[c->cls_mem[i]])
+                mem[m++] = c->cls_mem[i];
         if (m < 2)
             continue;
         for (size_t nk = 0; nk < c->names.n; nk++) {
@@ -219,7 +225,7 @@ int an_detect_kernels(struct an_ctx *c)
             for (size_t si = 0; si < S; si++) {
                 size_t q = 0;
                 for (uint32_t i = 0; i < m; i++) {
-                    const struct argus_step_summary *s = an_kcell(c, c->cls_mem[off + i], si);
+                    const struct argus_step_summary *s = an_kcell(c, mem[i], si);
                     if (s) { /* per-mode median x calls: one heavy-tailed call is no trend */
                         double calls, typ = an_name_typical(c, s, h, &calls);
                         c->tmp3[q++] = vals[i] = typ * calls;
@@ -231,7 +237,7 @@ int an_detect_kernels(struct an_ctx *c)
                     continue;
                 yard[si] = cref[(size_t)k * S + si];
                 for (uint32_t i = 0; i < m; i++) {
-                    if (!an_kcell(c, c->cls_mem[off + i], si))
+                    if (!an_kcell(c, mem[i], si))
                         continue;
                     const size_t at = (size_t)i * S + si;
                     ratio[at] = argus_stats_ratio(vals[i], &rb);
@@ -251,12 +257,12 @@ int an_detect_kernels(struct an_ctx *c)
                     z[at] = sc > 0 ? exc[at] / sc : 0;
                     flag[at] = ratio[at] >= c->o.ratio && z[at] >= c->o.z && exc[at] >= yard[si];
                     double pr, pe; /* other call counts than the peers': judge per call */
-                    if (flag[at] && an_kernel_percall(c, c->cls_mem[off + i], si, h, &pr, &pe))
+                    if (flag[at] && an_kernel_percall(c, mem[i], si, h, &pr, &pe))
                         flag[at] = pr >= c->o.ratio && pe >= yard[si];
                 }
             }
             for (uint32_t i = 0; i < m; i++) {
-                const uint32_t r = c->cls_mem[off + i];
+                const uint32_t r = mem[i];
                 const size_t base = (size_t)i * S;
                 size_t ns = an_runs(flag + base, S, c->o.min_steps, spans, S);
                 for (size_t j = 0; j < ns; j++) {
@@ -320,6 +326,7 @@ out:
     free(vals);
     free(yard);
     free(flag);
+    free(mem);
     free(spans);
     free(kr);
     free(runs);

@@ -1,11 +1,12 @@
 /* l3comm.c — the communication detector of L3 (comm_degradation): the collectives of one
  * DP or TP group slower than the other groups' even for the member that arrived last and
  * so waited least, confirmed by the W1 block structure of the members' collective times
- * (w1.c). With thin cells (a condensing tree, common/condense.h) a group is judged on the
- * members with kernel detail when there are at least two, and its runs are found over
- * the steps where it could be judged. Only adds candidates to the context.
+ * (w1.c). With thin cells (a condensing tree, common/condense.h) every group is judged
+ * on its reference members when it has at least two, and its runs are found over the
+ * steps where it could be judged. Only adds candidates to the context.
  */
 #include "analysis/internal.h"
+#include "common/condense.h"
 
 #include <errno.h>
 #include <math.h>
@@ -80,12 +81,21 @@ static int comm_type(struct an_ctx *c, int type)
     uint8_t *flag = malloc(S);
     size_t *jstep = malloc(S * sizeof *jstep);
     struct an_span *spans = malloc(S * sizeof *spans);
+    uint32_t *koff = malloc((g.G + 1) * sizeof *koff), *kmem = malloc((c->n + 1) * sizeof *kmem);
 
     if (!rc && (!best || !E || !R || !SC || !CL || !gv || !gc || !buf || !ratio || !z || !exc ||
-                !tmp || !flag || !jstep || !spans))
+                !tmp || !flag || !jstep || !spans || !koff || !kmem))
         rc = -ENOMEM;
     if (rc || size < 2 || g.G < 2)
         goto out;
+    /* each group's members with kernel detail somewhere (all of them unless thin cells) */
+    koff[0] = 0;
+    for (uint32_t q = 0; q < g.G; q++) {
+        koff[q + 1] = koff[q];
+        for (uint32_t i = g.off[q]; i < g.off[q + 1]; i++)
+            if (c->kmr[g.mem[i]])
+                kmem[koff[q + 1]++] = g.mem[i];
+    }
     for (size_t nk = 0; nk < c->names.n; nk++) {
         if (c->names.kclass[nk] != ARGUS_KC_COLLECTIVE)
             continue;
@@ -95,11 +105,10 @@ static int comm_type(struct an_ctx *c, int type)
         for (size_t si = 0; si < S; si++) {
             for (uint32_t q = 0; q < g.G; q++) {
                 double mn = 0, mc = 0;
-                int any = 0, thin = 0, full = 0;
-                for (uint32_t i = g.off[q]; i < g.off[q + 1]; i++) {
-                    const struct argus_step_summary *s = an_kcell(c, g.mem[i], si);
-                    thin |= !s && an_cell(c, g.mem[i], si);
-                    if (!s)
+                int any = 0, full = 0;
+                for (uint32_t i = koff[q]; i < koff[q + 1]; i++) {
+                    const struct argus_step_summary *s = an_kcell(c, kmem[i], si);
+                    if (!s || (c->thin_held && !argus_condense_reference(s, c->n)))
                         continue;
                     full++;
                     double calls, v = an_name_typical(c, s, h, &calls);
@@ -110,11 +119,15 @@ static int comm_type(struct an_ctx *c, int type)
                     any = 1;
                 }
                 gv[q] = any ? mn : 0;
-                /* with thin members (calls unknown) the smallest call of the others is a
-                 * sample's: judged when at least two members have detail (a condensing
-                 * tree keeps two reference members of every DP group, common/condense.h;
-                 * one member alone may be a waiting victim), else only a reference */
-                gc[q] = thin && full < 2 ? -1 : mc;
+                /* Condensed data (thin cells): every group is valued on its reference
+                 * members alone (common/condense.h: dp index 0 and 1, so two in every DP
+                 * group), always full, so that every group's minimum is over the same kind
+                 * of sample — a group with more members in full (extreme cells) would
+                 * otherwise get a smaller minimum and make the others look slow. Judged
+                 * with at least two (one alone may be a waiting victim). */
+                gc[q] = c->thin_held && full < 2 ? -1 : mc;
+                if (gc[q] < 0)
+                    gv[q] = 0; /* nor a reference for the others */
                 best[(size_t)q * S + si].unknown = gc[q] < 0;
             }
             for (uint32_t q = 0; q < g.G; q++) {
@@ -240,6 +253,8 @@ out:
     free(tmp);
     free(flag);
     free(jstep);
+    free(koff);
+    free(kmem);
     free(spans);
     return rc;
 }
@@ -270,15 +285,19 @@ static void w1_confirm(struct an_ctx *c, struct an_cand *k)
     free(M);
 }
 
+/* DP groups, then TP groups. On condensed data only DP groups: each has two reference
+ * members in full, but only the TP groups at dp index 0 and 1 have any, too few to
+ * compare a group with (t_condense_32 saw false TP verdicts before this rule). */
 int an_detect_comm(struct an_ctx *c)
 {
     int rc;
+    const int tp = !c->thin_held;
     if (!c->layout_known) { /* the groups of communicator membership, when known */
         if (c->mgrp[0] && (rc = comm_type(c, ARGUS_GT_DP)))
             return rc;
-        return c->mgrp[1] ? comm_type(c, ARGUS_GT_TP) : 0;
+        return c->mgrp[1] && tp ? comm_type(c, ARGUS_GT_TP) : 0;
     }
     if ((rc = comm_type(c, ARGUS_GT_DP)))
         return rc;
-    return comm_type(c, ARGUS_GT_TP);
+    return tp ? comm_type(c, ARGUS_GT_TP) : 0;
 }

@@ -64,6 +64,20 @@ int an_names_add(struct an_names *nm, uint64_t hash, uint8_t kclass, double ns)
     return 0;
 }
 
+/* The first kmode of hash in s (or where it would be) when kmodes are sorted by hash. */
+static uint32_t first_of(const struct argus_step_summary *s, uint32_t n, uint64_t hash)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->kmodes[mid].name_hash < hash)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 double an_name_sum(const struct an_ctx *c, const struct argus_step_summary *s, uint64_t hash)
 {
     uint32_t n = s->n_kmodes < ARGUS_MAX_KMODES ? s->n_kmodes : ARGUS_MAX_KMODES;
@@ -71,15 +85,7 @@ double an_name_sum(const struct an_ctx *c, const struct argus_step_summary *s, u
     uint32_t i = 0;
 
     if (c->kmodes_sorted) {
-        uint32_t lo = 0, hi = n;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (s->kmodes[mid].name_hash < hash)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (i = lo; i < n && s->kmodes[i].name_hash == hash; i++)
+        for (i = first_of(s, n, hash); i < n && s->kmodes[i].name_hash == hash; i++)
             sum += (double)s->kmodes[i].sum_ns;
         return sum;
     }
@@ -96,7 +102,7 @@ double an_name_typical(const struct an_ctx *c, const struct argus_step_summary *
     const struct argus_kmode_stats *best = NULL;
     double cnt = 0;
 
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = c->kmodes_sorted ? first_of(s, n, hash) : 0; i < n; i++) {
         const struct argus_kmode_stats *k = &s->kmodes[i];
         if (k->name_hash != hash) {
             if (c->kmodes_sorted && k->name_hash > hash)

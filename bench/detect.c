@@ -6,10 +6,15 @@
  * severities >= x1.3), kind accuracy, detection latency in steps from onset (and in
  * ARGUS_WINDOW=10-step windows), false alarms per 1,000 clean steps per variability level.
  * Usage: bench/detect [--seeds N] [--clean-steps N] [--ranks 16|64] [--no-faults]
- * [--verbose]: 16 ranks (tp 2, pp 2, dp 4) or 64 (tp 2, pp 4, dp 8) for the fault and the
- * clean runs alike; 30,000 clean steps per variability level by default (enough to tell
- * 1 false alarm per 10,000 steps from 0). Not run by `make check`; deterministic for given
- * arguments.
+ * [--condense] [--verbose]: 16 ranks (tp 2, pp 2, dp 4) or 64 (tp 2, pp 4, dp 8) for the
+ * fault and the clean runs alike; 30,000 clean steps per variability level by default
+ * (enough to tell 1 false alarm per 10,000 steps from 0). Not run by `make check`;
+ * deterministic for given arguments.
+ * --condense: every run's summaries go through the condensing root (common/condense.h) as
+ * rank 0 would take them, one batch per WINDOW steps (names and rank info in the first),
+ * and the analysis reads the store built from what the root writes (exemplars + thin
+ * summaries) instead of the full one: whether detection survives condensing. By the
+ * module's contract one root over the raw summaries gives what any tree gives.
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -18,12 +23,145 @@
 #include <time.h>
 
 #include "analysis/analysis.h"
+#include "common/condense.h"
+#include "common/wire.h"
 #include "tests/analysis/synth.h"
 
 #define STEPS 100
 #define ONSET 40
 #define END 79
 #define WINDOW 10
+
+/* --condense: on, and what the condensing root kept over all runs */
+static struct {
+    int on;
+    double exemplars, thin, bad;
+} cond;
+
+struct ebuf {
+    uint8_t *p;
+    size_t len, cap;
+};
+
+static uint8_t *eroom(struct ebuf *b, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 1 << 16;
+        while (cap < b->len + n)
+            cap *= 2;
+        uint8_t *p = realloc(b->p, cap);
+        if (!p)
+            return NULL;
+        b->p = p;
+        b->cap = cap;
+    }
+    return b->p + b->len;
+}
+
+/* Append one encoded record (enc: 0 summary, 1 name, 2 rank info). 0 or -1. */
+static int eput(struct ebuf *b, int enc, const void *x, uint64_t h)
+{
+    const size_t room = enc == 0 ? argus_summary_encoded_max(
+                                       ((const struct argus_step_summary *)x)->n_kmodes)
+                                 : 4096;
+    uint8_t *p = eroom(b, room);
+    long n = !p ? -1
+             : enc == 0 ? argus_summary_encode(x, p, room)
+             : enc == 1 ? argus_name_encode(h, x, p, room)
+                        : argus_rankinfo_encode(x, p, room);
+    if (n <= 0)
+        return -1;
+    b->len += (size_t)n;
+    return 0;
+}
+
+/* Replace *js by the store rank 0 builds when every summary of *js goes through the
+ * condensing root, a batch per WINDOW steps. 0 or -1 (*js untouched). */
+static int condense_job(struct argus_jobstore **js)
+{
+    const struct argus_jobstore *src = *js;
+    const uint32_t n = argus_jobstore_nranks(src);
+    struct argus_jobstore *dst = NULL;
+    struct argus_condense c;
+    struct ebuf b = { 0 };
+    uint64_t first, last, bad = 0, *seen = NULL;
+    size_t nseen = 0, *cur = calloc(n, sizeof *cur);
+    char err[256] = "out of memory";
+    int rc = -1;
+
+    if (!cur || argus_jobstore_step_range(src, &first, &last) ||
+        argus_jobstore_create(n, &dst) || argus_condense_init(&c, n))
+        goto out_nocd;
+    *argus_jobstore_meta(dst) = *argus_jobstore_meta_c(src);
+    for (uint32_t q = 0; q < n; q++) {
+        const struct argus_rank_info *ri = argus_jobstore_rankinfo(src, q);
+        if (ri && eput(&b, 2, ri, 0))
+            goto out;
+        if (argus_jobstore_missing_since(src, q) != UINT64_MAX)
+            argus_jobstore_mark_missing(dst, q, argus_jobstore_missing_since(src, q));
+    }
+    for (uint64_t w = first; w <= last; w += WINDOW) {
+        for (uint32_t q = 0; q < n; q++) {
+            const struct argus_step_summary *const *ss;
+            const size_t ns = argus_jobstore_rank_steps(src, q, &ss);
+            for (; cur[q] < ns && ss[cur[q]]->step < w + WINDOW; cur[q]++) {
+                const struct argus_step_summary *s = ss[cur[q]];
+                for (uint32_t k = 0; k < s->n_kmodes; k++) { /* names the first time */
+                    const uint64_t h = s->kmodes[k].name_hash;
+                    size_t i = 0;
+                    while (i < nseen && seen[i] != h)
+                        i++;
+                    if (i < nseen)
+                        continue;
+                    uint64_t *ns2 = realloc(seen, (nseen + 1) * sizeof *seen);
+                    if (!ns2)
+                        goto out;
+                    seen = ns2;
+                    seen[nseen++] = h;
+                    const char *nm = argus_jobstore_name(src, h);
+                    if (nm && eput(&b, 1, nm, h))
+                        goto out;
+                }
+                if (eput(&b, 0, s, 0))
+                    goto out;
+            }
+        }
+        if (argus_condense_run(&c, b.p, b.len, 1, &bad) ||
+            argus_jobstore_ingest_buffer(dst, c.out, c.outlen, 0, err, sizeof err)) {
+            fprintf(stderr, "detect: condense: %s\n", err);
+            goto out;
+        }
+        b.len = 0;
+    }
+    cond.exemplars += (double)c.st.exemplars;
+    cond.thin += (double)c.st.thin;
+    cond.bad += (double)bad;
+    argus_jobstore_free(*js);
+    *js = dst;
+    dst = NULL;
+    rc = 0;
+out:
+    argus_condense_free(&c);
+out_nocd:
+    argus_jobstore_free(dst);
+    free(b.p);
+    free(seen);
+    free(cur);
+    return rc;
+}
+
+/* synth_job, then (--condense) the condensed store. */
+static int make_job(const struct synth_opts *o, struct argus_jobstore **js)
+{
+    if (synth_job(o, js))
+        return -1;
+    if (cond.on && condense_job(js)) {
+        argus_jobstore_free(*js);
+        *js = NULL;
+        return -1;
+    }
+    return 0;
+}
 
 struct scen {
     const char *kind_name;
@@ -115,7 +253,7 @@ static int run_fault(const struct scen *sc, int tp, int pp, int dp, uint64_t see
     default:
         break;
     }
-    if (synth_job(&o, &js) || argus_analyze(js, NULL, &r)) {
+    if (make_job(&o, &js) || argus_analyze(js, NULL, &r)) {
         argus_jobstore_free(js);
         return -1;
     }
@@ -219,11 +357,13 @@ int main(int argc, char **argv)
             faults = 0;
         else if (!strcmp(argv[i], "--verbose"))
             verbose = 1;
+        else if (!strcmp(argv[i], "--condense"))
+            cond.on = 1;
         else
             ranks = -1;
         if (ranks != 16 && ranks != 64) {
             fprintf(stderr, "usage: detect [--seeds N] [--clean-steps N] [--ranks 16|64] "
-                            "[--no-faults] [--verbose]\n");
+                            "[--no-faults] [--condense] [--verbose]\n");
             return 2;
         }
     }
@@ -266,7 +406,7 @@ int main(int argc, char **argv)
             o.steps = per_run;
             o.step_sigma = v < 3 ? var[v] : var[2];
             o.tail = v == 3 ? 0.002 : 0;
-            if (synth_job(&o, &js) || argus_analyze(js, NULL, &r)) {
+            if (make_job(&o, &js) || argus_analyze(js, NULL, &r)) {
                 fprintf(stderr, "detect: clean run failed\n");
                 return 1;
             }
@@ -289,6 +429,10 @@ int main(int argc, char **argv)
     printf("{\"bench\":\"detect\",\"ranks\":%s,\"seeds\":%d,\"steps_per_run\":%d,"
            "\"onset_step\":%d,\"window_steps\":%d,",
            ranks == 64 ? "[64]" : "[16]", seeds, STEPS, ONSET, WINDOW);
+    printf("\"condense\":{\"on\":%s,\"exemplars\":%.0f,\"thin\":%.0f,\"bad\":%.0f,"
+           "\"full_share\":%.4f},",
+           cond.on ? "true" : "false", cond.exemplars, cond.thin, cond.bad,
+           cond.on ? ratio(cond.exemplars, cond.exemplars + cond.thin) : 1.0);
     print_tally("all", &all);
     putchar(',');
     print_tally("severity_ge_1.3", &strong);

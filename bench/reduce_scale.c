@@ -1,21 +1,31 @@
-/* reduce_scale.c — rank 0's cost of the window aggregate at scale, in one process: P
- * virtual ranks (8 per node) each fold a window of W step summaries (K kernel-modes each)
- * into a leaf aggregate; the aggregates merge up the same node-aware tree the runtime
- * builds (reduce/tree.c, fan-in 32), children encoded and decoded as on the wire. Rank 0's
- * inbound bytes are its children's encoded aggregates; rank 0's CPU is decode + merge of
- * those plus L1-L3 analysis of the rows: adding them to the job store as kernel-less
- * summaries ("store"), then argus_analyze ("analyze").
+/* reduce_scale.c — rank 0's cost of the condensing reduction (common/condense.h) at
+ * scale, in one process: P virtual ranks (8 per node, tp 8 x pp 4 x dp P/32 in Megatron
+ * order) each have a window of W step summaries (K kernel-modes each: compute kernels,
+ * TP/DP collectives, pipeline send/recv; each rank a steady speed within +-1 %) as raw
+ * encoded records. Along the node-aware tree the runtime builds (reduce/tree.c, fan-in
+ * 32), processed depth-first (children's buffers freed after use, so memory is O(depth)
+ * messages), every node with children condenses as reduce/agent.c does: its children's
+ * encoded aggregates merged (argus_condense_merge), then argus_condense_run over its own
+ * raw records and its children's records (leaf children: raw summaries; condensing
+ * children: exemplars); it sends c.enc + c.out. Names and rank info went up in an earlier
+ * window (steady state): the records are summaries only. Rank 0 condenses as the root.
+ * Rank 0's inbound bytes: its children's aggregates, exemplar records and (its leaf
+ * children on its own node) raw summaries, reported apart. Rank 0's CPU: merge, condense
+ * run (fold + select + exemplars + thin summaries), then decode + add of what it wrote
+ * to the job store ("store") and argus_analyze ("analyze").
  *
  * Two views of rank 0's analysis:
  *   - first window (rank0_*_ms_per_step): a fresh job store takes one window of P x W
- *     rows and the analysis runs over it; every page is touched for the first time;
+ *     summaries (exemplars and thin) and the analysis runs over it; every page is
+ *     touched for the first time;
  *   - job (rank0_*_steady_ms_per_step): what rank 0 pays per step for the rest of a job.
- *     One job store over a job of windows, each window's rows added and the job analysed
- *     after every window, as reduce/rank0.c does; the store keeps its default retention
- *     (common/jobstore.h), so the analysis covers the horizon and the store's memory is
- *     reused once the horizon is full. The job runs until STEADY (5) windows after that;
- *     the figures are the medians over those windows (robust to a busy machine).
- * The merge is timed into a fresh aggregate and again into the reset one (warm: as every
+ *     One job store over a job of windows, each window's summaries added and the job
+ *     analysed after every window, as reduce/rank0.c does; the store keeps its default
+ *     retention (common/jobstore.h), so the analysis covers the horizon and the store's
+ *     memory is reused once the horizon is full. The job runs until STEADY (5) windows
+ *     after that; the figures are the medians over those windows (robust to a busy
+ *     machine).
+ * The condense step is timed in a fresh struct and again in the reset one (warm: as every
  * later window of a job runs). Page faults are counted for each part.
  * Prints one JSON line. Usage: reduce_scale [P ...] (default 1024 4096 16384 65536). */
 #include <stdio.h>
@@ -26,13 +36,17 @@
 
 #include "analysis/analysis.h"
 #include "common/aggregate.h"
+#include "common/condense.h"
 #include "common/jobstore.h"
+#include "common/wire.h"
 #include "reduce/tree.h"
 
 #define W 10
 #define K 40
 #define FANIN 32
 #define PER_NODE 8
+#define TP 8
+#define PP 4
 
 static struct argus_step_summary *sum;
 static int P, *parent, *kid_start, *kids;
@@ -53,29 +67,62 @@ static double cpu_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A rank's constant speed (per mille, 990..1010): peers differ a little, steadily. */
+static uint64_t rank_speed(int rank)
+{
+    uint64_t z = (uint64_t)rank * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 31)) * 0xbf58476d1ce4e5b9ull;
+    return 990 + (z >> 40) % 21;
+}
+
+/* Rank `rank`'s summary of `step` in a tp TP x pp PP x dp P/(TP*PP) job (Megatron order).
+ * K kernel-modes: 28 compute kernels (the stage's layers; 4 of them in two modes: two
+ * shapes), TP all-reduce in two modes, DP reduce-scatter and all-gather, pipeline send and
+ * recv (not on the first / last stage's missing side: replaced by two more compute
+ * kernels there). Each duration: kernel base x the rank's speed x noise. */
 static void fill_summary(int rank, int step)
 {
+    const int dp = P / (TP * PP) > 0 ? P / (TP * PP) : 1;
+    const uint64_t speed = rank_speed(rank);
     memset(sum, 0, offsetof(struct argus_step_summary, kmodes));
     sum->rank = (uint32_t)rank;
     sum->step = (uint64_t)step;
+    sum->coords = (struct argus_coords){ .tp_size = TP, .pp_size = PP, .dp_size = (uint16_t)dp,
+                                         .tp = (uint16_t)(rank % TP),
+                                         .dp = (uint16_t)(rank / TP % dp),
+                                         .pp = (uint16_t)(rank / (TP * dp) % PP) };
     sum->start_ns = 1000000000ull * (uint64_t)step;
     sum->end_ns = sum->start_ns + 900000000ull + rnd() % 1000000;
     sum->phase_wall_ns[0] = 300000000 + rnd() % 100000;
     sum->phase_wall_ns[1] = 500000000 + rnd() % 100000;
-    sum->compute_ns = 700000000 + rnd() % 100000;
+    sum->compute_ns = 700000000 * speed / 1000 + rnd() % 100000;
     sum->collective_ns = 150000000 + rnd() % 100000;
-    sum->coords.pp = (uint16_t)(rank / (P / 4 ? P / 4 : 1));
-    sum->coords.pp_size = 4;
     sum->n_kmodes = K;
+    const int pp = sum->coords.pp;
     for (int k = 0; k < K; k++) {
         struct argus_kmode_stats *m = &sum->kmodes[k];
         memset(m, 0, sizeof *m);
-        m->name_hash = 0xabc000 + (uint64_t)k * 104729;
-        m->kclass = k < 32 ? 0 : 1;
-        uint64_t base = 20000ull + 5000ull * (uint64_t)k;
+        int name = k, kc = ARGUS_KC_COMPUTE, mode = 0;
+        if (k >= 28 && k < 32) { /* second modes of kernels 0..3 */
+            name = k - 28;
+            mode = 1;
+        } else if (k == 32 || k == 33) {
+            name = 32, kc = ARGUS_KC_COLLECTIVE, mode = k - 32; /* TP all-reduce */
+        } else if (k == 34 || k == 35) {
+            kc = ARGUS_KC_COLLECTIVE; /* DP reduce-scatter, all-gather */
+        } else if ((k == 36 && pp < PP - 1) || (k == 37 && pp > 0)) {
+            kc = ARGUS_KC_P2P; /* pipeline send (not last stage), recv (not first) */
+        }
+        m->name_hash = 0xabc000 + (uint64_t)name * 104729;
+        m->kclass = (uint8_t)kc;
+        m->mode = (uint8_t)mode;
+        m->phase = k % 2 ? ARGUS_PH_BACKWARD : ARGUS_PH_FORWARD;
+        uint64_t base = (20000ull + 5000ull * (uint64_t)k) * (mode ? 3 : 1);
+        if (kc == ARGUS_KC_COMPUTE)
+            base = base * speed / 1000;
         m->min_ns = UINT64_MAX;
         for (int i = 0; i < 8; i++) {
-            uint64_t d = base + rnd() % (base / 4);
+            uint64_t d = base + rnd() % (base / (kc == ARGUS_KC_COMPUTE ? 20 : 4));
             m->count++;
             m->sum_ns += d;
             m->min_ns = d < m->min_ns ? d : m->min_ns;
@@ -85,27 +132,84 @@ static void fill_summary(int rank, int step)
     }
 }
 
-/* Reduce the subtree of r into out (post-order; memory O(depth)). */
-static void reduce(int r, struct argus_aggregate *out, struct argus_aggregate *scratch)
-{
-    char err[128];
+struct ebuf {
+    uint8_t *p;
+    size_t len, cap;
+};
 
-    argus_agg_init(out);
+static int eappend(struct ebuf *b, const uint8_t *x, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 1 << 16;
+        while (cap < b->len + n)
+            cap *= 2;
+        uint8_t *p = realloc(b->p, cap);
+        if (!p)
+            return -1;
+        b->p = p;
+        b->cap = cap;
+    }
+    if (n)
+        memcpy(b->p + b->len, x, n);
+    b->len += n;
+    return 0;
+}
+
+/* Rank r's raw records of the window: W encoded summaries. */
+static int put_raw(struct ebuf *b, int r)
+{
+    uint8_t tmp[65536];
     for (int s = 0; s < W; s++) {
         fill_summary(r, s);
-        argus_agg_add_summary(out, sum);
+        long n = argus_summary_encode(sum, tmp, sizeof tmp);
+        if (n <= 0 || eappend(b, tmp, (size_t)n))
+            return -1;
     }
-    for (int i = kid_start[r]; i < kid_start[r + 1]; i++) {
-        struct argus_aggregate sub;
-        reduce(kids[i], &sub, scratch);
-        size_t n = argus_agg_encoded_size(&sub);
-        uint8_t *buf = malloc(n);
-        argus_agg_encode(&sub, buf, n);
-        argus_agg_free(&sub);
-        argus_agg_decode(scratch, buf, n, err, sizeof err);
-        argus_agg_merge(out, scratch);
-        free(buf);
+    return 0;
+}
+
+/* What a rank sends its parent for one window: a leaf its raw records (agg NULL), a
+ * condensing node its encoded aggregate and its records (exemplars). */
+struct msg {
+    struct ebuf agg, rec;
+};
+
+static void msg_free(struct msg *m)
+{
+    free(m->agg.p);
+    free(m->rec.p);
+}
+
+static struct argus_condense *cd; /* one per tree level (reused by the nodes of a level) */
+
+/* r's message (depth-first, children's buffers freed after use: memory O(depth x fan-in
+ * x message)). 0 or -1. */
+static int reduce(int r, int depth, struct msg *m)
+{
+    char err[128];
+    uint64_t bad = 0;
+
+    memset(m, 0, sizeof *m);
+    if (kid_start[r] == kid_start[r + 1])
+        return put_raw(&m->rec, r);
+    struct argus_condense *c = &cd[depth];
+    struct ebuf in = { 0 };
+    int rc = put_raw(&in, r);
+    for (int i = kid_start[r]; !rc && i < kid_start[r + 1]; i++) {
+        struct msg km;
+        rc = reduce(kids[i], depth + 1, &km);
+        if (!rc && km.agg.len)
+            rc = argus_condense_merge(c, km.agg.p, km.agg.len, err, sizeof err);
+        if (!rc)
+            rc = eappend(&in, km.rec.p, km.rec.len);
+        msg_free(&km);
     }
+    if (!rc)
+        rc = argus_condense_run(c, in.p, in.len, 0, &bad);
+    if (!rc && (eappend(&m->agg, c->enc, c->enclen) || eappend(&m->rec, c->out, c->outlen)))
+        rc = -1;
+    free(in.p);
+    return rc || bad ? -1 : 0;
 }
 
 static long minflt(void)
@@ -115,31 +219,48 @@ static long minflt(void)
     return ru.ru_minflt;
 }
 
-/* Rank 0's window: room for P x W rows (rank 0 knows the job's size), its own rows, then
- * decode + merge of each child's encoding, timed.
- * Rank 0 never encodes, so it never orders the merged rows (argus_agg_sort_rows): the
- * job store takes them in any order. Returns 0, or -1 when a child did not decode. */
-static int rank0_window(struct argus_aggregate *root, struct argus_aggregate *scratch,
-                        uint8_t **bufs, const size_t *lens, int nkids, double *cpu,
-                        long *flt)
+struct r0cost {
+    double merge, run; /* CPU s */
+    long flt_merge, flt_run;
+    uint64_t exemplars, thin;
+    size_t kpart, nkm; /* the children's merged aggregate: kernel part bytes, kmodes */
+};
+
+/* Rank 0's window, as reduce/agent.c runs it: room for P x W rows (rank 0 knows the
+ * job's size), each child's aggregate merged (argus_condense_merge: decode + merge), then
+ * the condensing root over its own raw records and its children's records
+ * (argus_condense_run, root: fold, select, exemplars, thin summaries into c->out). The
+ * inbound records are concatenated before the clock starts (the agent collects them as
+ * they arrive). Returns 0, or -1 when a child did not decode. */
+static int rank0_window(struct argus_condense *c, const struct msg *km, int nkids,
+                        const struct ebuf *in, struct r0cost *rc0)
 {
     char err[128];
+    uint64_t bad = 0;
+    const struct argus_condense_stats st0 = c->st;
 
-    argus_agg_reset(root);
-    if (argus_agg_reserve(root, (size_t)P * W, (size_t)nkids + 1) != 0)
+    if (argus_agg_reserve(&c->agg, (size_t)P * W, (size_t)nkids + 1) != 0)
         return -1;
-    for (int s = 0; s < W; s++) {
-        fill_summary(0, s);
-        argus_agg_add_summary(root, sum);
-    }
     long f0 = minflt();
     double t0 = cpu_s();
     for (int i = 0; i < nkids; i++)
-        if (argus_agg_decode(scratch, bufs[i], lens[i], err, sizeof err) != 0 ||
-            argus_agg_merge(root, scratch) != 0)
+        if (km[i].agg.len && argus_condense_merge(c, km[i].agg.p, km[i].agg.len, err,
+                                                  sizeof err) != 0)
             return -1;
-    *cpu = cpu_s() - t0;
-    *flt = minflt() - f0;
+    double t1 = cpu_s();
+    long f1 = minflt();
+    rc0->kpart = argus_agg_encoded_size(&c->agg) - c->agg.nrows * ARGUS_AGG_ROW_BYTES;
+    rc0->nkm = c->agg.nkm;
+    double t2 = cpu_s();
+    long f2 = minflt();
+    if (argus_condense_run(c, in->p, in->len, 1, &bad) != 0 || bad)
+        return -1;
+    rc0->run = cpu_s() - t2;
+    rc0->flt_run = minflt() - f2;
+    rc0->merge = t1 - t0;
+    rc0->flt_merge = f1 - f0;
+    rc0->exemplars = c->st.exemplars - st0.exemplars;
+    rc0->thin = c->st.thin - st0.thin;
     return 0;
 }
 
@@ -149,39 +270,38 @@ struct an_cost {
     int rc;
 };
 
-/* Add the root's rows, shifted by `shift` steps, to js as kernel-less summaries. */
-static void store_rows(struct argus_jobstore *js, const struct argus_aggregate *root,
-                       uint64_t shift)
+/* Add what the condensing root wrote (exemplars and thin summaries), shifted by `shift`
+ * steps, to js: decode + add, as argus_jobstore_ingest_buffer does. */
+static void store_out(struct argus_jobstore *js, const struct ebuf *out, uint64_t shift)
 {
-    memset(sum, 0, offsetof(struct argus_step_summary, kmodes));
-    for (size_t i = 0; i < root->nrows; i++) {
-        const struct argus_agg_row *row = &root->rows[i];
-        sum->rank = row->rank;
-        sum->step = row->step + shift;
-        sum->start_ns = row->start_ns + 1000000000ull * shift;
-        sum->end_ns = sum->start_ns + 1000ull * row->us[0];
-        sum->phase_wall_ns[0] = 1000ull * row->us[1];
-        sum->phase_wall_ns[1] = 1000ull * row->us[2];
-        sum->phase_wall_ns[2] = 1000ull * row->us[3];
-        sum->phase_wall_ns[3] = 1000ull * row->us[4];
-        sum->host_gap_ns = 1000ull * row->us[5];
-        sum->compute_ns = 1000ull * row->us[6];
-        sum->collective_ns = 1000ull * row->us[7];
-        argus_jobstore_add_summary(js, sum);
+    char err[128];
+    for (size_t off = 0; off < out->len;) {
+        int type = 0;
+        long n = argus_record_peek(out->p + off, out->len - off, off, &type, err, sizeof err);
+        if (n < 0)
+            return;
+        if (type == ARGUS_REC_SUMMARY &&
+            argus_summary_decode(out->p + off, (size_t)n, sum, err, sizeof err) == 0) {
+            sum->step += shift;
+            sum->start_ns += 1000000000ull * shift;
+            sum->end_ns += 1000000000ull * shift;
+            argus_jobstore_add_summary(js, sum);
+        }
+        off += (size_t)n;
     }
 }
 
-/* One window at rank 0: its rows into js (shifted by `shift` steps), then the analysis of
- * everything js holds. */
-static void an_window(struct argus_jobstore *js, const struct argus_aggregate *root,
-                      uint64_t shift, struct an_cost *c)
+/* One window at rank 0: its summaries into js (shifted by `shift` steps), then the
+ * analysis of everything js holds. */
+static void an_window(struct argus_jobstore *js, const struct ebuf *out, uint64_t shift,
+                      struct an_cost *c)
 {
     struct argus_analysis_opts o;
     struct argus_result res;
 
     long f0 = minflt();
     double t0 = cpu_s();
-    store_rows(js, root, shift);
+    store_out(js, out, shift);
     double t1 = cpu_s();
     long f1 = minflt();
     argus_analysis_opts_default(&o);
@@ -216,7 +336,7 @@ static double median5(double *v)
 
 /* The first window in a fresh store, then a job of windows in one store until STEADY
  * windows past a full horizon. */
-static void an_job(const struct argus_aggregate *root, struct job_cost *jc)
+static void an_job(const struct ebuf *root, struct job_cost *jc)
 {
     struct argus_jobstore *js;
     double st[STEADY], an[STEADY], fs[STEADY], fa[STEADY];
@@ -249,6 +369,21 @@ static void an_job(const struct argus_aggregate *root, struct job_cost *jc)
     argus_jobstore_free(js);
 }
 
+static size_t count_summaries(const struct ebuf *b)
+{
+    char err[128];
+    size_t n = 0;
+    for (size_t off = 0; off < b->len;) {
+        int type = 0;
+        long k = argus_record_peek(b->p + off, b->len - off, off, &type, err, sizeof err);
+        if (k < 0)
+            break;
+        n += type == ARGUS_REC_SUMMARY;
+        off += (size_t)k;
+    }
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     static const int defaults[] = {1024, 4096, 16384, 65536};
@@ -256,7 +391,9 @@ int main(int argc, char **argv)
 
     sum = malloc(sizeof *sum);
     printf("{\"bench\":\"reduce_scale\",\"window_steps\":%d,\"kmodes_per_rank_step\":%d,"
-           "\"fanin\":%d,\"ranks_per_node\":%d,\"runs\":[", W, K, FANIN, PER_NODE);
+           "\"fanin\":%d,\"ranks_per_node\":%d,\"layout\":{\"tp\":%d,\"pp\":%d,\"dp\":\"P/%d\"},"
+           "\"condense\":{\"ref_dp\":%d,\"extremes\":%d},\"runs\":[", W, K, FANIN, PER_NODE,
+           TP, PP, TP * PP, ARGUS_CONDENSE_REF_DP, ARGUS_CONDENSE_EXTREMES);
     for (int pi = 0; pi < nP; pi++) {
         P = argc > 1 ? atoi(argv[pi + 1]) : defaults[pi];
         int *node = malloc((size_t)P * sizeof *node);
@@ -272,68 +409,96 @@ int main(int argc, char **argv)
             kid_start[r + 1] += kid_start[r];
         for (int r = 1; r < P; r++)
             kids[kid_start[parent[r] + 1]++] = r;
+        const int depth = argus_tree_depth_of(parent, P);
+        cd = calloc((size_t)depth + 2, sizeof *cd);
+        for (int d = 0; d < depth + 2; d++)
+            argus_condense_init(&cd[d], (uint32_t)P);
 
-        struct argus_aggregate root, scratch;
-        argus_agg_init(&root);
-        argus_agg_init(&scratch);
-        int nkids = kid_start[1] - kid_start[0];
-        uint8_t **bufs = calloc((size_t)nkids + 1, sizeof *bufs);
-        size_t *lens = calloc((size_t)nkids + 1, sizeof *lens), bytes0 = 0;
-        for (int i = 0; i < nkids; i++) {
-            struct argus_aggregate sub;
-            reduce(kids[kid_start[0] + i], &sub, &scratch);
-            lens[i] = argus_agg_encoded_size(&sub);
-            bufs[i] = malloc(lens[i]);
-            argus_agg_encode(&sub, bufs[i], lens[i]);
-            argus_agg_free(&sub);
-            bytes0 += lens[i];
+        /* the subtrees under rank 0, depth-first; their messages kept for rank 0 */
+        const int nkids = kid_start[1] - kid_start[0];
+        struct msg *km = calloc((size_t)nkids + 1, sizeof *km);
+        struct ebuf in = { 0 }, out = { 0 };
+        size_t agg_b = 0, ex_b = 0, raw_b = 0, ex_n = 0;
+        int leafkids = 0, bad = put_raw(&in, 0);
+        for (int i = 0; !bad && i < nkids; i++) {
+            bad = reduce(kids[kid_start[0] + i], 1, &km[i]);
+            if (km[i].agg.len) {
+                agg_b += km[i].agg.len;
+                ex_b += km[i].rec.len;
+                ex_n += count_summaries(&km[i].rec);
+            } else {
+                raw_b += km[i].rec.len;
+                leafkids++;
+            }
+            bad = bad || eappend(&in, km[i].rec.p, km[i].rec.len);
         }
-        /* the first window pays for fresh memory; later windows reuse it (warm) */
-        double cpu_merge, cpu_warm;
-        long flt_merge, flt_warm;
-        argus_agg_free(&scratch);
-        argus_agg_init(&scratch);
-        if (rank0_window(&root, &scratch, bufs, lens, nkids, &cpu_merge, &flt_merge) ||
-            rank0_window(&root, &scratch, bufs, lens, nkids, &cpu_warm, &flt_warm)) {
-            fprintf(stderr, "reduce_scale: a child's aggregate did not decode\n");
+        for (int d = 0; d < depth + 2; d++)
+            argus_condense_free(&cd[d]);
+        free(cd);
+        /* rank 0: the first window pays for fresh memory; later ones reuse it (warm) */
+        struct argus_condense c0;
+        struct r0cost first, warm;
+        argus_condense_init(&c0, (uint32_t)P);
+        if (bad || rank0_window(&c0, km, nkids, &in, &first) ||
+            rank0_window(&c0, km, nkids, &in, &warm) || eappend(&out, c0.out, c0.outlen)) {
+            fprintf(stderr, "reduce_scale: the condensing tree failed at P = %d\n", P);
             return 1;
         }
+        argus_condense_free(&c0);
         for (int i = 0; i < nkids; i++)
-            free(bufs[i]);
-        free(bufs);
-        free(lens);
+            msg_free(&km[i]);
+        free(km);
+        free(in.p);
 
         /* analysis at rank 0: the first window, then a job */
         struct job_cost jc;
-        an_job(&root, &jc);
+        an_job(&out, &jc);
+        free(out.p);
         const struct an_cost *an = &jc.first, *st = &jc.steady;
-        const double cpu_first = cpu_merge + an->store + an->analyze;
-        const double cpu_steady = cpu_warm + st->store + st->analyze;
+        const double cond_first = first.merge + first.run, cond_warm = warm.merge + warm.run;
+        const double cpu_first = cond_first + an->store + an->analyze;
+        const double cpu_steady = cond_warm + st->store + st->analyze;
+        const double bps = (double)(agg_b + ex_b + raw_b) / W;
+        const double goal_b = 64.0 * P + 65536;
 
-        size_t kpart = argus_agg_encoded_size(&root) - root.nrows * ARGUS_AGG_ROW_BYTES;
-        double bps = (double)bytes0 / W;
-        printf("%s{\"P\":%d,\"depth\":%d,\"rank0_children\":%d,\"rank0_in_bytes_per_step\":%.0f,"
-               "\"bytes_per_rank_step\":%.1f,\"goal_bytes_per_step\":%d,"
-               "\"root_kernel_part_bytes\":%zu,\"kmode_entries\":%zu,"
-               "\"rank0_merge_ms_per_step\":%.3f,\"rank0_store_ms_per_step\":%.3f,"
+        printf("%s{\"P\":%d,\"dp\":%d,\"depth\":%d,\"rank0_children\":%d,"
+               "\"rank0_leaf_children\":%d,\"rank0_in_bytes_per_step\":%.0f,"
+               "\"rank0_in_agg_bytes_per_step\":%.0f,\"rank0_in_exemplar_bytes_per_step\":%.0f,"
+               "\"rank0_in_raw_bytes_per_step\":%.0f,\"bytes_per_rank_step\":%.1f,"
+               "\"goal_bytes_per_step\":%.0f,\"goal_bytes_met\":%s,"
+               "\"rank0_in_exemplars_per_step\":%.1f,\"rank0_exemplars_per_step\":%.1f,"
+               "\"rank0_thin_per_step\":%.1f,\"full_share\":%.4f,"
+               "\"root_kernel_part_bytes\":%zu,\"kmode_entries\":%zu,",
+               pi ? "," : "", P, P / (TP * PP), depth, nkids, leafkids, bps,
+               (double)agg_b / W, (double)ex_b / W, (double)raw_b / W, bps / P, goal_b,
+               bps <= goal_b ? "true" : "false", (double)ex_n / W,
+               (double)first.exemplars / W, (double)first.thin / W,
+               (double)first.exemplars / (double)(first.exemplars + first.thin), first.kpart,
+               first.nkm);
+        printf("\"rank0_merge_ms_per_step\":%.3f,\"rank0_condense_run_ms_per_step\":%.3f,"
+               "\"rank0_condense_ms_per_step\":%.3f,\"rank0_store_ms_per_step\":%.3f,"
                "\"rank0_analyze_ms_per_step\":%.3f,\"rank0_cpu_ms_per_step\":%.3f,"
                "\"job_horizon_steps\":%zu,\"job_windows\":%zu,\"job_held_summaries\":%zu,"
-               "\"rank0_merge_warm_ms_per_step\":%.3f,\"rank0_store_steady_ms_per_step\":%.3f,"
+               "\"rank0_merge_warm_ms_per_step\":%.3f,"
+               "\"rank0_condense_run_warm_ms_per_step\":%.3f,"
+               "\"rank0_condense_warm_ms_per_step\":%.3f,\"rank0_store_steady_ms_per_step\":%.3f,"
                "\"rank0_analyze_steady_ms_per_step\":%.3f,"
                "\"rank0_cpu_steady_ms_per_step\":%.3f,\"goal_cpu_ms_per_step\":5,"
-               "\"rank0_page_faults_per_step\":{\"merge\":%.1f,\"merge_warm\":%.1f,"
-               "\"store\":%.1f,\"analyze\":%.1f,\"store_steady\":%.1f,"
-               "\"analyze_steady\":%.1f},\"analysis_rc\":%d}",
-               pi ? "," : "", P, argus_tree_depth_of(parent, P), nkids,
-               bps, bps / P, 64 * P + 65536, kpart, root.nkm, 1e3 * cpu_merge / W,
+               "\"goal_cpu_met\":%s,",
+               1e3 * first.merge / W, 1e3 * first.run / W, 1e3 * cond_first / W,
                1e3 * an->store / W, 1e3 * an->analyze / W, 1e3 * cpu_first / W, jc.horizon,
-               jc.windows, jc.held, 1e3 * cpu_warm / W, 1e3 * st->store / W,
-               1e3 * st->analyze / W, 1e3 * cpu_steady / W, (double)flt_merge / W,
-               (double)flt_warm / W, (double)an->flt_store / W, (double)an->flt_analyze / W,
+               jc.windows, jc.held, 1e3 * warm.merge / W, 1e3 * warm.run / W,
+               1e3 * cond_warm / W, 1e3 * st->store / W, 1e3 * st->analyze / W,
+               1e3 * cpu_steady / W, 1e3 * cpu_steady / W <= 5 ? "true" : "false");
+        printf("\"rank0_page_faults_per_step\":{\"merge\":%.1f,\"merge_warm\":%.1f,"
+               "\"condense_run\":%.1f,\"condense_run_warm\":%.1f,\"store\":%.1f,"
+               "\"analyze\":%.1f,\"store_steady\":%.1f,\"analyze_steady\":%.1f},"
+               "\"analysis_rc\":%d}",
+               (double)first.flt_merge / W, (double)warm.flt_merge / W,
+               (double)first.flt_run / W, (double)warm.flt_run / W,
+               (double)an->flt_store / W, (double)an->flt_analyze / W,
                (double)st->flt_store / W, (double)st->flt_analyze / W, an->rc | st->rc);
         fflush(stdout);
-        argus_agg_free(&root);
-        argus_agg_free(&scratch);
         free(node);
         free(parent);
         free(kid_start);

@@ -315,14 +315,16 @@ int argus_condense_run(struct argus_condense *c, const uint8_t *in, size_t len, 
         rc = pick(c, in, len, root);
     if (!rc)
         rc = root ? thin_rest(c) : encode_agg(c);
-    c->st.batches++;
-    c->st.rows += c->agg.nrows;
-    argus_agg_reset(&c->agg);
     if (bad)
         *bad += nbad;
-    if (rc) {
+    if (rc) { /* the batch is lost: forward every name again with a later one */
+        set_clear(c->names, c->namecap, &c->namen);
+        argus_agg_reset(&c->agg);
         c->outlen = c->enclen = 0;
         return rc;
     }
+    c->st.batches++;
+    c->st.rows += c->agg.nrows;
+    argus_agg_reset(&c->agg);
     return 0;
 }

@@ -1,11 +1,12 @@
 #!/bin/sh
 # The condensing tree where it thins more (32 ranks, tp 2 x pp 2 x dp 8, ARGUS_CONDENSE=0:
-# about 40 % of the cells reach rank 0 as rows only): link degradation of one TP group
-# (ranks 10,11, neither a reference rank) and of one DP group (1,3,...,15) are each named
-# as exactly one comm_degradation of that group over the injected steps; reduce.json
-# shows the thin share. Before analysis/l3comm.c judged a group on two members with
-# kernel detail, the DP case gave only a step_regression; before it found runs over the
-# steps where a group could be judged, the TP case broke into several short verdicts.
+# about 40 % of the cells reach rank 0 as rows only): link degradation of one DP group,
+# (1,3,...,15) and of another (16,18,...,30) are each named as exactly one
+# comm_degradation of that group over the injected steps; reduce.json shows the thin
+# share. On condensed data analysis/l3comm.c values every DP group on its two reference
+# members (dp 0 and 1) and judges no TP group (too few have references). Before it did,
+# the first case gave only a step_regression (a group with a thin member was never
+# judged) and a TP case gave false verdicts on other TP groups.
 . "$(dirname "$0")/lib.sh"
 export ARGUS_CONDENSE=0
 run32() {
@@ -31,7 +32,7 @@ PY
     $SCORE "$WORK/out/argus-$1/report.json" "$WORK/truth-$1.json" ||
         fail "score.py rejects the report ($1)"
 }
-run32 tp-link "comm_degradation:group=tp,index=5,steps=15-59,factor=3"
-check tp-link 10,11
+run32 dp-link2 "comm_degradation:group=dp,index=2,steps=15-59,factor=3"
+check dp-link2 16,18,20,22,24,26,28,30
 run32 dp-link "comm_degradation:group=dp,index=1,steps=15-59,factor=3"
 check dp-link 1,3,5,7,9,11,13,15

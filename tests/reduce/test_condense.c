@@ -17,6 +17,7 @@
 #include "common/condense.h"
 #include "common/wire.h"
 #include "reduce/tree.h"
+#include "tests/common/testgen.h"
 
 #define NR 96
 #define NS 10
@@ -26,10 +27,7 @@
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return tg_rand(&rng);
 }
 
 static struct argus_step_summary *orig; /* [NR * NS] */
