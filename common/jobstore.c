@@ -397,6 +397,30 @@ size_t argus_jobstore_horizon(const struct argus_jobstore *js)
 
 /* ---- summaries --------------------------------------------------------------------- */
 
+/* The stored copy's kernel modes in name-hash order, the modes of one name in their order
+ * (stable): the analysis then finds a kernel by binary search (analysis/names.c) instead
+ * of scanning every mode. Through the decode scratch (s is copied already); left as it
+ * came when that cannot be had. */
+static void sort_kmodes(struct argus_jobstore *js, struct argus_step_summary *c)
+{
+    const uint32_t n = c->n_kmodes;
+    uint32_t i = 1;
+    while (i < n && c->kmodes[i - 1].name_hash <= c->kmodes[i].name_hash)
+        i++;
+    if (i >= n || (!js->scratch && !(js->scratch = malloc(sizeof *js->scratch))))
+        return;
+    uint16_t idx[ARGUS_MAX_KMODES];
+    for (i = 0; i < n; i++) {
+        uint32_t j = i;
+        for (; j > 0 && c->kmodes[idx[j - 1]].name_hash > c->kmodes[i].name_hash; j--)
+            idx[j] = idx[j - 1];
+        idx[j] = (uint16_t)i;
+    }
+    for (i = 0; i < n; i++)
+        js->scratch->kmodes[i] = c->kmodes[idx[i]];
+    memcpy(c->kmodes, js->scratch->kmodes, n * sizeof *c->kmodes);
+}
+
 int argus_jobstore_add_summary(struct argus_jobstore *js, const struct argus_step_summary *s)
 {
     if (!js || !s || s->rank >= js->n_ranks || s->n_kmodes > ARGUS_MAX_KMODES)
@@ -415,6 +439,7 @@ int argus_jobstore_add_summary(struct argus_jobstore *js, const struct argus_ste
             block_free(js, old);
         }
         memmove(c, s, summary_bytes(s));
+        sort_kmodes(js, c);
         rs->sums[rs->head + at] = c;
         row_of(c, &rs->rows[rs->head + at]);
         return 0;
@@ -429,6 +454,7 @@ int argus_jobstore_add_summary(struct argus_jobstore *js, const struct argus_ste
         return -ENOMEM;
     }
     memcpy(c, s, summary_bytes(s));
+    sort_kmodes(js, c);
     struct argus_step_summary **sv = rs->sums + rs->head;
     uint64_t *iv = rs->ids + rs->head;
     struct argus_jobstore_row *wv = rs->rows + rs->head;

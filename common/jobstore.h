@@ -4,6 +4,9 @@
  * analysis/ and the report writers. The same store for both paths: the analysis has no
  * second input format.
  *
+ * Stored summaries have their kmodes in name-hash order (the modes of one name keep their
+ * order), so that a kernel is found by binary search.
+ *
  * Memory: each summary is stored trimmed to its used kmodes, in arena chunks; the space of
  * a replaced or evicted summary is reused by the next summary of the same size, so a store
  * that keeps a bounded horizon stops taking fresh pages once the horizon is full.

@@ -10,10 +10,12 @@
 # Then ARGUS_TRACES=0: no trace, no link.
 . "$(dirname "$0")/lib.sh"
 export ARGUS_TEST_CLOCK_SKEW_NS=10000000
-# 40 steps after the anomaly: rank 0's requests must reach the ranks before they finish
-# (a request that arrives after a rank's last exchange goes unanswered); with 20, a rank 0
-# slowed by a heavily loaded machine once asked too late.
-run_sim "l4-$$" --inject compute_straggler:ranks=5,steps=20-40,factor=1.5 --steps 80 ||
+# 40 steps after the anomaly, each at least 25 ms of real time (--pace-ms): rank 0's
+# requests must reach the ranks before they finish (a request that arrives after a rank's
+# last exchange goes unanswered). The simulator alone runs a step in well under 1 ms; with
+# 20 steps, and again with 40 unpaced, a rank 0 slowed by a loaded machine asked too late.
+run_sim "l4-$$" --inject compute_straggler:ranks=5,steps=20-40,factor=1.5 --steps 80 \
+    --pace-ms 25 ||
     { cat "$WORK/stderr" >&2; fail "simulated job failed"; }
 python3 - "$REPORT_DIR" <<'PY' || fail "L4 trace wrong"
 import collections, json, os, sys
