@@ -25,6 +25,7 @@
 #include "analysis/analysis.h"
 #include "common/condense.h"
 #include "common/wire.h"
+#include "reduce/bytebuf.h"
 #include "tests/analysis/synth.h"
 
 #define STEPS 100
@@ -38,33 +39,13 @@ static struct {
     double exemplars, thin, bad;
 } cond;
 
-struct ebuf {
-    uint8_t *p;
-    size_t len, cap;
-};
-
-static uint8_t *eroom(struct ebuf *b, size_t n)
-{
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 1 << 16;
-        while (cap < b->len + n)
-            cap *= 2;
-        uint8_t *p = realloc(b->p, cap);
-        if (!p)
-            return NULL;
-        b->p = p;
-        b->cap = cap;
-    }
-    return b->p + b->len;
-}
-
 /* Append one encoded record (enc: 0 summary, 1 name, 2 rank info). 0 or -1. */
-static int eput(struct ebuf *b, int enc, const void *x, uint64_t h)
+static int eput(struct argus_bytebuf *b, int enc, const void *x, uint64_t h)
 {
     const size_t room = enc == 0 ? argus_summary_encoded_max(
                                        ((const struct argus_step_summary *)x)->n_kmodes)
                                  : 4096;
-    uint8_t *p = eroom(b, room);
+    uint8_t *p = argus_bytebuf_reserve(b, room) ? NULL : b->p + b->len;
     long n = !p ? -1
              : enc == 0 ? argus_summary_encode(x, p, room)
              : enc == 1 ? argus_name_encode(h, x, p, room)
@@ -83,7 +64,7 @@ static int condense_job(struct argus_jobstore **js)
     const uint32_t n = argus_jobstore_nranks(src);
     struct argus_jobstore *dst = NULL;
     struct argus_condense c;
-    struct ebuf b = { 0 };
+    struct argus_bytebuf b = { 0 };
     uint64_t first, last, bad = 0, *seen = NULL;
     size_t nseen = 0, *cur = calloc(n, sizeof *cur);
     char err[256] = "out of memory";

@@ -39,6 +39,7 @@
 #include "common/condense.h"
 #include "common/jobstore.h"
 #include "common/wire.h"
+#include "reduce/bytebuf.h"
 #include "reduce/tree.h"
 
 #define W 10
@@ -132,37 +133,14 @@ static void fill_summary(int rank, int step)
     }
 }
 
-struct ebuf {
-    uint8_t *p;
-    size_t len, cap;
-};
-
-static int eappend(struct ebuf *b, const uint8_t *x, size_t n)
-{
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 1 << 16;
-        while (cap < b->len + n)
-            cap *= 2;
-        uint8_t *p = realloc(b->p, cap);
-        if (!p)
-            return -1;
-        b->p = p;
-        b->cap = cap;
-    }
-    if (n)
-        memcpy(b->p + b->len, x, n);
-    b->len += n;
-    return 0;
-}
-
 /* Rank r's raw records of the window: W encoded summaries. */
-static int put_raw(struct ebuf *b, int r)
+static int put_raw(struct argus_bytebuf *b, int r)
 {
     uint8_t tmp[65536];
     for (int s = 0; s < W; s++) {
         fill_summary(r, s);
         long n = argus_summary_encode(sum, tmp, sizeof tmp);
-        if (n <= 0 || eappend(b, tmp, (size_t)n))
+        if (n <= 0 || argus_bytebuf_append(b, tmp, (size_t)n))
             return -1;
     }
     return 0;
@@ -171,7 +149,7 @@ static int put_raw(struct ebuf *b, int r)
 /* What a rank sends its parent for one window: a leaf its raw records (agg NULL), a
  * condensing node its encoded aggregate and its records (exemplars). */
 struct msg {
-    struct ebuf agg, rec;
+    struct argus_bytebuf agg, rec;
 };
 
 static void msg_free(struct msg *m)
@@ -193,7 +171,7 @@ static int reduce(int r, int depth, struct msg *m)
     if (kid_start[r] == kid_start[r + 1])
         return put_raw(&m->rec, r);
     struct argus_condense *c = &cd[depth];
-    struct ebuf in = { 0 };
+    struct argus_bytebuf in = { 0 };
     int rc = put_raw(&in, r);
     for (int i = kid_start[r]; !rc && i < kid_start[r + 1]; i++) {
         struct msg km;
@@ -201,12 +179,13 @@ static int reduce(int r, int depth, struct msg *m)
         if (!rc && km.agg.len)
             rc = argus_condense_merge(c, km.agg.p, km.agg.len, err, sizeof err);
         if (!rc)
-            rc = eappend(&in, km.rec.p, km.rec.len);
+            rc = argus_bytebuf_append(&in, km.rec.p, km.rec.len);
         msg_free(&km);
     }
     if (!rc)
         rc = argus_condense_run(c, in.p, in.len, 0, &bad);
-    if (!rc && (eappend(&m->agg, c->enc, c->enclen) || eappend(&m->rec, c->out, c->outlen)))
+    if (!rc && (argus_bytebuf_append(&m->agg, c->enc, c->enclen) ||
+                argus_bytebuf_append(&m->rec, c->out, c->outlen)))
         rc = -1;
     free(in.p);
     return rc || bad ? -1 : 0;
@@ -233,7 +212,7 @@ struct r0cost {
  * inbound records are concatenated before the clock starts (the agent collects them as
  * they arrive). Returns 0, or -1 when a child did not decode. */
 static int rank0_window(struct argus_condense *c, const struct msg *km, int nkids,
-                        const struct ebuf *in, struct r0cost *rc0)
+                        const struct argus_bytebuf *in, struct r0cost *rc0)
 {
     char err[128];
     uint64_t bad = 0;
@@ -272,7 +251,7 @@ struct an_cost {
 
 /* Add what the condensing root wrote (exemplars and thin summaries), shifted by `shift`
  * steps, to js: decode + add, as argus_jobstore_ingest_buffer does. */
-static void store_out(struct argus_jobstore *js, const struct ebuf *out, uint64_t shift)
+static void store_out(struct argus_jobstore *js, const struct argus_bytebuf *out, uint64_t shift)
 {
     char err[128];
     for (size_t off = 0; off < out->len;) {
@@ -293,7 +272,7 @@ static void store_out(struct argus_jobstore *js, const struct ebuf *out, uint64_
 
 /* One window at rank 0: its summaries into js (shifted by `shift` steps), then the
  * analysis of everything js holds. */
-static void an_window(struct argus_jobstore *js, const struct ebuf *out, uint64_t shift,
+static void an_window(struct argus_jobstore *js, const struct argus_bytebuf *out, uint64_t shift,
                       struct an_cost *c)
 {
     struct argus_analysis_opts o;
@@ -336,7 +315,7 @@ static double median5(double *v)
 
 /* The first window in a fresh store, then a job of windows in one store until STEADY
  * windows past a full horizon. */
-static void an_job(const struct ebuf *root, struct job_cost *jc)
+static void an_job(const struct argus_bytebuf *root, struct job_cost *jc)
 {
     struct argus_jobstore *js;
     double st[STEADY], an[STEADY], fs[STEADY], fa[STEADY];
@@ -369,7 +348,7 @@ static void an_job(const struct ebuf *root, struct job_cost *jc)
     argus_jobstore_free(js);
 }
 
-static size_t count_summaries(const struct ebuf *b)
+static size_t count_summaries(const struct argus_bytebuf *b)
 {
     char err[128];
     size_t n = 0;
@@ -417,7 +396,7 @@ int main(int argc, char **argv)
         /* the subtrees under rank 0, depth-first; their messages kept for rank 0 */
         const int nkids = kid_start[1] - kid_start[0];
         struct msg *km = calloc((size_t)nkids + 1, sizeof *km);
-        struct ebuf in = { 0 }, out = { 0 };
+        struct argus_bytebuf in = { 0 }, out = { 0 };
         size_t agg_b = 0, ex_b = 0, raw_b = 0, ex_n = 0;
         int leafkids = 0, bad = put_raw(&in, 0);
         for (int i = 0; !bad && i < nkids; i++) {
@@ -430,7 +409,7 @@ int main(int argc, char **argv)
                 raw_b += km[i].rec.len;
                 leafkids++;
             }
-            bad = bad || eappend(&in, km[i].rec.p, km[i].rec.len);
+            bad = bad || argus_bytebuf_append(&in, km[i].rec.p, km[i].rec.len);
         }
         for (int d = 0; d < depth + 2; d++)
             argus_condense_free(&cd[d]);
@@ -440,7 +419,8 @@ int main(int argc, char **argv)
         struct r0cost first, warm;
         argus_condense_init(&c0, (uint32_t)P);
         if (bad || rank0_window(&c0, km, nkids, &in, &first) ||
-            rank0_window(&c0, km, nkids, &in, &warm) || eappend(&out, c0.out, c0.outlen)) {
+            rank0_window(&c0, km, nkids, &in, &warm) ||
+            argus_bytebuf_append(&out, c0.out, c0.outlen)) {
             fprintf(stderr, "reduce_scale: the condensing tree failed at P = %d\n", P);
             return 1;
         }

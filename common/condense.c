@@ -27,6 +27,7 @@ void argus_condense_free(struct argus_condense *c)
     free(c->s);
     free(c->sel);
     free(c->sent);
+    free(c->cand);
     free(c->names);
     free(c->enc);
     free(c->out);
@@ -216,6 +217,18 @@ static int fold(struct argus_condense *c, const uint8_t *in, size_t len, uint64_
             }
             if (!(c->s->flags & ARGUS_SF_EXEMPLAR) && argus_agg_add_summary(&c->agg, c->s))
                 return -ENOMEM;
+            if (c->ncand == c->capcand) {
+                size_t cap = c->capcand ? 2 * c->capcand : 256;
+                struct argus_condense_cand *v = realloc(c->cand, cap * sizeof *v);
+                if (!v)
+                    return -ENOMEM;
+                c->cand = v;
+                c->capcand = cap;
+            }
+            c->cand[c->ncand++] = (struct argus_condense_cand){
+                .off = (size_t)(rec - in), .len = (size_t)n,
+                .key = cell_key(c->s->rank, c->s->step),
+                .ref = argus_condense_reference(c->s, c->world)};
         } else if (type == ARGUS_REC_NAME) {
             uint64_t h;
             char name[ARGUS_NAME_MAX + 1];
@@ -234,32 +247,25 @@ static int fold(struct argus_condense *c, const uint8_t *in, size_t len, uint64_
     return 0;
 }
 
-/* Pass 2: the exemplars, in input order. */
-static int pick(struct argus_condense *c, const uint8_t *in, size_t len, int root)
+/* Pass 2: the exemplars, in input order (only they are decoded again). */
+static int pick(struct argus_condense *c, const uint8_t *in, int root)
 {
     char err[256];
-    for (size_t off = 0; off < len;) {
-        int type = 0;
-        long n = argus_record_peek(in + off, len - off, off, &type, err, sizeof err);
-        if (n < 0)
-            return 0;
-        const uint8_t *rec = in + off;
-        off += (size_t)n;
-        if (type != ARGUS_REC_SUMMARY ||
-            argus_summary_decode(rec, (size_t)n, c->s, err, sizeof err) != 0)
-            continue;
-        const uint64_t key = cell_key(c->s->rank, c->s->step);
-        if (!argus_condense_reference(c->s, c->world) && !set_has(c->sel, c->selcap, key)) {
+    for (size_t i = 0; i < c->ncand; i++) {
+        const struct argus_condense_cand *k = &c->cand[i];
+        if (!k->ref && !set_has(c->sel, c->selcap, k->key)) {
             c->st.dropped++;
             continue;
         }
         if (root) {
-            int fresh = set_add(&c->sent, &c->sentcap, &c->sentn, key);
+            int fresh = set_add(&c->sent, &c->sentcap, &c->sentn, k->key);
             if (fresh < 0)
                 return -ENOMEM;
             if (!fresh)
                 continue;
         }
+        if (argus_summary_decode(in + k->off, k->len, c->s, err, sizeof err) != 0)
+            continue; /* decoded once already: cannot happen */
         c->s->flags |= ARGUS_SF_EXEMPLAR;
         if (out_summary(c, c->s))
             return -ENOMEM;
@@ -307,12 +313,13 @@ int argus_condense_run(struct argus_condense *c, const uint8_t *in, size_t len, 
 {
     uint64_t nbad = 0;
     c->outlen = c->enclen = 0;
+    c->ncand = 0;
     set_clear(c->sent, c->sentcap, &c->sentn);
     int rc = fold(c, in, len, &nbad);
     if (!rc)
         rc = select_extremes(c);
     if (!rc)
-        rc = pick(c, in, len, root);
+        rc = pick(c, in, root);
     if (!rc)
         rc = root ? thin_rest(c) : encode_agg(c);
     if (bad)

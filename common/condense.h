@@ -53,6 +53,12 @@ struct argus_condense {
     size_t selcap, seln;
     uint64_t *sent;                 /* root: cells written in full this batch */
     size_t sentcap, sentn;
+    struct argus_condense_cand {    /* this batch's summaries, from the fold */
+        size_t off, len;            /* the record in the input */
+        uint64_t key;               /* (rank, step) */
+        int ref;                    /* a reference rank's */
+    } *cand;
+    size_t ncand, capcand;
     uint64_t *names;                /* kernel-name hashes + 1 already forwarded */
     size_t namecap, namen;
     uint8_t *enc;                   /* the encoded aggregate of the last batch */
