@@ -9,10 +9,13 @@
  * raw records and its children's records (leaf children: raw summaries; condensing
  * children: exemplars); it sends c.enc + c.out. Names and rank info went up in an earlier
  * window (steady state): the records are summaries only. Rank 0 condenses as the root.
- * Rank 0's inbound bytes: its children's aggregates, exemplar records and (its leaf
- * children on its own node) raw summaries, reported apart. Rank 0's CPU: merge, condense
- * run (fold + select + exemplars + thin summaries), then decode + add of what it wrote
- * to the job store ("store") and argus_analyze ("analyze").
+ * Rank 0's condensing children hold their extreme cells (ARGUS_CONDENSE_HOLD) and rank 0
+ * pulls the ones it keeps, as the live tree does (reduce/pull.h).
+ * Rank 0's inbound bytes: its children's aggregates, exemplar records (references),
+ * answers to its pull and (its leaf children on its own node) raw summaries, reported
+ * apart; the pull requests it sends are reported too. Rank 0's CPU: merge, condense
+ * (fold + select, then the answers' fold + exemplars + thin summaries), then decode +
+ * add of what it wrote to the job store ("store") and argus_analyze ("analyze").
  *
  * Two views of rank 0's analysis:
  *   - first window (rank0_*_ms_per_step): a fresh job store takes one window of P x W
@@ -161,8 +164,9 @@ static void msg_free(struct msg *m)
 static struct argus_condense *cd; /* one per tree level (reused by the nodes of a level) */
 
 /* r's message (depth-first, children's buffers freed after use: memory O(depth x fan-in
- * x message)). 0 or -1. */
-static int reduce(int r, int depth, struct msg *m)
+ * x message)). hold: a child of rank 0 with its own condensing state, which holds its
+ * extreme cells for rank 0's pull. 0 or -1. */
+static int reduce(int r, int depth, struct msg *m, struct argus_condense *hold)
 {
     char err[128];
     uint64_t bad = 0;
@@ -170,12 +174,12 @@ static int reduce(int r, int depth, struct msg *m)
     memset(m, 0, sizeof *m);
     if (kid_start[r] == kid_start[r + 1])
         return put_raw(&m->rec, r);
-    struct argus_condense *c = &cd[depth];
+    struct argus_condense *c = hold ? hold : &cd[depth];
     struct argus_bytebuf in = { 0 };
     int rc = put_raw(&in, r);
     for (int i = kid_start[r]; !rc && i < kid_start[r + 1]; i++) {
         struct msg km;
-        rc = reduce(kids[i], depth + 1, &km);
+        rc = reduce(kids[i], depth + 1, &km, NULL);
         if (!rc && km.agg.len)
             rc = argus_condense_merge(c, km.agg.p, km.agg.len, err, sizeof err);
         if (!rc)
@@ -183,7 +187,8 @@ static int reduce(int r, int depth, struct msg *m)
         msg_free(&km);
     }
     if (!rc)
-        rc = argus_condense_run(c, in.p, in.len, 0, &bad);
+        rc = argus_condense_run(c, in.p, in.len, hold ? ARGUS_CONDENSE_HOLD : ARGUS_CONDENSE_UP,
+                                &bad);
     if (!rc && (argus_bytebuf_append(&m->agg, c->enc, c->enclen) ||
                 argus_bytebuf_append(&m->rec, c->out, c->outlen)))
         rc = -1;
@@ -201,18 +206,23 @@ static long minflt(void)
 struct r0cost {
     double merge, run; /* CPU s */
     long flt_merge, flt_run;
-    uint64_t exemplars, thin;
+    uint64_t exemplars, thin, wanted;
     size_t kpart, nkm; /* the children's merged aggregate: kernel part bytes, kmodes */
+    size_t asked, req_bytes, ans_bytes; /* the pull: children asked, bytes each way */
+    uint64_t ans_n;                     /* summaries in the answers */
 };
 
 /* Rank 0's window, as reduce/agent.c runs it: room for P x W rows (rank 0 knows the
  * job's size), each child's aggregate merged (argus_condense_merge: decode + merge), then
  * the condensing root over its own raw records and its children's records
- * (argus_condense_run, root: fold, select, exemplars, thin summaries into c->out). The
- * inbound records are concatenated before the clock starts (the agent collects them as
- * they arrive). Returns 0, or -1 when a child did not decode. */
+ * (argus_condense_root_begin: fold, select, the cells to pull), each holding child's
+ * answer (not rank 0's CPU) appended, and argus_condense_root_end (the answers' fold,
+ * exemplars, thin summaries into c->out). The inbound records are concatenated before
+ * the clock starts (the agent collects them as they arrive). in grows by the answers
+ * (cut back before returning). Returns 0, or -1 when a child did not decode. */
 static int rank0_window(struct argus_condense *c, const struct msg *km, int nkids,
-                        const struct argus_bytebuf *in, struct r0cost *rc0)
+                        struct argus_condense *holders, struct argus_bytebuf *in,
+                        struct r0cost *rc0)
 {
     char err[128];
     uint64_t bad = 0;
@@ -232,10 +242,34 @@ static int rank0_window(struct argus_condense *c, const struct msg *km, int nkid
     rc0->nkm = c->agg.nkm;
     double t2 = cpu_s();
     long f2 = minflt();
-    if (argus_condense_run(c, in->p, in->len, 1, &bad) != 0 || bad)
+    if (argus_condense_root_begin(c, in->p, in->len, &bad) != 0 || bad)
         return -1;
-    rc0->run = cpu_s() - t2;
-    rc0->flt_run = minflt() - f2;
+    double t3 = cpu_s();
+    long f3 = minflt();
+    const size_t from = in->len;
+    rc0->asked = rc0->req_bytes = 0;
+    rc0->ans_n = 0;
+    for (int i = 0; i < nkids; i++) {
+        if (!km[i].agg.len)
+            continue; /* a leaf child: it held nothing */
+        rc0->asked++;
+        rc0->req_bytes += 20 + c->nwant * sizeof *c->want; /* reduce/pull.h: the ask */
+        const uint64_t a0 = holders[i].st.answered;
+        int arc = argus_condense_answer(&holders[i], c->want, c->nwant);
+        rc0->ans_n += holders[i].st.answered - a0;
+        if (arc ||
+            argus_bytebuf_append(in, holders[i].rep, holders[i].replen))
+            return -1;
+    }
+    rc0->ans_bytes = in->len - from;
+    double t4 = cpu_s();
+    long f4 = minflt();
+    if (argus_condense_root_end(c, in->p, from, in->len, &bad) != 0 || bad)
+        return -1;
+    in->len = from;
+    rc0->run = (t3 - t2) + (cpu_s() - t4);
+    rc0->flt_run = (f3 - f2) + (minflt() - f4);
+    rc0->wanted = c->nwant;
     rc0->merge = t1 - t0;
     rc0->flt_merge = f1 - f0;
     rc0->exemplars = c->st.exemplars - st0.exemplars;
@@ -396,11 +430,13 @@ int main(int argc, char **argv)
         /* the subtrees under rank 0, depth-first; their messages kept for rank 0 */
         const int nkids = kid_start[1] - kid_start[0];
         struct msg *km = calloc((size_t)nkids + 1, sizeof *km);
+        struct argus_condense *holders = calloc((size_t)nkids + 1, sizeof *holders);
         struct argus_bytebuf in = { 0 }, out = { 0 };
         size_t agg_b = 0, ex_b = 0, raw_b = 0, ex_n = 0;
         int leafkids = 0, bad = put_raw(&in, 0);
         for (int i = 0; !bad && i < nkids; i++) {
-            bad = reduce(kids[kid_start[0] + i], 1, &km[i]);
+            argus_condense_init(&holders[i], (uint32_t)P);
+            bad = reduce(kids[kid_start[0] + i], 1, &km[i], &holders[i]);
             if (km[i].agg.len) {
                 agg_b += km[i].agg.len;
                 ex_b += km[i].rec.len;
@@ -418,16 +454,19 @@ int main(int argc, char **argv)
         struct argus_condense c0;
         struct r0cost first, warm;
         argus_condense_init(&c0, (uint32_t)P);
-        if (bad || rank0_window(&c0, km, nkids, &in, &first) ||
-            rank0_window(&c0, km, nkids, &in, &warm) ||
+        if (bad || rank0_window(&c0, km, nkids, holders, &in, &first) ||
+            rank0_window(&c0, km, nkids, holders, &in, &warm) ||
             argus_bytebuf_append(&out, c0.out, c0.outlen)) {
             fprintf(stderr, "reduce_scale: the condensing tree failed at P = %d\n", P);
             return 1;
         }
         argus_condense_free(&c0);
-        for (int i = 0; i < nkids; i++)
+        for (int i = 0; i < nkids; i++) {
             msg_free(&km[i]);
+            argus_condense_free(&holders[i]);
+        }
         free(km);
+        free(holders);
         free(in.p);
 
         /* analysis at rank 0: the first window, then a job */
@@ -438,20 +477,24 @@ int main(int argc, char **argv)
         const double cond_first = first.merge + first.run, cond_warm = warm.merge + warm.run;
         const double cpu_first = cond_first + an->store + an->analyze;
         const double cpu_steady = cond_warm + st->store + st->analyze;
-        const double bps = (double)(agg_b + ex_b + raw_b) / W;
+        const double bps = (double)(agg_b + ex_b + raw_b + first.ans_bytes) / W;
         const double goal_b = 64.0 * P + 65536;
 
         printf("%s{\"P\":%d,\"dp\":%d,\"depth\":%d,\"rank0_children\":%d,"
                "\"rank0_leaf_children\":%d,\"rank0_in_bytes_per_step\":%.0f,"
                "\"rank0_in_agg_bytes_per_step\":%.0f,\"rank0_in_exemplar_bytes_per_step\":%.0f,"
-               "\"rank0_in_raw_bytes_per_step\":%.0f,\"bytes_per_rank_step\":%.1f,"
+               "\"rank0_in_raw_bytes_per_step\":%.0f,\"rank0_in_answer_bytes_per_step\":%.0f,"
+               "\"rank0_pull_children\":%zu,\"rank0_pulled_cells_per_step\":%.1f,"
+               "\"rank0_out_pull_request_bytes_per_step\":%.0f,\"bytes_per_rank_step\":%.1f,"
                "\"goal_bytes_per_step\":%.0f,\"goal_bytes_met\":%s,"
                "\"rank0_in_exemplars_per_step\":%.1f,\"rank0_exemplars_per_step\":%.1f,"
                "\"rank0_thin_per_step\":%.1f,\"full_share\":%.4f,"
                "\"root_kernel_part_bytes\":%zu,\"kmode_entries\":%zu,",
                pi ? "," : "", P, P / (TP * PP), depth, nkids, leafkids, bps,
-               (double)agg_b / W, (double)ex_b / W, (double)raw_b / W, bps / P, goal_b,
-               bps <= goal_b ? "true" : "false", (double)ex_n / W,
+               (double)agg_b / W, (double)ex_b / W, (double)raw_b / W,
+               (double)first.ans_bytes / W, first.asked, (double)first.wanted / W,
+               (double)first.req_bytes / W, bps / P, goal_b,
+               bps <= goal_b ? "true" : "false", (double)(ex_n + first.ans_n) / W,
                (double)first.exemplars / W, (double)first.thin / W,
                (double)first.exemplars / (double)(first.exemplars + first.thin), first.kpart,
                first.nkm);

@@ -31,6 +31,13 @@ void argus_condense_free(struct argus_condense *c)
     free(c->names);
     free(c->enc);
     free(c->out);
+    for (int i = 0; i < 2; i++) {
+        free(c->held[i].p);
+        free(c->held[i].ix);
+    }
+    free(c->have);
+    free(c->want);
+    free(c->rep);
     memset(c, 0, sizeof *c);
 }
 
@@ -99,43 +106,80 @@ static uint64_t cell_key(uint32_t rank, uint64_t step)
     return (uint64_t)rank << 32 | (uint32_t)step;
 }
 
-/* ---- output buffer ---------------------------------------------------------------- */
-
-static uint8_t *out_room(struct argus_condense *c, size_t n)
+uint64_t argus_condense_key(uint32_t rank, uint64_t step)
 {
-    if (c->outlen + n > c->outcap) {
-        size_t cap = c->outcap ? c->outcap : 65536;
-        while (cap < c->outlen + n)
-            cap *= 2;
-        uint8_t *p = realloc(c->out, cap);
-        if (!p)
-            return NULL;
-        c->out = p;
-        c->outcap = cap;
-    }
-    return c->out + c->outlen;
+    return cell_key(rank, step);
 }
 
-static int out_copy(struct argus_condense *c, const uint8_t *rec, size_t n)
+/* ---- output buffers ---------------------------------------------------------------- */
+
+static uint8_t *buf_room(uint8_t **b, size_t len, size_t *cap, size_t n)
 {
-    uint8_t *p = out_room(c, n);
+    if (len + n > *cap) {
+        size_t nc = *cap ? *cap : 65536;
+        while (nc < len + n)
+            nc *= 2;
+        uint8_t *p = realloc(*b, nc);
+        if (!p)
+            return NULL;
+        *b = p;
+        *cap = nc;
+    }
+    return *b + len;
+}
+
+static int buf_copy(uint8_t **b, size_t *len, size_t *cap, const uint8_t *rec, size_t n)
+{
+    uint8_t *p = buf_room(b, *len, cap, n);
     if (!p)
         return -ENOMEM;
     memcpy(p, rec, n);
-    c->outlen += n;
+    *len += n;
     return 0;
 }
 
-static int out_summary(struct argus_condense *c, const struct argus_step_summary *s)
+static int buf_summary(uint8_t **b, size_t *len, size_t *cap,
+                       const struct argus_step_summary *s)
 {
     const size_t room = SUMMARY_ROOM(s->n_kmodes);
-    uint8_t *p = out_room(c, room);
+    uint8_t *p = buf_room(b, *len, cap, room);
     if (!p)
         return -ENOMEM;
     long n = argus_summary_encode(s, p, room);
     if (n < 0)
         return (int)n;
-    c->outlen += (size_t)n;
+    *len += (size_t)n;
+    return 0;
+}
+
+static int out_copy(struct argus_condense *c, const uint8_t *rec, size_t n)
+{
+    return buf_copy(&c->out, &c->outlen, &c->outcap, rec, n);
+}
+
+static int out_summary(struct argus_condense *c, const struct argus_step_summary *s)
+{
+    return buf_summary(&c->out, &c->outlen, &c->outcap, s);
+}
+
+/* Hold mode: s (an extreme cell) into the current batch's held records. */
+static int hold_summary(struct argus_condense *c, const struct argus_step_summary *s)
+{
+    struct argus_condense_held *h = &c->held[c->heldcur];
+    if (h->nix == h->capix) {
+        size_t cap = h->capix ? 2 * h->capix : 64;
+        struct argus_condense_heldix *v = realloc(h->ix, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        h->ix = v;
+        h->capix = cap;
+    }
+    const size_t off = h->len;
+    int rc = buf_summary(&h->p, &h->len, &h->cap, s);
+    if (rc)
+        return rc;
+    h->ix[h->nix++] = (struct argus_condense_heldix){ cell_key(s->rank, s->step), off,
+                                                      h->len - off };
     return 0;
 }
 
@@ -197,11 +241,13 @@ int argus_condense_merge(struct argus_condense *c, const uint8_t *agg, size_t le
     return argus_agg_merge(&c->agg, &c->tmp);
 }
 
-/* Pass 1: fold raw summaries, forward names and rank info. */
-static int fold(struct argus_condense *c, const uint8_t *in, size_t len, uint64_t *bad)
+/* Pass 1: fold raw summaries of in[from..len), forward names and rank info. answers: the
+ * range holds pulled cells (exemplars only; nothing else from it counts). */
+static int fold(struct argus_condense *c, const uint8_t *in, size_t from, size_t len,
+                int answers, uint64_t *bad)
 {
     char err[256];
-    for (size_t off = 0; off < len;) {
+    for (size_t off = from; off < len;) {
         int type = 0;
         long n = argus_record_peek(in + off, len - off, off, &type, err, sizeof err);
         if (n < 0) {
@@ -210,11 +256,15 @@ static int fold(struct argus_condense *c, const uint8_t *in, size_t len, uint64_
         }
         const uint8_t *rec = in + off;
         off += (size_t)n;
+        if (answers && type != ARGUS_REC_SUMMARY)
+            continue;
         if (type == ARGUS_REC_SUMMARY) {
             if (argus_summary_decode(rec, (size_t)n, c->s, err, sizeof err) != 0) {
                 (*bad)++;
                 continue;
             }
+            if (answers && !(c->s->flags & ARGUS_SF_EXEMPLAR))
+                continue; /* an answer carries exemplars only */
             if (!(c->s->flags & ARGUS_SF_EXEMPLAR) && argus_agg_add_summary(&c->agg, c->s))
                 return -ENOMEM;
             if (c->ncand == c->capcand) {
@@ -248,8 +298,9 @@ static int fold(struct argus_condense *c, const uint8_t *in, size_t len, uint64_
 }
 
 /* Pass 2: the exemplars, in input order (only they are decoded again). */
-static int pick(struct argus_condense *c, const uint8_t *in, int root)
+static int pick(struct argus_condense *c, const uint8_t *in, int mode)
 {
+    const int root = mode == ARGUS_CONDENSE_ROOT;
     char err[256];
     for (size_t i = 0; i < c->ncand; i++) {
         const struct argus_condense_cand *k = &c->cand[i];
@@ -267,6 +318,12 @@ static int pick(struct argus_condense *c, const uint8_t *in, int root)
         if (argus_summary_decode(in + k->off, k->len, c->s, err, sizeof err) != 0)
             continue; /* decoded once already: cannot happen */
         c->s->flags |= ARGUS_SF_EXEMPLAR;
+        if (mode == ARGUS_CONDENSE_HOLD && !k->ref) {
+            if (hold_summary(c, c->s))
+                return -ENOMEM;
+            c->st.held++;
+            continue;
+        }
         if (out_summary(c, c->s))
             return -ENOMEM;
         c->st.exemplars++;
@@ -308,23 +365,13 @@ static int encode_agg(struct argus_condense *c)
     return 0;
 }
 
-int argus_condense_run(struct argus_condense *c, const uint8_t *in, size_t len, int root,
-                       uint64_t *bad)
+/* The end of a batch: counters, or on failure forget what went up (every name is
+ * forwarded again with a later batch). Starts the next batch. */
+static int batch_done(struct argus_condense *c, int rc, uint64_t nbad, uint64_t *bad)
 {
-    uint64_t nbad = 0;
-    c->outlen = c->enclen = 0;
-    c->ncand = 0;
-    set_clear(c->sent, c->sentcap, &c->sentn);
-    int rc = fold(c, in, len, &nbad);
-    if (!rc)
-        rc = select_extremes(c);
-    if (!rc)
-        rc = pick(c, in, root);
-    if (!rc)
-        rc = root ? thin_rest(c) : encode_agg(c);
     if (bad)
         *bad += nbad;
-    if (rc) { /* the batch is lost: forward every name again with a later one */
+    if (rc) {
         set_clear(c->names, c->namecap, &c->namen);
         argus_agg_reset(&c->agg);
         c->outlen = c->enclen = 0;
@@ -333,5 +380,108 @@ int argus_condense_run(struct argus_condense *c, const uint8_t *in, size_t len, 
     c->st.batches++;
     c->st.rows += c->agg.nrows;
     argus_agg_reset(&c->agg);
+    return 0;
+}
+
+static void batch_start(struct argus_condense *c)
+{
+    c->outlen = c->enclen = 0;
+    c->ncand = 0;
+    c->nwant = 0;
+    set_clear(c->sent, c->sentcap, &c->sentn);
+}
+
+int argus_condense_run(struct argus_condense *c, const uint8_t *in, size_t len, int mode,
+                       uint64_t *bad)
+{
+    uint64_t nbad = 0;
+    batch_start(c);
+    if (mode == ARGUS_CONDENSE_HOLD) { /* a new generation replaces the oldest */
+        c->heldcur ^= 1;
+        c->held[c->heldcur].len = c->held[c->heldcur].nix = 0;
+    }
+    int rc = fold(c, in, 0, len, 0, &nbad);
+    if (!rc)
+        rc = select_extremes(c);
+    if (!rc)
+        rc = pick(c, in, mode);
+    if (!rc)
+        rc = mode == ARGUS_CONDENSE_ROOT ? thin_rest(c) : encode_agg(c);
+    return batch_done(c, rc, nbad, bad);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* c->want: the selected cells no candidate of the input holds, ascending. */
+static int list_wanted(struct argus_condense *c)
+{
+    set_clear(c->have, c->havecap, &c->haven);
+    for (size_t i = 0; i < c->ncand; i++)
+        if (set_add(&c->have, &c->havecap, &c->haven, c->cand[i].key) < 0)
+            return -ENOMEM;
+    c->nwant = 0;
+    for (size_t i = 0; i < c->selcap; i++) {
+        if (!c->sel[i] || set_has(c->have, c->havecap, c->sel[i] - 1))
+            continue;
+        if (c->nwant == c->capwant) {
+            size_t cap = c->capwant ? 2 * c->capwant : 256;
+            uint64_t *v = realloc(c->want, cap * sizeof *v);
+            if (!v)
+                return -ENOMEM;
+            c->want = v;
+            c->capwant = cap;
+        }
+        c->want[c->nwant++] = c->sel[i] - 1;
+    }
+    qsort(c->want, c->nwant, sizeof *c->want, cmp_u64);
+    c->st.wanted += c->nwant;
+    return 0;
+}
+
+int argus_condense_root_begin(struct argus_condense *c, const uint8_t *in, size_t len,
+                              uint64_t *bad)
+{
+    uint64_t nbad = 0;
+    batch_start(c);
+    int rc = fold(c, in, 0, len, 0, &nbad);
+    if (!rc)
+        rc = select_extremes(c);
+    if (!rc)
+        rc = list_wanted(c);
+    if (bad)
+        *bad += nbad;
+    return rc ? batch_done(c, rc, 0, NULL) : 0;
+}
+
+int argus_condense_root_end(struct argus_condense *c, const uint8_t *in, size_t from,
+                            size_t len, uint64_t *bad)
+{
+    uint64_t nbad = 0;
+    int rc = fold(c, in, from, len, 1, &nbad);
+    if (!rc)
+        rc = pick(c, in, ARGUS_CONDENSE_ROOT);
+    if (!rc)
+        rc = thin_rest(c);
+    return batch_done(c, rc, nbad, bad);
+}
+
+int argus_condense_answer(struct argus_condense *c, const uint64_t *keys, size_t n)
+{
+    c->replen = 0;
+    for (int g = 0; g < 2 && n; g++) {
+        const struct argus_condense_held *h = &c->held[g];
+        for (size_t i = 0; i < h->nix; i++) {
+            const uint64_t k = h->ix[i].key;
+            if (!bsearch(&k, keys, n, sizeof *keys, cmp_u64))
+                continue;
+            if (buf_copy(&c->rep, &c->replen, &c->repcap, h->p + h->ix[i].off, h->ix[i].len))
+                return -ENOMEM;
+            c->st.answered++;
+        }
+    }
     return 0;
 }

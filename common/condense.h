@@ -17,6 +17,14 @@
  * (ARGUS_SF_THIN: row values only; the analysis reads no kernel statistics from it), so
  * the job store and the analysis see one summary per (rank, step) as before.
  *
+ * Pull (the last hop): rank 0's condensing children do not push their extreme cells. In
+ * mode ARGUS_CONDENSE_HOLD a node keeps them (the last two batches) and answers rank 0's
+ * request for the cells it chose (argus_condense_answer); rank 0 runs its batch in two
+ * steps (argus_condense_root_begin: fold, select, list the wanted cells it does not hold;
+ * then argus_condense_root_end over the same input with the answers appended). Only the
+ * cells rank 0 keeps cross the last hop, and rank 0 keeps exactly what the push would
+ * give it (the selection is the same; every wanted cell is held by one child).
+ *
  * Input of a node: raw summaries (its own and its leaf children's: folded into the
  * aggregate and candidates), exemplars of condensing children (candidates only; their
  * rows arrive in the child's aggregate, argus_condense_merge), kernel names (forwarded
@@ -35,6 +43,23 @@
 #define ARGUS_CONDENSE_REF_MAX 32    /* layout unknown: at most this many reference ranks */
 #define ARGUS_CONDENSE_EXTREMES 2    /* per kernel-mode: slowest and fastest cells kept */
 
+enum argus_condense_mode {
+    ARGUS_CONDENSE_UP = 0,   /* forward the exemplars to the parent */
+    ARGUS_CONDENSE_ROOT = 1, /* rank 0: keep them, thin summaries for the other rows */
+    ARGUS_CONDENSE_HOLD = 2, /* forward references, hold extreme cells for a pull */
+};
+
+/* Records held for a pull: one batch's extreme cells. */
+struct argus_condense_held {
+    uint8_t *p;
+    size_t len, cap;
+    struct argus_condense_heldix {
+        uint64_t key;
+        size_t off, len;
+    } *ix;
+    size_t nix, capix;
+};
+
 struct argus_condense_stats {
     uint64_t batches;
     uint64_t rows;       /* rows in the aggregates this node produced */
@@ -42,6 +67,9 @@ struct argus_condense_stats {
     uint64_t dropped;    /* candidate summaries it left to the aggregate */
     uint64_t thin;       /* root: thin summaries made from rows */
     uint64_t names;      /* kernel-name records forwarded */
+    uint64_t held;       /* extreme cells held for a pull */
+    uint64_t wanted;     /* root: cells asked for in pulls */
+    uint64_t answered;   /* cells sent in answers to pulls */
 };
 
 struct argus_condense {
@@ -65,6 +93,14 @@ struct argus_condense {
     size_t enclen, enccap;
     uint8_t *out;                   /* the records of the last batch */
     size_t outlen, outcap;
+    struct argus_condense_held held[2]; /* hold mode: the last two batches' extremes */
+    int heldcur;
+    uint64_t *have;                 /* root: cells present in the batch's input */
+    size_t havecap, haven;
+    uint64_t *want;                 /* root: cells to pull (argus_condense_root_begin) */
+    size_t nwant, capwant;
+    uint8_t *rep;                   /* the last answer (argus_condense_answer) */
+    size_t replen, repcap;
     struct argus_condense_stats st;
 };
 
@@ -77,10 +113,26 @@ int argus_condense_merge(struct argus_condense *c, const uint8_t *agg, size_t le
                          char *errbuf, size_t errlen);
 /* End the batch: fold the records in[0..len), choose the exemplars and write c->out
  * (names first seen here, rank info, exemplars, and at the root a thin summary for every
- * other row) and, unless root, c->enc (the batch's aggregate). Damaged records are
- * skipped and counted in *bad. Starts a new batch. 0 or -ENOMEM (the batch is lost). */
-int argus_condense_run(struct argus_condense *c, const uint8_t *in, size_t len, int root,
+ * other row) and, unless root, c->enc (the batch's aggregate). mode: enum
+ * argus_condense_mode (HOLD keeps the extreme cells that are no reference rank's for
+ * argus_condense_answer instead of writing them). Damaged records are skipped and
+ * counted in *bad. Starts a new batch. 0 or -ENOMEM (the batch is lost). */
+int argus_condense_run(struct argus_condense *c, const uint8_t *in, size_t len, int mode,
                        uint64_t *bad);
+/* Root, step one of a pulled batch: fold in[0..len) and select; c->want[0..nwant) are
+ * the selected cells in[] does not hold (ascending). 0 or -ENOMEM (the batch is lost). */
+int argus_condense_root_begin(struct argus_condense *c, const uint8_t *in, size_t len,
+                              uint64_t *bad);
+/* Root, step two: in[0..from) is what root_begin saw, in[from..len) the answers (their
+ * summaries join as exemplars; anything else there is skipped). Writes c->out as
+ * argus_condense_run(ROOT) does and starts a new batch. 0 or -ENOMEM. */
+int argus_condense_root_end(struct argus_condense *c, const uint8_t *in, size_t from,
+                            size_t len, uint64_t *bad);
+/* Hold mode: c->rep[0..replen) gets the held records of the cells keys[0..n) (those this
+ * node holds; possibly none). 0 or -ENOMEM. */
+int argus_condense_answer(struct argus_condense *c, const uint64_t *keys, size_t n);
+/* The cell key of (rank, step), as in want and answers. */
+uint64_t argus_condense_key(uint32_t rank, uint64_t step);
 /* Is this rank a reference rank (rule (a) above)? */
 int argus_condense_reference(const struct argus_step_summary *s, uint32_t world);
 /* The thin summary of one row (see types.h ARGUS_SF_THIN). */

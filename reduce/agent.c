@@ -19,6 +19,9 @@
 #include "reduce/clockkeep.h"
 #include "reduce/clocksync.h"
 #include "reduce/handoff.h"
+#include "reduce/pull.h"
+#include "reduce/recvpoll.h"
+#include "reduce/rootbatch.h"
 #include "reduce/tracereq.h"
 #include "reduce/treemsg.h"
 #include "tracer/tracer.h"
@@ -32,9 +35,7 @@ struct child {
     int rank;
     uint64_t got;      /* windows delivered (highest window id + 1) */
     int final, missing;
-    int posted;        /* a receive is in flight */
-    MPI_Request req;
-    struct argus_bytebuf in;
+    struct argus_recv rx; /* its next message */
 };
 
 static struct {
@@ -60,8 +61,13 @@ static struct {
     int sending;
     int fwd_pending;
     int mute;                       /* ARGUS_TEST_MUTE_RANK names this rank */
+    int deaf;                       /* ARGUS_TEST_DEAF_PULL_RANK: never answers a pull */
     int condense;                   /* this node condenses (condense.h) */
+    int hold;                       /* ... and holds extreme cells for rank 0 (pull.h) */
     struct argus_condense cd;
+    struct argus_pull pull;         /* rank 0 and holding children */
+    struct argus_rootbatch rb;      /* rank 0: the batch being condensed around a pull */
+    uint64_t final_at;              /* monotonic ns the final window went up */
     struct argus_agent_stats st;
 } ag;
 
@@ -137,7 +143,7 @@ static void child_message(struct child *c)
     struct argus_treemsg m;
     char err[160];
 
-    if (argus_treemsg_parse(c->in.p, c->in.len, &m) != 0) {
+    if (argus_treemsg_parse(c->rx.buf.p, c->rx.buf.len, &m) != 0) {
         argus_log_once(ARGUS_LOG_WARN, "bad-msg", "rank %d: a damaged window message from "
                        "rank %d was dropped", ag.o.rank, c->rank);
         return;
@@ -153,11 +159,17 @@ static void child_message(struct child *c)
         ag.st.missing_marked--; /* counted where it was first marked */
         add_miss(x.rank, x.window);
     }
-    ag.st.bytes_in += c->in.len;
-    if (m.agg_len && (!ag.condense ||
-                      argus_condense_merge(&ag.cd, m.agg, m.agg_len, err, sizeof err) != 0))
+    ag.st.bytes_in += c->rx.buf.len;
+    if (m.agg_len && ag.o.parent < 0) { /* merged when its batch begins (rootbatch.h) */
+        argus_pull_holder(&ag.pull, (int)(c - ag.ch));
+        if (ag.condense && argus_rootbatch_add_agg(&ag.rb, m.agg, m.agg_len) != 0)
+            argus_log_once(ARGUS_LOG_WARN, "out-oom", "rank %d: out of memory; a window of "
+                           "summaries is lost", ag.o.rank);
+    } else if (m.agg_len && (!ag.condense || argus_condense_merge(&ag.cd, m.agg, m.agg_len,
+                                                                  err, sizeof err) != 0)) {
         argus_log_once(ARGUS_LOG_WARN, "bad-agg", "rank %d: a window aggregate from rank %d "
                        "was dropped (%s)", ag.o.rank, c->rank, ag.condense ? err : "unexpected");
+    }
     if (argus_bytebuf_append(&ag.out, m.recs, m.recs_len) != 0)
         argus_log_once(ARGUS_LOG_WARN, "out-oom", "rank %d: out of memory; a window of "
                        "summaries is lost", ag.o.rank);
@@ -172,38 +184,28 @@ static int progress_children(void)
         struct child *c = &ag.ch[i];
         if (c->final)
             continue;
-        if (!c->posted) {
-            int flag = 0, count = 0;
-            MPI_Message msg;
-            MPI_Status st;
-            if (MPI_Improbe(c->rank, TAG_WIN, ag.o.comm, &flag, &msg, &st) != MPI_SUCCESS ||
-                !flag)
-                continue;
-            MPI_Get_count(&st, MPI_BYTE, &count);
-            c->in.len = 0;
-            if (count < 0 || argus_bytebuf_reserve(&c->in, (size_t)count + 1) != 0) {
-                /* cannot take it: receive into nothing, never leave it matched */
-                char dummy;
-                MPI_Mrecv(&dummy, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-                continue;
-            }
-            c->in.len = (size_t)count;
-            if (MPI_Imrecv(c->in.p, count, MPI_BYTE, &msg, &c->req) != MPI_SUCCESS)
-                continue;
-            c->posted = 1;
-        }
-        int done = 0;
-        if (MPI_Test(&c->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || !done)
+        if (argus_recv_poll(&c->rx, c->rank, TAG_WIN, ag.o.comm) != 1)
             continue;
-        c->posted = 0;
         child_message(c);
         any = 1;
     }
     return any;
 }
 
+static void root_finish(int final);
+
+/* The send in flight; rank 0: its pull; a holding child: rank 0's asks. */
 static void progress_send(void)
 {
+    if (ag.hold && !ag.deaf)
+        argus_pull_serve(&ag.pull, &ag.cd);
+    if (ag.o.parent < 0) {
+        if (ag.condense && argus_rootbatch_poll(&ag.rb, argus_clock_monotonic_ns())) {
+            ag.sending = 0; /* answered, or too late */
+            root_finish(0);
+        }
+        return;
+    }
     if (!ag.sending)
         return;
     int done = 0;
@@ -216,6 +218,50 @@ static void progress_send(void)
         ag.sending = 0;
 }
 
+/* Rank 0: the ready batch into the job store (condensed: its own final flag counts). */
+static void root_finish(int final)
+{
+    if (ag.condense) {
+        final = argus_rootbatch_deliver(&ag.rb, ag.o.r0);
+    } else {
+        argus_rank0_ingest(ag.o.r0, ag.out.p, ag.out.len);
+        ag.out.len = 0;
+        if (!final)
+            argus_rank0_report(ag.o.r0, 0);
+    }
+    ag.st.windows_sent++;
+    if (final)
+        ag.sent_final = 1;
+}
+
+/* Rank 0: the outbox into the job store; when condensing, in two steps around a pull
+ * from the holding children (rootbatch.h). A pull in flight counts as a send in flight:
+ * later windows wait in the outbox (children's messages keep arriving there). */
+static void root_ship(int final)
+{
+    if (ag.sending) {
+        ag.fwd_pending = 1 + final;
+        return;
+    }
+    ag.fwd_pending = 0;
+    const uint64_t dl = argus_clock_monotonic_ns() + (uint64_t)ag.o.deadline_ms * 1000000ull;
+    if (ag.condense && argus_rootbatch_begin(&ag.rb, &ag.out, final, dl)) {
+        ag.sending = 1;
+        return;
+    }
+    root_finish(final);
+}
+
+/* Rank 0 abandoning the exchange: a pull in flight ends now with what answered. */
+static void root_no_wait(void)
+{
+    if (ag.o.parent >= 0 || !ag.sending)
+        return;
+    argus_rootbatch_poll(&ag.rb, UINT64_MAX);
+    ag.sending = 0;
+    root_finish(0);
+}
+
 /* Ship the outbox (condensed first when condensing): to the parent (one send in flight;
  * later windows wait in the outbox and go together) or, on rank 0, into the job store. */
 static void ship(int final)
@@ -223,25 +269,19 @@ static void ship(int final)
     const uint8_t *recs = ag.out.p;
     size_t nrecs = ag.out.len;
     uint64_t bad = 0;
-    if (ag.condense && !(ag.o.parent >= 0 && ag.sending)) { /* condense.h */
-        if (argus_condense_run(&ag.cd, ag.out.p, ag.out.len, ag.o.parent < 0, &bad) || bad)
+    if (ag.o.parent < 0) {
+        root_ship(final);
+        return;
+    }
+    if (ag.condense && !ag.sending) { /* condense.h */
+        if (argus_condense_run(&ag.cd, ag.out.p, ag.out.len, ag.hold ? ARGUS_CONDENSE_HOLD :
+                               ARGUS_CONDENSE_UP, &bad) || bad)
             argus_log_once(ARGUS_LOG_WARN, "condense", "rank %d: %s while condensing a "
                            "window", ag.o.rank, bad ? "damaged records skipped" : "out of "
                            "memory: its summaries are lost");
         recs = ag.cd.out;
         nrecs = ag.cd.outlen;
         ag.out.len = 0;
-    }
-    if (ag.o.parent < 0) {
-        argus_rank0_ingest(ag.o.r0, recs, nrecs);
-        ag.o.r0->condense = ag.cd.st;
-        ag.out.len = 0;
-        if (!final)
-            argus_rank0_report(ag.o.r0, 0);
-        ag.st.windows_sent++;
-        if (final)
-            ag.sent_final = 1;
-        return;
     }
     if (ag.sending) {
         ag.fwd_pending = 1 + final;
@@ -275,8 +315,10 @@ static void ship(int final)
     ag.sending = 1;
     ag.st.bytes_sent += ag.send.len;
     ag.st.windows_sent++;
-    if (final)
+    if (final) {
         ag.sent_final = 1;
+        ag.final_at = argus_clock_monotonic_ns();
+    }
 }
 
 /* Forward own window fwd_next once every live child delivered it or its deadline
@@ -308,6 +350,7 @@ static void try_forward(uint64_t now)
             if (c->missing || c->final || (c->got > w && !last))
                 continue;
             c->missing = 1;
+            argus_pull_forget(&ag.pull, i);
             add_miss((uint32_t)c->rank, c->got);
             argus_log(ARGUS_LOG_WARN, "rank %d: rank %d (and the ranks below it) sent nothing "
                       "for window %llu within the deadline; marked missing", ag.o.rank,
@@ -318,9 +361,15 @@ static void try_forward(uint64_t now)
     }
 }
 
+/* Done; a holding child also once rank 0 pulled its last batch, or when rank 0 has had
+ * every deadline for that (pull.h). */
 static int finished(void)
 {
-    return ag.sent_final && !ag.sending && !ag.fwd_pending;
+    if (!ag.sent_final || ag.sending || ag.fwd_pending)
+        return 0;
+    return !ag.hold || argus_pull_released(&ag.pull) ||
+           argus_clock_monotonic_ns() - ag.final_at >
+               (uint64_t)ag.o.deadline_ms * 1000000ull * (uint64_t)(ag.o.height + 3);
 }
 
 static double thread_cpu_s(void)
@@ -329,8 +378,9 @@ static double thread_cpu_s(void)
     return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) ? 0 : ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The exchange loop; returns when the final window is out or on abort. */
-static void run_loop(int threaded)
+/* The exchange loop; returns when the final window is out, or abandons it on abort or
+ * at `until` (monotonic ns; 0: no bound). */
+static void run_loop(int threaded, uint64_t until)
 {
     long idle_ns = POLL_NS;
 
@@ -346,6 +396,8 @@ static void run_loop(int threaded)
             atomic_store(&ag.offset, argus_clockkeep_offset());
             any |= argus_tracereq_poll(atomic_load(&ag.offset), 0);
         }
+        if (until && argus_clock_monotonic_ns() >= until)
+            atomic_store(&ag.abort_now, 1);
         if (atomic_load(&ag.abort_now))
             break;
         if (any) {
@@ -358,7 +410,7 @@ static void run_loop(int threaded)
         if (threaded) {
             int busy = ag.sending || ag.fwd_next < ag.own_taken;
             for (int i = 0; i < ag.o.nchildren; i++)
-                busy |= ag.ch[i].posted;
+                busy |= ag.ch[i].rx.posted;
             argus_handoff_wait(busy ? POLL_NS : idle_ns);
         } else {
             struct timespec ts = {0, POLL_NS / 4};
@@ -371,19 +423,18 @@ static void run_loop(int threaded)
             struct child *c = &ag.ch[i];
             if (!c->final && !c->missing) {
                 c->missing = 1;
+                argus_pull_forget(&ag.pull, i);
                 add_miss((uint32_t)c->rank, c->got);
             }
-            if (c->posted) {
-                MPI_Cancel(&c->req);
-                MPI_Request_free(&c->req);
-                c->posted = 0;
-            }
+            argus_recv_abandon(&c->rx);
         }
-        if (ag.sending)
+        if (ag.sending && ag.o.parent >= 0)
             MPI_Request_free(&ag.sreq);
+        root_no_wait();
         ag.sending = 0;
         if (ag.o.parent < 0 && !ag.sent_final)
             ship(1);
+        root_no_wait();
     }
     argus_tracereq_finish(atomic_load(&ag.offset), threaded && !atomic_load(&ag.abort_now));
     argus_clockkeep_free();
@@ -414,7 +465,7 @@ static void *agent_main(void *arg)
 {
     (void)arg;
     sync_clock(1);
-    run_loop(1);
+    run_loop(1, 0);
     ag.st.thread_cpu_s = thread_cpu_s();
     pthread_mutex_lock(&ag.mu);
     ag.done = 1;
@@ -442,14 +493,21 @@ int argus_agent_start(const struct argus_agent_opts *o)
     }
     ag.o.children = ag.kids;
     ag.condense = o->condense && (o->nchildren > 0 || o->parent < 0);
+    ag.hold = ag.condense && o->parent == 0;
+    argus_rootbatch_init(&ag.rb, &ag.cd, &ag.pull);
     if ((ag.condense && argus_condense_init(&ag.cd, (uint32_t)o->size) != 0) ||
+        argus_pull_init(&ag.pull, o->comm, o->parent < 0 ? ag.kids : NULL,
+                        o->parent < 0 ? o->nchildren : 0, ag.hold ? 0 : -1) != 0 ||
         argus_handoff_init(o->window, o->rank, reserve) != 0)
         goto fail;
     const char *mute = getenv("ARGUS_TEST_MUTE_RANK");
     ag.mute = mute && atoi(mute) == o->rank && o->rank > 0;
+    const char *deaf = getenv("ARGUS_TEST_DEAF_PULL_RANK");
+    ag.deaf = deaf && atoi(deaf) == o->rank && o->rank > 0;
     return 0;
 fail:
     argus_condense_free(&ag.cd);
+    argus_pull_free(&ag.pull);
     free(ag.kids);
     free(ag.ch);
     memset(&ag, 0, sizeof ag);
@@ -480,13 +538,15 @@ static void agent_free(void)
 {
     argus_handoff_free();
     for (int i = 0; i < ag.o.nchildren && ag.ch; i++)
-        free(ag.ch[i].in.p);
+        free(ag.ch[i].rx.buf.p);
     free(ag.kids);
     free(ag.ch);
     free(ag.out.p);
     free(ag.send.p);
     free(ag.miss.p);
+    argus_rootbatch_free(&ag.rb);
     argus_condense_free(&ag.cd);
+    argus_pull_free(&ag.pull);
     pthread_mutex_destroy(&ag.mu);
     pthread_cond_destroy(&ag.cv);
     memset(&ag, 0, sizeof ag);
@@ -516,20 +576,8 @@ int argus_agent_finish(void)
 
     if (!ag.thread_on) {
         /* No Argus thread: run the exchange here, for at most finalize_ms; then abandon
-         * it as the threaded path does (run_loop with abort_now set). */
-        uint64_t until = argus_clock_monotonic_ns() + (uint64_t)ag.o.finalize_ms * 1000000ull;
-        while (!finished() && argus_clock_monotonic_ns() < until) {
-            int any = take_window();
-            any |= progress_children();
-            progress_send();
-            try_forward(argus_clock_monotonic_ns());
-            if (!any) {
-                struct timespec ts = {0, POLL_NS / 4};
-                nanosleep(&ts, NULL);
-            }
-        }
-        atomic_store(&ag.abort_now, 1);
-        run_loop(0);
+         * it as the threaded path does. */
+        run_loop(0, argus_clock_monotonic_ns() + (uint64_t)ag.o.finalize_ms * 1000000ull);
         agent_free();
         return 0;
     }

@@ -218,9 +218,12 @@ void argus_rank0_write_reduce_json(struct argus_rank0 *r0, double thread_cpu_s,
             steps ? (double)inbound / (double)steps : 0.0, thread_cpu_s,
             (unsigned long long)dropped, (unsigned long long)r0->spilled_windows);
     fprintf(f, " \"condense\": {\"on\": %s, \"exemplars\": %llu, \"thin\": %llu, "
-            "\"rows\": %llu},\n", r0->condense_on ? "true" : "false",
+            "\"rows\": %llu, \"pull\": {\"asks\": %llu, \"cells_wanted\": %llu, "
+            "\"answers\": %llu, \"late\": %llu, \"unanswered\": %llu}},\n", r0->condense_on ? "true" : "false",
             (unsigned long long)r0->condense.exemplars, (unsigned long long)r0->condense.thin,
-            (unsigned long long)r0->condense.rows);
+            (unsigned long long)r0->condense.rows, (unsigned long long)r0->pull_asks,
+            (unsigned long long)r0->condense.wanted, (unsigned long long)r0->pull_answers,
+            (unsigned long long)r0->pull_late, (unsigned long long)r0->pull_unanswered);
     fprintf(f, " \"clock_offsets_ns\": [");
     for (uint32_t r = 0; r < argus_jobstore_nranks(r0->js); r++) {
         const struct argus_step_summary *const *v;

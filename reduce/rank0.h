@@ -49,6 +49,7 @@ struct argus_rank0 {
     struct argus_carry carry;
     int condense_on;        /* the tree condenses (ARGUS_CONDENSE); its root's figures: */
     struct argus_condense_stats condense;
+    uint64_t pull_asks, pull_answers, pull_late, pull_unanswered; /* its pulls (pull.h) */
 };
 
 /* Create the output directory and the spool. 0 or negative errno (errbuf). */

@@ -36,6 +36,9 @@ if [ "${ARGUS_CONDENSE:-}" = 0 ]; then # t_case_*_condensed.sh: the tree really 
 import json, sys
 c = json.load(open(sys.argv[1]))["condense"]
 assert c["on"] and c["thin"] > 0 and c["exemplars"] > 0, c
+assert c["exemplars"] + c["thin"] == c["rows"], c  # every (rank, step) once
+# 16 ranks, fan-in 4: rank 0 pulls from its condensing children, and they answer
+assert c["pull"]["asks"] > 0 and c["pull"]["answers"] > 0, c
 print("condensed: %d cells in full, %d as rows only" % (c["exemplars"], c["thin"]))
 PY
 fi

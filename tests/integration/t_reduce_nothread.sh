@@ -18,4 +18,9 @@ x = json.load(open(sys.argv[1] + "/reduce.json"))
 assert x["exchange"] == "at-finalize" and x["missing"] == [], x
 assert x["windows_spilled_rank0"] >= 6, x  # 12 windows, 4 ring buffers
 assert x["summaries_dropped_rank0"] == 0, x
+c = x["condense"]
+if c["on"]:  # t_reduce_nothread_condensed.sh: the pull runs inside MPI_Finalize too
+    assert c["exemplars"] + c["thin"] == c["rows"] == 960, c
+    assert c["pull"]["asks"] > 0 and c["pull"]["answers"] > 0, c
+    assert c["pull"]["unanswered"] == 0, c
 PY

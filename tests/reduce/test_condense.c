@@ -3,7 +3,9 @@
  * over every raw summary hand rank 0 byte-identical records; every (rank, step) arrives
  * exactly once; reference ranks and extreme cells arrive in full and bit-exact; every
  * other cell is a thin summary with its row's values; names are forwarded once; damaged
- * input is counted and skipped; the reference rule without a layout is bounded.
+ * input is counted and skipped; the reference rule without a layout is bounded; rank 0
+ * pulling the extreme cells from its holding children gets the same records for fewer
+ * bytes, and a holding node answers from its last two batches.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,12 +126,43 @@ static uint8_t *dup(const uint8_t *p, size_t n)
     return d;
 }
 
+/* Rank 0's side of a pull: begin over in[0..n), each holding child's answer appended,
+ * end. *in may grow. Returns the bytes the answers added. */
+static size_t root_pull(struct argus_condense *cd, struct argus_condense **holder,
+                        uint8_t **in, size_t n)
+{
+    uint64_t bad = 0;
+    assert_int_equal(argus_condense_root_begin(cd, *in, n, &bad), 0);
+    assert_int_equal(bad, 0);
+    for (size_t i = 1; i < cd->nwant; i++)
+        assert_true(cd->want[i - 1] < cd->want[i]); /* ascending, distinct */
+    size_t len = n;
+    for (int c = 1; c < NR; c++) {
+        if (!holder[c])
+            continue;
+        assert_int_equal(argus_condense_answer(holder[c], cd->want, cd->nwant), 0);
+        *in = realloc(*in, len + holder[c]->replen + 1);
+        memcpy(*in + len, holder[c]->rep, holder[c]->replen);
+        len += holder[c]->replen;
+        argus_condense_free(holder[c]);
+        free(holder[c]);
+        holder[c] = NULL;
+    }
+    assert_int_equal(argus_condense_root_end(cd, *in, n, len, &bad), 0);
+    assert_int_equal(bad, 0);
+    return len - n;
+}
+
 /* Deepest ranks first (children before parents); leaves send raw records, every node
- * with children condenses its own raw records and its children's messages. Returns the
- * root's records. */
-static uint8_t *tree_condense(int fanin, size_t *len, struct argus_condense_stats *root_st)
+ * with children condenses its own raw records and its children's messages. pull: rank
+ * 0's condensing children hold their extreme cells and rank 0 pulls the ones it keeps
+ * (*inbound then counts the answers too). Returns the root's records; *inbound: the
+ * bytes of records that reached rank 0. */
+static uint8_t *tree_condense_how(int fanin, int pull, size_t *len,
+                                  struct argus_condense_stats *root_st, size_t *inbound)
 {
     struct node_out *o = calloc(NR, sizeof *o);
+    struct argus_condense *holder[NR] = { 0 };
     for (int r = NR - 1; r >= 0; r--) {
         int nk = 0;
         for (int c = r + 1; c < NR; c++)
@@ -140,6 +173,7 @@ static uint8_t *tree_condense(int fanin, size_t *len, struct argus_condense_stat
             continue;
         }
         struct argus_condense cd;
+        const int hold = pull && r > 0 && argus_tree_parent(r, fanin) == 0;
         assert_int_equal(argus_condense_init(&cd, NR), 0);
         size_t cap = leaflen[r], n = 0;
         for (int c = r + 1; c < NR; c++)
@@ -161,8 +195,16 @@ static uint8_t *tree_condense(int fanin, size_t *len, struct argus_condense_stat
             free(o[c].rec);
         }
         uint64_t bad = 0;
-        assert_int_equal(argus_condense_run(&cd, in, n, r == 0, &bad), 0);
-        assert_int_equal(bad, 0);
+        if (r == 0)
+            *inbound = n - leaflen[0];
+        if (r == 0 && pull) {
+            *inbound += root_pull(&cd, holder, &in, n);
+        } else {
+            assert_int_equal(argus_condense_run(&cd, in, n, r == 0 ? ARGUS_CONDENSE_ROOT :
+                                                hold ? ARGUS_CONDENSE_HOLD : ARGUS_CONDENSE_UP,
+                                                &bad), 0);
+            assert_int_equal(bad, 0);
+        }
         o[r].rec = dup(cd.out, cd.outlen);
         o[r].reclen = cd.outlen;
         o[r].agg = dup(cd.enc, cd.enclen);
@@ -170,7 +212,12 @@ static uint8_t *tree_condense(int fanin, size_t *len, struct argus_condense_stat
         assert_true(r == 0 ? cd.enclen == 0 : cd.enclen > 0);
         if (r == 0)
             *root_st = cd.st;
-        argus_condense_free(&cd);
+        if (hold) { /* kept until rank 0 pulls */
+            holder[r] = malloc(sizeof cd);
+            *holder[r] = cd;
+        } else {
+            argus_condense_free(&cd);
+        }
         free(in);
     }
     uint8_t *res = o[0].rec;
@@ -214,6 +261,12 @@ static void split(const uint8_t *buf, size_t len, struct got *g)
     assert_int_equal(g->names, NK);
 }
 
+static uint8_t *tree_condense(int fanin, size_t *len, struct argus_condense_stats *root_st)
+{
+    size_t inbound;
+    return tree_condense_how(fanin, 0, len, root_st, &inbound);
+}
+
 static void test_tree_shapes_identical(void **state)
 {
     (void)state;
@@ -234,6 +287,23 @@ static void test_tree_shapes_identical(void **state)
             assert_int_equal(g.len[i], ref.len[i]);
             assert_memory_equal(g.rec[i], ref.rec[i], ref.len[i]);
         }
+        free(t);
+    }
+    /* pulled: the same records at rank 0, fewer bytes in */
+    for (int f = 0; f < 3; f++) {
+        size_t in_push, in_pull;
+        uint8_t *t = tree_condense_how(fanins[f], 0, &len, &st, &in_push);
+        free(t);
+        t = tree_condense_how(fanins[f], 1, &len, &st, &in_pull);
+        split(t, len, &g);
+        assert_int_equal(st.exemplars, st0.exemplars);
+        assert_int_equal(st.thin, st0.thin);
+        for (size_t i = 0; i < NR * NS; i++) {
+            assert_int_equal(g.len[i], ref.len[i]);
+            assert_memory_equal(g.rec[i], ref.rec[i], ref.len[i]);
+        }
+        assert_true(st.wanted > 0); /* every fan-in here gives rank 0 holding children */
+        assert_true(in_pull < in_push);
         free(t);
     }
     free(flat);
@@ -303,6 +373,58 @@ static void test_damaged_input_counted(void **state)
     free(in);
 }
 
+/* The held records of `c` among rank r's cells (asked for in one sorted ask). */
+static size_t answered_of(struct argus_condense *c, uint32_t r)
+{
+    static struct argus_step_summary s;
+    uint64_t keys[NS];
+    char err[160];
+    for (uint64_t k = 0; k < NS; k++)
+        keys[k] = argus_condense_key(r, k);
+    assert_int_equal(argus_condense_answer(c, keys, NS), 0);
+    size_t n = 0;
+    for (size_t off = 0; off < c->replen;) {
+        int type = 0;
+        long len = argus_record_peek(c->rep + off, c->replen - off, off, &type, err, sizeof err);
+        assert_true(len > 0 && type == ARGUS_REC_SUMMARY);
+        assert_int_equal(argus_summary_decode(c->rep + off, (size_t)len, &s, err, sizeof err), 0);
+        assert_int_equal(s.rank, r);
+        assert_true(s.flags & ARGUS_SF_EXEMPLAR);
+        assert_memory_equal(s.kmodes, cell(r, s.step)->kmodes, NK * sizeof s.kmodes[0]);
+        off += (size_t)len;
+        n++;
+    }
+    return n;
+}
+
+/* Hold mode keeps the extreme cells of the last two batches for a pull and forwards
+ * none of them; an older batch's are gone. */
+static void test_hold_two_batches(void **state)
+{
+    (void)state;
+    struct argus_condense cd;
+    uint64_t bad = 0, held[3];
+    const uint32_t r[3] = {10, 12, 14}; /* dp 5, 6, 7: no reference ranks */
+    assert_int_equal(argus_condense_init(&cd, NR), 0);
+    for (int b = 0; b < 3; b++) {
+        const uint64_t h0 = cd.st.held, e0 = cd.st.exemplars;
+        assert_int_equal(argus_condense_run(&cd, leaf[r[b]], leaflen[r[b]],
+                                            ARGUS_CONDENSE_HOLD, &bad), 0);
+        held[b] = cd.st.held - h0;
+        assert_true(held[b] > 0);
+        assert_int_equal(cd.st.exemplars, e0); /* nothing went up in full */
+        assert_true(cd.enclen > 0);
+        assert_int_equal(answered_of(&cd, r[b]), held[b]);
+        if (b > 0)
+            assert_int_equal(answered_of(&cd, r[b - 1]), held[b - 1]);
+    }
+    assert_int_equal(answered_of(&cd, r[0]), 0); /* two batches later */
+    assert_int_equal(argus_condense_answer(&cd, NULL, 0), 0);
+    assert_int_equal(cd.replen, 0);
+    assert_int_equal(bad, 0);
+    argus_condense_free(&cd);
+}
+
 static void test_reference_rule_without_layout(void **state)
 {
     (void)state;
@@ -324,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_tree_shapes_identical),
         cmocka_unit_test(test_exemplars_exact_thin_rows),
         cmocka_unit_test(test_damaged_input_counted),
+        cmocka_unit_test(test_hold_two_batches),
         cmocka_unit_test(test_reference_rule_without_layout),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
