@@ -12,6 +12,7 @@
 #include "analysis/import.h"
 #include "common/spool.h"
 #include "common/wire.h"
+#include "common/wire_rows.h"
 
 const char *argus_import_format_name(int fmt)
 {
@@ -69,6 +70,13 @@ static int scan_rec(void *ctx, int type, const uint8_t *rec, size_t len)
         if (argus_summary_decode(rec, len, sc->s, sc->err, sizeof sc->err) == 0 &&
             sc->s->rank + 1 > sc->n_ranks)
             sc->n_ranks = sc->s->rank + 1;
+    } else if (type == ARGUS_REC_ROWS) { /* a condensed job's thin cells */
+        struct argus_rows_reader rd;
+        struct argus_agg_row row;
+        if (argus_rows_open(rec, len, &rd, sc->err, sizeof sc->err) == 0)
+            while (argus_rows_next(&rd, &row, sc->err, sizeof sc->err) > 0)
+                if (row.rank + 1 > sc->n_ranks)
+                    sc->n_ranks = row.rank + 1;
     } else if (type == ARGUS_REC_JOBINFO) {
         struct argus_rank_info ri;
         if (argus_rankinfo_decode(rec, len, &ri, sc->err, sizeof sc->err) == 0) {

@@ -6,7 +6,8 @@
 # whether every rank's data arrived, and rank 0's Argus thread CPU as a share of the
 # job's wall time. With ARGUS_CONDENSE=0 in the environment the tree condenses (the mode
 # of jobs past 96 ranks, common/condense.h) and the line says how many cells reached
-# rank 0 in full (exemplars) and as rows only (thin). Run from the build directory:
+# rank 0 in full (exemplars) and as rows only (thin), and what rank 0's pulls from its
+# condensing children did. Run from the build directory:
 # make bench-reduce-live (both modes), or
 # top_builddir=. top_srcdir=SRC sh SRC/bench/reduce_live.sh [NP] [STEPS]
 set -eu
@@ -38,7 +39,7 @@ print(json.dumps({
     "ranks": x["ranks"], "steps": x["steps"], "windows": x["windows"],
     "exchange": x["exchange"], "tree_fanin": x["tree"]["fanin"],
     "condensed": x["condense"]["on"], "cells_full": x["condense"]["exemplars"],
-    "cells_thin": x["condense"]["thin"],
+    "cells_thin": x["condense"]["thin"], "pull": x["condense"].get("pull"),
     "tree_depth": x["tree"]["depth"], "missing_ranks": len(x["missing"]),
     "rank0_bytes_in_per_step": round(per_step, 1),
     "rank0_bytes_in_per_rank_step": round(per_step / p, 1),

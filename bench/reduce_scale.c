@@ -14,7 +14,7 @@
  * Rank 0's inbound bytes: its children's aggregates, exemplar records (references),
  * answers to its pull and (its leaf children on its own node) raw summaries, reported
  * apart; the pull requests it sends are reported too. Rank 0's CPU: merge, condense
- * (fold + select, then the answers' fold + exemplars + thin summaries), then decode +
+ * (fold + select, then the answers' fold + exemplars + rows records), then decode +
  * add of what it wrote to the job store ("store") and argus_analyze ("analyze").
  *
  * Two views of rank 0's analysis:
@@ -29,19 +29,26 @@
  *     after that; the figures are the medians over those windows (robust to a busy
  *     machine).
  * The condense step is timed in a fresh struct and again in the reset one (warm: as every
- * later window of a job runs). Page faults are counted for each part.
+ * later window of a job runs). Page faults are counted for each part. Rank 0 also spools
+ * what it keeps (summaries.argus, zstd): timed apart (rank0_spool_steady_ms_per_step, the
+ * same records every window, to a scratch file in TMPDIR) and not in the goal's figure,
+ * which the issue defines as merge plus analysis.
  * Prints one JSON line. Usage: reduce_scale [P ...] (default 1024 4096 16384 65536). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis/analysis.h"
 #include "common/aggregate.h"
 #include "common/condense.h"
 #include "common/jobstore.h"
+#include "common/spool.h"
 #include "common/wire.h"
+#include "common/wire_rows.h"
 #include "reduce/bytebuf.h"
 #include "reduce/tree.h"
 
@@ -217,7 +224,7 @@ struct r0cost {
  * the condensing root over its own raw records and its children's records
  * (argus_condense_root_begin: fold, select, the cells to pull), each holding child's
  * answer (not rank 0's CPU) appended, and argus_condense_root_end (the answers' fold,
- * exemplars, thin summaries into c->out). The inbound records are concatenated before
+ * exemplars, rows records into c->out). The inbound records are concatenated before
  * the clock starts (the agent collects them as they arrive). in grows by the answers
  * (cut back before returning). Returns 0, or -1 when a child did not decode. */
 static int rank0_window(struct argus_condense *c, const struct msg *km, int nkids,
@@ -278,13 +285,14 @@ static int rank0_window(struct argus_condense *c, const struct msg *km, int nkid
 }
 
 struct an_cost {
-    double store, analyze; /* CPU s */
+    double store, analyze, spool; /* CPU s */
     long flt_store, flt_analyze;
     int rc;
 };
 
-/* Add what the condensing root wrote (exemplars and thin summaries), shifted by `shift`
- * steps, to js: decode + add, as argus_jobstore_ingest_buffer does. */
+/* Add what the condensing root wrote (exemplars and rows records), shifted by `shift`
+ * steps, to js: decode + add, as argus_jobstore_ingest_buffer does (a row as its thin
+ * summary). */
 static void store_out(struct argus_jobstore *js, const struct argus_bytebuf *out, uint64_t shift)
 {
     char err[128];
@@ -293,6 +301,17 @@ static void store_out(struct argus_jobstore *js, const struct argus_bytebuf *out
         long n = argus_record_peek(out->p + off, out->len - off, off, &type, err, sizeof err);
         if (n < 0)
             return;
+        struct argus_rows_reader rd;
+        struct argus_agg_row row;
+        if (type == ARGUS_REC_ROWS && argus_rows_open(out->p + off, (size_t)n, &rd, err,
+                                                      sizeof err) == 0) {
+            while (argus_rows_next(&rd, &row, err, sizeof err) > 0) {
+                row.step += shift;
+                row.start_ns += 1000000000ull * shift;
+                argus_condense_thin(&row, sum);
+                argus_jobstore_add_summary(js, sum);
+            }
+        }
         if (type == ARGUS_REC_SUMMARY &&
             argus_summary_decode(out->p + off, (size_t)n, sum, err, sizeof err) == 0) {
             sum->step += shift;
@@ -304,14 +323,33 @@ static void store_out(struct argus_jobstore *js, const struct argus_bytebuf *out
     }
 }
 
-/* One window at rank 0: its summaries into js (shifted by `shift` steps), then the
- * analysis of everything js holds. */
-static void an_window(struct argus_jobstore *js, const struct argus_bytebuf *out, uint64_t shift,
-                      struct an_cost *c)
+/* Rank 0's spool of a window (reduce/rank0.c): every record appended, then a flush. */
+static void spool_out(struct argus_spool_writer *sw, const struct argus_bytebuf *out)
+{
+    char err[128];
+    for (size_t off = 0; sw && off < out->len;) {
+        int type = 0;
+        long n = argus_record_peek(out->p + off, out->len - off, off, &type, err, sizeof err);
+        if (n <= 0 || argus_spool_append(sw, out->p + off, (size_t)n) != 0)
+            return;
+        off += (size_t)n;
+    }
+    if (sw)
+        argus_spool_flush(sw);
+}
+
+/* One window at rank 0: its records spooled (sw, when not NULL: the same records every
+ * window), its summaries into js (shifted by `shift` steps), then the analysis of
+ * everything js holds. */
+static void an_window(struct argus_jobstore *js, struct argus_spool_writer *sw,
+                      const struct argus_bytebuf *out, uint64_t shift, struct an_cost *c)
 {
     struct argus_analysis_opts o;
     struct argus_result res;
 
+    double ts = cpu_s();
+    spool_out(sw, out);
+    c->spool = cpu_s() - ts;
     long f0 = minflt();
     double t0 = cpu_s();
     store_out(js, out, shift);
@@ -333,6 +371,7 @@ struct job_cost {
     struct an_cost first;  /* the first window, fresh store */
     struct an_cost steady; /* medians over the last STEADY windows of the job */
     size_t horizon, windows, held;
+    double spool_bytes; /* compressed spool bytes per step */
 };
 
 static int cmp_d(const void *a, const void *b)
@@ -348,15 +387,22 @@ static double median5(double *v)
 }
 
 /* The first window in a fresh store, then a job of windows in one store until STEADY
- * windows past a full horizon. */
+ * windows past a full horizon, spooled to a scratch file in TMPDIR (removed). */
 static void an_job(const struct argus_bytebuf *root, struct job_cost *jc)
 {
     struct argus_jobstore *js;
-    double st[STEADY], an[STEADY], fs[STEADY], fa[STEADY];
+    struct argus_spool_writer *sw = NULL;
+    double st[STEADY], an[STEADY], fs[STEADY], fa[STEADY], sp[STEADY];
+    char path[512], err[256];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/reduce_scale-%ld.spool", tmp && *tmp ? tmp : "/tmp",
+             (long)getpid());
+    if (argus_spool_open_write(path, &sw, err, sizeof err) != 0)
+        fprintf(stderr, "reduce_scale: no spool figures: %s\n", err);
 
     memset(jc, 0, sizeof *jc);
     argus_jobstore_create((uint32_t)P, &js);
-    an_window(js, root, 0, &jc->first);
+    an_window(js, NULL, root, 0, &jc->first);
     argus_jobstore_free(js);
 
     argus_jobstore_create((uint32_t)P, &js);
@@ -364,7 +410,7 @@ static void an_job(const struct argus_bytebuf *root, struct job_cost *jc)
     jc->windows = (jc->horizon + W - 1) / W + 1 + STEADY;
     for (size_t w = 0; w < jc->windows; w++) {
         struct an_cost c;
-        an_window(js, root, (uint64_t)w * W, &c);
+        an_window(js, sw, root, (uint64_t)w * W, &c);
         jc->steady.rc |= c.rc;
         if (w + STEADY < jc->windows)
             continue;
@@ -373,7 +419,13 @@ static void an_job(const struct argus_bytebuf *root, struct job_cost *jc)
         an[k] = c.analyze;
         fs[k] = (double)c.flt_store;
         fa[k] = (double)c.flt_analyze;
+        sp[k] = c.spool;
     }
+    struct stat sb;
+    argus_spool_close(sw);
+    jc->spool_bytes = stat(path, &sb) == 0 ? (double)sb.st_size / (double)(jc->windows * W) : 0;
+    unlink(path);
+    jc->steady.spool = median5(sp);
     jc->steady.store = median5(st);
     jc->steady.analyze = median5(an);
     jc->steady.flt_store = (long)median5(fs);
@@ -507,12 +559,14 @@ int main(int argc, char **argv)
                "\"rank0_condense_warm_ms_per_step\":%.3f,\"rank0_store_steady_ms_per_step\":%.3f,"
                "\"rank0_analyze_steady_ms_per_step\":%.3f,"
                "\"rank0_cpu_steady_ms_per_step\":%.3f,\"goal_cpu_ms_per_step\":5,"
-               "\"goal_cpu_met\":%s,",
+               "\"goal_cpu_met\":%s,\"rank0_spool_steady_ms_per_step\":%.3f,"
+               "\"rank0_spool_bytes_per_step\":%.0f,",
                1e3 * first.merge / W, 1e3 * first.run / W, 1e3 * cond_first / W,
                1e3 * an->store / W, 1e3 * an->analyze / W, 1e3 * cpu_first / W, jc.horizon,
                jc.windows, jc.held, 1e3 * warm.merge / W, 1e3 * warm.run / W,
                1e3 * cond_warm / W, 1e3 * st->store / W, 1e3 * st->analyze / W,
-               1e3 * cpu_steady / W, 1e3 * cpu_steady / W <= 5 ? "true" : "false");
+               1e3 * cpu_steady / W, 1e3 * cpu_steady / W <= 5 ? "true" : "false",
+               1e3 * st->spool / W, jc.spool_bytes);
         printf("\"rank0_page_faults_per_step\":{\"merge\":%.1f,\"merge_warm\":%.1f,"
                "\"condense_run\":%.1f,\"condense_run_warm\":%.1f,\"store\":%.1f,"
                "\"analyze\":%.1f,\"store_steady\":%.1f,\"analyze_steady\":%.1f},"

@@ -1,6 +1,8 @@
 /* aggregate.c — the window aggregate (aggregate.h): build from step summaries, merge,
- * canonical encoding. Merges never depend on order; see the header for why. */
+ * canonical row order (the encoding is aggregate_wire.c). Merges never depend on order;
+ * see the header for why. */
 #include "common/aggregate.h"
+#include "common/aggregate_int.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "common/aggrow.h"
 #include "common/wire.h"
 
 #define HUGE_BYTES ((size_t)2 << 20)
@@ -20,10 +23,11 @@ void argus_agg_init(struct argus_aggregate *a)
     memset(a, 0, sizeof *a);
 }
 
-/* Rows travel as their memory image (host byte order, as every other field): no padding. */
-_Static_assert(sizeof(struct argus_agg_row) == ARGUS_AGG_ROW_BYTES, "row layout");
-_Static_assert(offsetof(struct argus_agg_row, start_ns) == 16 &&
+/* No padding: row_cmp's tie-break (memcmp) sees fields only. */
+_Static_assert(sizeof(struct argus_agg_row) == 56 &&
+               offsetof(struct argus_agg_row, start_ns) == 16 &&
                offsetof(struct argus_agg_row, us) == 24, "row layout");
+_Static_assert(ARGUS_AGG_ROW_BYTES == ARGUS_AGGROW_MAX, "row bound");
 
 void argus_agg_free(struct argus_aggregate *a)
 {
@@ -41,7 +45,7 @@ void argus_agg_reset(struct argus_aggregate *a)
     a->nkm = 0;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
+int argus_agg_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return 0;
@@ -56,10 +60,10 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-/* grow() for the row arrays, which reach megabytes at rank 0: past 2 MiB they are
+/* argus_agg_grow() for the row arrays, which reach megabytes at rank 0: past 2 MiB they are
  * 2 MiB-aligned and advised for transparent huge pages, so that filling them costs one
  * page fault per 2 MiB instead of 512 where the kernel allows it. keep: rows carried over. */
-static int grow_rows(struct argus_agg_row **p, size_t *cap, size_t need, size_t keep)
+int argus_agg_grow_rows(struct argus_agg_row **p, size_t *cap, size_t need, size_t keep)
 {
     if (need <= *cap)
         return 0;
@@ -67,7 +71,7 @@ static int grow_rows(struct argus_agg_row **p, size_t *cap, size_t need, size_t 
     while (c < need)
         c *= 2;
     if (c * sizeof **p < HUGE_BYTES)
-        return grow((void **)p, cap, need, sizeof **p);
+        return argus_agg_grow((void **)p, cap, need, sizeof **p);
     size_t bytes = (c * sizeof **p + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
     void *n = NULL;
     if (posix_memalign(&n, HUGE_BYTES, bytes) != 0)
@@ -84,7 +88,7 @@ static int grow_rows(struct argus_agg_row **p, size_t *cap, size_t need, size_t 
 }
 
 /* Room for `need` runs: the ends are kept, the merge scratch behind them is not. */
-static int grow_runs(struct argus_aggregate *a, size_t need)
+int argus_agg_grow_runs(struct argus_aggregate *a, size_t need)
 {
     if (need <= a->caprun)
         return 0;
@@ -195,7 +199,7 @@ static int km_add(struct argus_aggregate *a, const struct argus_agg_kmode *k)
         km_combine(&a->km[at], k);
         return 0;
     }
-    if (grow((void **)&a->km, &a->capkm, a->nkm + 1, sizeof *a->km))
+    if (argus_agg_grow((void **)&a->km, &a->capkm, a->nkm + 1, sizeof *a->km))
         return -ENOMEM;
     memmove(&a->km[at + 1], &a->km[at], (a->nkm - at) * sizeof *a->km);
     a->km[at] = *k;
@@ -205,9 +209,9 @@ static int km_add(struct argus_aggregate *a, const struct argus_agg_kmode *k)
 
 static int row_add(struct argus_aggregate *a, const struct argus_agg_row *r)
 {
-    if (grow_rows(&a->rows, &a->caprows, a->nrows + 1, a->nrows))
+    if (argus_agg_grow_rows(&a->rows, &a->caprows, a->nrows + 1, a->nrows))
         return -ENOMEM;
-    if (grow_runs(a, 1))
+    if (argus_agg_grow_runs(a, 1))
         return -ENOMEM;
     /* insertion into the last run (summaries mostly come in order: an append) */
     size_t at = a->nrows, first = a->nruns > 1 ? a->run[a->nruns - 2] : 0;
@@ -274,9 +278,9 @@ int argus_agg_add_summary(struct argus_aggregate *a, const struct argus_step_sum
 int argus_agg_merge(struct argus_aggregate *dst, const struct argus_aggregate *src)
 {
     /* rows: append src's runs (ordered later, once: argus_agg_sort_rows / encode) */
-    if (grow_rows(&dst->rows, &dst->caprows, dst->nrows + src->nrows, dst->nrows) ||
-        grow_runs(dst, dst->nruns + src->nruns) ||
-        grow((void **)&dst->km, &dst->capkm, dst->nkm + src->nkm, sizeof *dst->km))
+    if (argus_agg_grow_rows(&dst->rows, &dst->caprows, dst->nrows + src->nrows, dst->nrows) ||
+        argus_agg_grow_runs(dst, dst->nruns + src->nruns) ||
+        argus_agg_grow((void **)&dst->km, &dst->capkm, dst->nkm + src->nkm, sizeof *dst->km))
         return -ENOMEM;
     if (src->nrows)
         memcpy(&dst->rows[dst->nrows], src->rows, src->nrows * sizeof *src->rows);
@@ -372,13 +376,19 @@ static size_t gallop(const struct argus_agg_row *rows, size_t lo, size_t hi,
     return lo;
 }
 
-/* The k-way merge of a's runs into out (nrows x ROW_BYTES bytes), on a heap of run heads:
- * each step copies the smallest run's whole block of rows that sort no later than the
- * next head. Uses a->run's scratch (cursors, heap); reads the rows only. */
-static void rows_kmerge(const struct argus_aggregate *a, uint8_t *out)
+/* a's rows in canonical order, block by block, to emit: the k-way merge of a's runs on a
+ * heap of run heads; each step emits the smallest run's whole block of rows that sort no
+ * later than the next head. Uses a->run's scratch (cursors, heap); reads the rows only. */
+void argus_agg_rows_kmerge(const struct argus_aggregate *a, argus_agg_emit_fn *emit,
+                           void *ctx)
 {
     const struct argus_agg_row *rows = a->rows;
     const size_t *end = a->run;
+    if (a->nruns <= 1) {
+        if (a->nrows)
+            emit(ctx, rows, a->nrows);
+        return;
+    }
     size_t *cur = a->run + a->caprun, *heap = cur + a->caprun, n = 0;
 
     for (size_t i = 0; i < a->nruns; i++) {
@@ -396,8 +406,7 @@ static void rows_kmerge(const struct argus_aggregate *a, uint8_t *out)
                 s = heap[2];
             to = gallop(rows, from + 1, to, &rows[cur[s]]);
         }
-        memcpy(out, &rows[from], (to - from) * sizeof *rows);
-        out += (to - from) * sizeof *rows;
+        emit(ctx, &rows[from], to - from);
         cur[m] = to;
         if (to == end[m])
             heap[0] = heap[--n];
@@ -407,18 +416,26 @@ static void rows_kmerge(const struct argus_aggregate *a, uint8_t *out)
 
 int argus_agg_reserve(struct argus_aggregate *a, size_t nrows, size_t nruns)
 {
-    if (grow_rows(&a->rows, &a->caprows, nrows, a->nrows) || grow_runs(a, nruns))
+    if (argus_agg_grow_rows(&a->rows, &a->caprows, nrows, a->nrows) || argus_agg_grow_runs(a, nruns))
         return -ENOMEM;
     return 0;
+}
+
+static void emit_copy(void *ctx, const struct argus_agg_row *r, size_t n)
+{
+    struct argus_agg_row **out = ctx;
+    memcpy(*out, r, n * sizeof *r);
+    *out += n;
 }
 
 int argus_agg_sort_rows(struct argus_aggregate *a)
 {
     if (a->nruns <= 1)
         return 0;
-    if (grow_rows(&a->spare, &a->capspare, a->nrows, 0))
+    if (argus_agg_grow_rows(&a->spare, &a->capspare, a->nrows, 0))
         return -ENOMEM;
-    rows_kmerge(a, (uint8_t *)a->spare);
+    struct argus_agg_row *out = a->spare;
+    argus_agg_rows_kmerge(a, emit_copy, &out);
     struct argus_agg_row *t = a->rows;
     size_t c = a->caprows;
     a->rows = a->spare;
@@ -428,132 +445,4 @@ int argus_agg_sort_rows(struct argus_aggregate *a)
     a->nruns = 1;
     a->run[0] = a->nrows;
     return 0;
-}
-
-/* ---- encoding ------------------------------------------------------------------------ */
-
-#define PUT(p, v) do { memcpy((p), &(v), sizeof(v)); (p) += sizeof(v); } while (0)
-#define GET(p, end, v) do { if ((size_t)((end) - (p)) < sizeof(v)) goto bad; \
-                            memcpy(&(v), (p), sizeof(v)); (p) += sizeof(v); } while (0)
-
-static size_t km_size(const struct argus_agg_kmode *k)
-{
-    return 44 + 12 + 4u * k->sketch.nbuckets + 2 + 16u * (k->ntop + k->nbot);
-}
-
-size_t argus_agg_encoded_size(const struct argus_aggregate *a)
-{
-    size_t n = 16 + a->nrows * ARGUS_AGG_ROW_BYTES + 4;
-    for (size_t i = 0; i < a->nkm; i++)
-        n += km_size(&a->km[i]);
-    return n;
-}
-
-long argus_agg_encode(const struct argus_aggregate *a, uint8_t *buf, size_t cap)
-{
-    size_t need = argus_agg_encoded_size(a);
-    if (cap < need || a->nrows > UINT32_MAX || a->nkm > UINT32_MAX)
-        return -ENOSPC;
-    uint8_t *p = buf;
-    uint32_t magic = ARGUS_AGG_MAGIC, nr = (uint32_t)a->nrows, nk = (uint32_t)a->nkm;
-    uint16_t ver = ARGUS_AGG_VERSION, flags = 0;
-    PUT(p, magic); PUT(p, ver); PUT(p, flags); PUT(p, nr); PUT(p, nk);
-    if (a->nruns > 1)
-        rows_kmerge(a, p);
-    else if (a->nrows)
-        memcpy(p, a->rows, a->nrows * ARGUS_AGG_ROW_BYTES);
-    p += a->nrows * ARGUS_AGG_ROW_BYTES;
-    for (size_t i = 0; i < a->nkm; i++) {
-        const struct argus_agg_kmode *k = &a->km[i];
-        PUT(p, k->name_hash); PUT(p, k->mode); PUT(p, k->kclass); PUT(p, k->group);
-        PUT(p, k->count); PUT(p, k->sum_ns); PUT(p, k->min_ns); PUT(p, k->max_ns);
-        PUT(p, k->sketch.base); PUT(p, k->sketch.nbuckets); PUT(p, k->sketch.flags);
-        PUT(p, k->sketch.zeros);
-        memcpy(p, k->sketch.counts, 4u * k->sketch.nbuckets);
-        p += 4u * k->sketch.nbuckets;
-        PUT(p, k->ntop); PUT(p, k->nbot);
-        for (int t = 0; t < k->ntop; t++) {
-            PUT(p, k->top[t].value); PUT(p, k->top[t].rank); PUT(p, k->top[t].step);
-        }
-        for (int t = 0; t < k->nbot; t++) {
-            PUT(p, k->bot[t].value); PUT(p, k->bot[t].rank); PUT(p, k->bot[t].step);
-        }
-    }
-    uint32_t crc = argus_crc32c(buf, (size_t)(p - buf));
-    PUT(p, crc);
-    return (long)(p - buf);
-}
-
-int argus_agg_decode(struct argus_aggregate *a, const uint8_t *buf, size_t len, char *errbuf,
-                     size_t errlen)
-{
-    const uint8_t *p = buf, *end = buf + len;
-    uint32_t magic, nr, nk, crc;
-    uint16_t ver, flags;
-
-    argus_agg_reset(a);
-    if (len < 20)
-        goto bad;
-    memcpy(&crc, buf + len - 4, 4);
-    if (crc != argus_crc32c(buf, len - 4)) {
-        snprintf(errbuf, errlen, "aggregate: checksum mismatch");
-        return -EINVAL;
-    }
-    end = buf + len - 4;
-    GET(p, end, magic); GET(p, end, ver); GET(p, end, flags); GET(p, end, nr); GET(p, end, nk);
-    if (magic != ARGUS_AGG_MAGIC || ver != ARGUS_AGG_VERSION)
-        goto bad;
-    if ((size_t)(end - p) < (size_t)nr * ARGUS_AGG_ROW_BYTES)
-        goto bad;
-    if (grow_rows(&a->rows, &a->caprows, nr, 0) || grow_runs(a, 1) ||
-        grow((void **)&a->km, &a->capkm, nk, sizeof *a->km)) {
-        snprintf(errbuf, errlen, "aggregate: out of memory");
-        return -ENOMEM;
-    }
-    if (nr)
-        memcpy(a->rows, p, (size_t)nr * ARGUS_AGG_ROW_BYTES);
-    for (uint32_t i = 1; i < nr; i++) {
-        if (row_cmp(&a->rows[i - 1], &a->rows[i]) > 0) {
-            p += (size_t)i * ARGUS_AGG_ROW_BYTES;
-            goto bad; /* not canonical: the rows are out of order */
-        }
-    }
-    p += (size_t)nr * ARGUS_AGG_ROW_BYTES;
-    a->nrows = nr;
-    a->nruns = nr ? 1 : 0;
-    a->run[0] = nr;
-    for (uint32_t i = 0; i < nk; i++) {
-        struct argus_agg_kmode *k = &a->km[i];
-        memset(k, 0, sizeof *k);
-        GET(p, end, k->name_hash); GET(p, end, k->mode); GET(p, end, k->kclass);
-        GET(p, end, k->group); GET(p, end, k->count); GET(p, end, k->sum_ns);
-        GET(p, end, k->min_ns); GET(p, end, k->max_ns);
-        GET(p, end, k->sketch.base); GET(p, end, k->sketch.nbuckets);
-        GET(p, end, k->sketch.flags); GET(p, end, k->sketch.zeros);
-        if (k->sketch.nbuckets > ARGUS_QSKETCH_BUCKETS ||
-            (size_t)(end - p) < 4u * k->sketch.nbuckets)
-            goto bad;
-        memcpy(k->sketch.counts, p, 4u * k->sketch.nbuckets);
-        p += 4u * k->sketch.nbuckets;
-        GET(p, end, k->ntop); GET(p, end, k->nbot);
-        if (k->ntop > ARGUS_AGG_TOPK || k->nbot > ARGUS_AGG_TOPK)
-            goto bad;
-        for (int t = 0; t < k->ntop; t++) {
-            GET(p, end, k->top[t].value); GET(p, end, k->top[t].rank);
-            GET(p, end, k->top[t].step);
-        }
-        for (int t = 0; t < k->nbot; t++) {
-            GET(p, end, k->bot[t].value); GET(p, end, k->bot[t].rank);
-            GET(p, end, k->bot[t].step);
-        }
-        a->nkm = i + 1;
-    }
-    if (p != end)
-        goto bad;
-    (void)flags;
-    return 0;
-bad:
-    snprintf(errbuf, errlen, "aggregate: malformed at offset %zu", (size_t)(p - buf));
-    argus_agg_reset(a);
-    return -EINVAL;
 }

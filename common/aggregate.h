@@ -2,8 +2,8 @@
  * reduction tree knows about one window, in a form whose size does not grow with the
  * rank count except for one fixed-size row per rank and step:
  *   - rows: per (rank, step) a handful of numbers (start on rank 0's clock, step wall,
- *     phase times, host gap, compute, collective + p2p time), 56 bytes each, sorted by
- *     (step, rank);
+ *     phase times, host gap, compute, collective + p2p time), sorted by (step, rank);
+ *     12-16 bytes each on the wire for realistic data (at most ARGUS_AGG_ROW_BYTES);
  *   - kmodes: per (kernel, mode, group) merged statistics: count, sum, min, max and a
  *     mergeable log-bucket sketch (qsketch.h), plus the top-k slowest and top-k fastest
  *     (rank, step) by mean duration; sorted by (name_hash, mode, group). group is the
@@ -20,9 +20,10 @@
  * one ordering pass, not k passes over its rows. Readers of a->rows call
  * argus_agg_sort_rows first (rows are in (step, rank) order when nruns <= 1).
  *
- * Encoding: u32 magic "AGGR", u16 version, u16 flags, u32 nrows, u32 nkmodes, rows,
- * kmodes (sketches sparse), u32 CRC32C. Decoding checks every length. Not thread-safe;
- * the struct owns its arrays (argus_agg_free).
+ * Encoding: u32 magic "AGGR", u16 version (2), u16 flags, u32 nrows, u32 nkmodes, rows
+ * (in canonical order, each as varint differences from the row before: aggrow.h), kmodes
+ * (sketches sparse), u32 CRC32C. Decoding checks every length and value and never reads
+ * out of bounds. Not thread-safe; the struct owns its arrays (argus_agg_free).
  */
 #ifndef ARGUS_COMMON_AGGREGATE_H
 #define ARGUS_COMMON_AGGREGATE_H
@@ -33,9 +34,12 @@
 #include "common/types.h"
 
 #define ARGUS_AGG_MAGIC 0x52474741u /* "AGGR" */
-#define ARGUS_AGG_VERSION 1
+#define ARGUS_AGG_VERSION 2 /* 1: rows as 56-byte memory images */
 #define ARGUS_AGG_TOPK 4
-#define ARGUS_AGG_ROW_BYTES 56
+/* The most bytes one row takes in an encoding: argus_agg_encoded_size's bound per row, so
+ * encoded_size - nrows x ARGUS_AGG_ROW_BYTES is the exact size of everything else. What
+ * the rows really take: argus_agg_rows_encoded_size. */
+#define ARGUS_AGG_ROW_BYTES 70
 
 struct argus_agg_row {
     uint64_t step;
@@ -88,11 +92,19 @@ int argus_agg_merge(struct argus_aggregate *dst, const struct argus_aggregate *s
 int argus_agg_reserve(struct argus_aggregate *a, size_t nrows, size_t nruns);
 /* Put the rows in (step, rank) order (nruns becomes <= 1). 0 or -ENOMEM (then unchanged). */
 int argus_agg_sort_rows(struct argus_aggregate *a);
-/* Exact encoded size, and the encoding (canonical: equal aggregates, equal bytes, whether
- * or not the rows were sorted first; unsorted rows are merged straight into buf, using
- * a's scratch, so a must not be encoded from two threads at once).
- * Returns bytes written or -ENOSPC. */
+/* An upper bound of the encoded size, always enough for argus_agg_encode: exact for the
+ * header, kmodes and checksum, ARGUS_AGG_ROW_BYTES per row (O(kmodes), no pass over the
+ * rows). */
 size_t argus_agg_encoded_size(const struct argus_aggregate *a);
+/* The exact encoded size of the rows part (one pass over the rows in canonical order,
+ * using a's scratch like argus_agg_encode); the whole encoding takes
+ * argus_agg_encoded_size(a) - a->nrows * ARGUS_AGG_ROW_BYTES + this. */
+size_t argus_agg_rows_encoded_size(const struct argus_aggregate *a);
+/* The encoding (canonical: equal aggregates, equal bytes, whether or not the rows were
+ * sorted first; unsorted rows are merged straight into buf, using a's scratch, so a must
+ * not be encoded from two threads at once). Writes at most cap bytes; cap =
+ * argus_agg_encoded_size(a) always suffices. Returns bytes written, or -ENOSPC when the
+ * encoding does not fit in cap (buf's contents then undefined). */
 long argus_agg_encode(const struct argus_aggregate *a, uint8_t *buf, size_t cap);
 /* Replace *a with the decoding of buf (rows must be in canonical order, as every
  * encoding is). 0 or -EINVAL/-ENOMEM with errbuf. */

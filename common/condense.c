@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/wire.h"
+#include "common/wire_rows.h"
 
 #define SUMMARY_ROOM(n) (argus_summary_encoded_max(n))
 
@@ -38,6 +39,7 @@ void argus_condense_free(struct argus_condense *c)
     free(c->have);
     free(c->want);
     free(c->rep);
+    free(c->thin);
     memset(c, 0, sizeof *c);
 }
 
@@ -331,21 +333,43 @@ static int pick(struct argus_condense *c, const uint8_t *in, int mode)
     return 0;
 }
 
-/* Root: a thin summary for every row not written in full. */
+/* Root: the rows thin[0..n) as one rows record. */
+static int out_rows(struct argus_condense *c, size_t n)
+{
+    const size_t room = argus_rows_encoded_max(n);
+    uint8_t *p = n ? buf_room(&c->out, c->outlen, &c->outcap, room) : NULL;
+    if (!n)
+        return 0;
+    if (!p)
+        return -ENOMEM;
+    long k = argus_rows_encode(c->thin, n, p, room);
+    if (k < 0)
+        return (int)k;
+    c->outlen += (size_t)k;
+    c->st.thin += n;
+    return 0;
+}
+
+/* Root: every row not written in full goes into rows records (wire_rows.h), in order. */
 static int thin_rest(struct argus_condense *c)
 {
     if (argus_agg_sort_rows(&c->agg))
         return -ENOMEM;
+    if (!c->thin && !(c->thin = malloc(ARGUS_ROWS_PER_RECORD * sizeof *c->thin)))
+        return -ENOMEM;
+    size_t n = 0;
     for (size_t i = 0; i < c->agg.nrows; i++) {
         const struct argus_agg_row *r = &c->agg.rows[i];
         if (set_has(c->sent, c->sentcap, cell_key(r->rank, r->step)))
             continue;
-        argus_condense_thin(r, c->s);
-        if (out_summary(c, c->s))
-            return -ENOMEM;
-        c->st.thin++;
+        c->thin[n++] = *r;
+        if (n == ARGUS_ROWS_PER_RECORD) {
+            if (out_rows(c, n))
+                return -ENOMEM;
+            n = 0;
+        }
     }
-    return 0;
+    return out_rows(c, n) ? -ENOMEM : 0;
 }
 
 static int encode_agg(struct argus_condense *c)

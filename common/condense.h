@@ -13,9 +13,10 @@
  * Both rules are decided on data whose merge is exact (a cell among the k most extreme
  * of the whole job is among the k most extreme of every subtree that holds it), so every
  * tree shape and fan-in sends rank 0 the same exemplars and the same aggregate.
- * Rank 0 (root) turns every row that has no exemplar into a thin summary
- * (ARGUS_SF_THIN: row values only; the analysis reads no kernel statistics from it), so
- * the job store and the analysis see one summary per (rank, step) as before.
+ * Rank 0 (root) writes every row that has no exemplar into rows records (wire_rows.h);
+ * where they are read, each becomes a thin summary (argus_condense_thin; ARGUS_SF_THIN:
+ * row values only; the analysis reads no kernel statistics from it), so the job store
+ * and the analysis see one summary per (rank, step) as before.
  *
  * Pull (the last hop): rank 0's condensing children do not push their extreme cells. In
  * mode ARGUS_CONDENSE_HOLD a node keeps them (the last two batches) and answers rank 0's
@@ -45,7 +46,7 @@
 
 enum argus_condense_mode {
     ARGUS_CONDENSE_UP = 0,   /* forward the exemplars to the parent */
-    ARGUS_CONDENSE_ROOT = 1, /* rank 0: keep them, thin summaries for the other rows */
+    ARGUS_CONDENSE_ROOT = 1, /* rank 0: keep them, rows records for the other cells */
     ARGUS_CONDENSE_HOLD = 2, /* forward references, hold extreme cells for a pull */
 };
 
@@ -65,7 +66,7 @@ struct argus_condense_stats {
     uint64_t rows;       /* rows in the aggregates this node produced */
     uint64_t exemplars;  /* full summaries it forwarded (root: kept) */
     uint64_t dropped;    /* candidate summaries it left to the aggregate */
-    uint64_t thin;       /* root: thin summaries made from rows */
+    uint64_t thin;       /* root: cells written as rows (thin) */
     uint64_t names;      /* kernel-name records forwarded */
     uint64_t held;       /* extreme cells held for a pull */
     uint64_t wanted;     /* root: cells asked for in pulls */
@@ -99,6 +100,7 @@ struct argus_condense {
     size_t havecap, haven;
     uint64_t *want;                 /* root: cells to pull (argus_condense_root_begin) */
     size_t nwant, capwant;
+    struct argus_agg_row *thin;     /* root: rows on their way into a rows record */
     uint8_t *rep;                   /* the last answer (argus_condense_answer) */
     size_t replen, repcap;
     struct argus_condense_stats st;
@@ -112,7 +114,7 @@ void argus_condense_free(struct argus_condense *c);
 int argus_condense_merge(struct argus_condense *c, const uint8_t *agg, size_t len,
                          char *errbuf, size_t errlen);
 /* End the batch: fold the records in[0..len), choose the exemplars and write c->out
- * (names first seen here, rank info, exemplars, and at the root a thin summary for every
+ * (names first seen here, rank info, exemplars, and at the root rows records for every
  * other row) and, unless root, c->enc (the batch's aggregate). mode: enum
  * argus_condense_mode (HOLD keeps the extreme cells that are no reference rank's for
  * argus_condense_answer instead of writing them). Damaged records are skipped and

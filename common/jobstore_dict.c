@@ -5,6 +5,8 @@
  */
 #include "common/jobstore_int.h"
 #include "common/errbuf.h"
+#include "common/condense.h"
+#include "common/wire_rows.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -154,6 +156,39 @@ uint64_t argus_jobstore_missing_since(const struct argus_jobstore *js, uint32_t 
 
 /* ---- ingest ------------------------------------------------------------------------ */
 
+/* The decode scratch (one summary). 0 or -ENOMEM with errbuf filled. */
+static int scratch_ready(struct argus_jobstore *js, char *errbuf, size_t errlen)
+{
+    if (!js->scratch && !(js->scratch = malloc(sizeof *js->scratch))) {
+        argus_seterr(errbuf, errlen, "out of memory decoding a summary");
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Rank 0's thin cells (wire_rows.h): each row as its thin summary. */
+static int ingest_rows(struct argus_jobstore *js, const uint8_t *rec, size_t len,
+                       char *errbuf, size_t errlen)
+{
+    struct argus_rows_reader rd;
+    struct argus_agg_row row;
+    int rc = scratch_ready(js, errbuf, errlen);
+    if (rc || (rc = argus_rows_open(rec, len, &rd, errbuf, errlen)) < 0)
+        return rc;
+    while ((rc = argus_rows_next(&rd, &row, errbuf, errlen)) > 0) {
+        argus_condense_thin(&row, js->scratch);
+        rc = argus_jobstore_add_summary(js, js->scratch);
+        if (rc == -EINVAL)
+            argus_seterr(errbuf, errlen, "row of rank %u, step %llu: rank outside job of %u",
+                         row.rank, (unsigned long long)row.step, js->n_ranks);
+        else if (rc < 0)
+            argus_seterr(errbuf, errlen, "out of memory storing a row");
+        if (rc < 0)
+            return rc;
+    }
+    return rc;
+}
+
 int argus_jobstore_ingest(struct argus_jobstore *js, int type, const uint8_t *rec,
                           size_t len, char *errbuf, size_t errlen)
 {
@@ -163,13 +198,8 @@ int argus_jobstore_ingest(struct argus_jobstore *js, int type, const uint8_t *re
         return -EINVAL;
     switch (type) {
     case ARGUS_REC_SUMMARY:
-        if (!js->scratch) {
-            js->scratch = malloc(sizeof *js->scratch);
-            if (!js->scratch) {
-                argus_seterr(errbuf, errlen, "out of memory decoding a summary");
-                return -ENOMEM;
-            }
-        }
+        if ((rc = scratch_ready(js, errbuf, errlen)))
+            return rc;
         rc = argus_summary_decode(rec, len, js->scratch, errbuf, errlen);
         if (rc < 0)
             return rc;
@@ -203,6 +233,8 @@ int argus_jobstore_ingest(struct argus_jobstore *js, int type, const uint8_t *re
                    js->n_ranks);
         return rc;
     }
+    case ARGUS_REC_ROWS:
+        return ingest_rows(js, rec, len, errbuf, errlen);
     default:
         argus_seterr(errbuf, errlen, "unknown record type %d", type);
         return -EPROTO;

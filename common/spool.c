@@ -7,6 +7,7 @@
  */
 #include "common/spool.h"
 #include "common/errbuf.h"
+#include "common/wire_rows.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -164,10 +165,13 @@ int argus_spool_close(struct argus_spool_writer *w)
 
 /* ---- reader ------------------------------------------------------------------------ */
 
-/* Largest record any writer produces: a summary with every kernel mode and full sketches. */
+/* Largest record any writer produces: a summary with every kernel mode and full sketches
+ * (a full rows record is smaller; taken into account all the same). */
 static size_t record_max(void)
 {
-    return argus_summary_encoded_max(ARGUS_MAX_KMODES);
+    const size_t s = argus_summary_encoded_max(ARGUS_MAX_KMODES);
+    const size_t r = argus_rows_encoded_max(ARGUS_ROWS_PER_RECORD);
+    return s > r ? s : r;
 }
 
 static int read_some(int fd, uint8_t *buf, size_t cap, size_t *got)

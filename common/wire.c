@@ -14,6 +14,7 @@
 #include "common/wire.h"
 #include "common/errbuf.h"
 #include "common/wire_io.h"
+#include "common/wire_rows.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -101,6 +102,8 @@ static size_t payload_max(int type)
     case ARGUS_REC_SUMMARY: return argus_wire_summary_payload_max();
     case ARGUS_REC_NAME: return NAME_PAYLOAD_MAX;
     case ARGUS_REC_JOBINFO: return RANKINFO_MAX;
+    case ARGUS_REC_ROWS: return argus_rows_encoded_max(ARGUS_ROWS_PER_RECORD) -
+                                ARGUS_WIRE_HDR - ARGUS_WIRE_TRAILER;
     default: return 0;
     }
 }

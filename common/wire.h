@@ -4,7 +4,7 @@
  * Record layout (little-endian):
  *   u32 magic  ARGUS_WIRE_MAGIC ("ARGS")
  *   u16 version ARGUS_WIRE_VERSION
- *   u16 type    (ARGUS_REC_SUMMARY | ARGUS_REC_NAME | ARGUS_REC_JOBINFO)
+ *   u16 type    (ARGUS_REC_SUMMARY | ARGUS_REC_NAME | ARGUS_REC_JOBINFO | ARGUS_REC_ROWS)
  *   u32 payload length in bytes
  *   ... payload ...
  *   u32 CRC32C over magic..payload
@@ -53,7 +53,10 @@ enum argus_rec_type {
     ARGUS_REC_SUMMARY = 1, /* struct argus_step_summary */
     ARGUS_REC_NAME = 2,    /* u64 hash, u16 len, bytes: one kernel name */
     ARGUS_REC_JOBINFO = 3, /* struct argus_rank_info */
+    ARGUS_REC_ROWS = 4,    /* rank 0's thin cells as aggregate rows (wire_rows.h) */
 };
+
+#define ARGUS_ROWS_PER_RECORD 512 /* at most, in one rows record */
 
 #define ARGUS_NAME_MAX 512  /* longest kernel name kept (longer names are truncated) */
 #define ARGUS_HOST_MAX 64

@@ -443,7 +443,8 @@ static void run_loop(int threaded, uint64_t until)
         argus_rank0_report(ag.o.r0, 1);
         ag.o.r0->spilled_windows = argus_handoff_spilled();
         argus_rank0_write_reduce_json(ag.o.r0, threaded ? ag.st.thread_cpu_s : -1.0,
-                                      argus_handoff_dropped(), ag.st.bytes_in);
+                                      argus_handoff_dropped(),
+                                      ag.st.bytes_in + ag.pull.bytes_in);
         argus_rank0_close(ag.o.r0);
     }
 }

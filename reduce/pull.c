@@ -140,8 +140,10 @@ int argus_pull_poll(struct argus_pull *p, struct argus_bytebuf *batch, uint64_t 
         struct argus_pull_kid *k = &p->kid[i];
         ask_sent(k);
         if ((k->waiting || k->holds || k->rx.posted) &&
-            argus_recv_poll(&k->rx, k->rank, ARGUS_PULL_TAG_ANSWER, p->comm) == 1)
+            argus_recv_poll(&k->rx, k->rank, ARGUS_PULL_TAG_ANSWER, p->comm) == 1) {
+            p->bytes_in += k->rx.buf.len;
             take_answer(p, k, k->rx.buf.p, k->rx.buf.len, batch);
+        }
         waiting |= k->waiting;
     }
     if (!p->active)

@@ -48,6 +48,7 @@ struct argus_pull {
     uint64_t deadline;   /* monotonic ns */
     uint64_t asked, answers, late; /* asks; answers taken; answers dropped */
     uint64_t unanswered;           /* asks whose deadline passed first */
+    uint64_t bytes_in;             /* answer messages received, all */
     /* a holding child */
     int parent;
     struct argus_recv rx;     /* the next ask */

@@ -6,7 +6,8 @@
 # truth; the report files must pass check_report.py (strict Prometheus text, SVG as XML,
 # embedded pictures exist, report.json fields) and `promtool check metrics` when installed.
 # CASE_CHECK, when set, is extra Python run on the parsed report (variable r). With
-# ARGUS_CONDENSE=0 (t_case_*_condensed.sh) reduce.json must show that the tree condensed.
+# ARGUS_CONDENSE=0 (t_case_*_condensed.sh) reduce.json must show that the tree condensed,
+# and the spool analysed offline must give the same diagnosis.
 . "$(dirname "$0")/lib.sh"
 # shellcheck disable=SC2086
 run_sim "case-$$" $CASE_ARGS || { cat "$WORK/stderr" >&2; fail "simulated job failed"; }
@@ -40,6 +41,18 @@ assert c["exemplars"] + c["thin"] == c["rows"], c  # every (rank, step) once
 # 16 ranks, fan-in 4: rank 0 pulls from its condensing children, and they answer
 assert c["pull"]["asks"] > 0 and c["pull"]["answers"] > 0, c
 print("condensed: %d cells in full, %d as rows only" % (c["exemplars"], c["thin"]))
+PY
+    # the spool keeps the thin cells as rows records: analysed offline, it gives the
+    # same diagnosis as the live rank 0
+    "$top_builddir/argus-analyze" -o "$WORK/offline" "$d/summaries.argus" >"$WORK/offline.log" \
+        2>&1 || { cat "$WORK/offline.log" >&2; fail "argus-analyze cannot read the spool"; }
+    python3 - "$d/report.json" "$WORK/offline/report.json" <<'PY' || fail "offline != live"
+import json, sys
+live, off = (json.load(open(p)) for p in sys.argv[1:3])
+key = lambda r: sorted((a["kind"], tuple(a["ranks"])) for a in r["anomalies"])
+assert key(off) == key(live), (key(off), key(live))
+assert off["steps"]["count"] == live["steps"]["count"] and off["job"]["ranks"] == 16, off
+print("offline from the spool: same diagnosis")
 PY
 fi
 $SCORE "$d/report.json" "$WORK/truth.json" || fail "score.py rejects the report"

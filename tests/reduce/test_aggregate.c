@@ -1,7 +1,8 @@
 /* test_aggregate.c — the window aggregate (common/aggregate.h), property-style over random
  * inputs: trees of fan-in 2, 8 and 32 and a shuffled left fold give byte-identical
  * encodings; merge is commutative and associative; quantiles stay within alpha of the
- * exact sample quantiles; encode/decode round-trips and rejects damage. */
+ * exact sample quantiles; encode/decode round-trips and rejects damage. The compact rows:
+ * test_aggregate_rows.c. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,105 +18,7 @@
 #include "common/wire.h"
 #include "reduce/tree.h"
 
-#define NR 2000 /* ranks (x 5 steps = 10,000 inputs) */
-#define NS 5
-#define NK 6
-
-static uint64_t rng = 88172645463325252ull;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
-/* Durations of kernel k stay within a 3x span so that no sketch collapses. */
-static uint64_t dur(int k)
-{
-    uint64_t base = 10000ull << k;
-    return base + rnd() % (2 * base);
-}
-
-static struct argus_step_summary *sum;
-static uint64_t *raw[NK];   /* every duration of kernel k (mode 0, group 0) */
-static size_t nraw[NK];
-
-static void make_summary(uint32_t rank, uint64_t step)
-{
-    memset(sum, 0, sizeof *sum);
-    sum->rank = rank;
-    sum->step = step;
-    sum->start_ns = 1000000000ull * step + rnd() % 1000;
-    sum->end_ns = sum->start_ns + 90000000 + rnd() % 1000000;
-    sum->compute_ns = rnd() % 50000000;
-    sum->host_gap_ns = rnd() % 1000000;
-    sum->coords.pp = (uint16_t)(rank % 2);
-    sum->n_kmodes = NK;
-    for (int k = 0; k < NK; k++) {
-        struct argus_kmode_stats *m = &sum->kmodes[k];
-        m->name_hash = 0x1000 + (uint64_t)k * 7919;
-        m->kclass = k < 4 ? 0 : 1;
-        argus_qsketch_init(&m->sketch);
-        m->min_ns = UINT64_MAX;
-        int n = 1 + (int)(rnd() % 4);
-        for (int i = 0; i < n; i++) {
-            uint64_t d = dur(k);
-            m->count++;
-            m->sum_ns += d;
-            if (d < m->min_ns)
-                m->min_ns = d;
-            if (d > m->max_ns)
-                m->max_ns = d;
-            argus_qsketch_add(&m->sketch, d);
-            if (sum->coords.pp == 0)
-                raw[k][nraw[k]++] = d;
-        }
-    }
-}
-
-static struct argus_aggregate leaves[NR];
-
-static int setup(void **state)
-{
-    (void)state;
-    sum = malloc(sizeof *sum);
-    for (int k = 0; k < NK; k++)
-        raw[k] = malloc(NR * NS * 4 * sizeof *raw[k]);
-    for (uint32_t r = 0; r < NR; r++) {
-        argus_agg_init(&leaves[r]);
-        for (uint64_t s = 0; s < NS; s++) {
-            make_summary(r, s);
-            assert_int_equal(argus_agg_add_summary(&leaves[r], sum), 0);
-        }
-    }
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    for (int r = 0; r < NR; r++)
-        argus_agg_free(&leaves[r]);
-    for (int k = 0; k < NK; k++)
-        free(raw[k]);
-    free(sum);
-    return 0;
-}
-
-static void copy(struct argus_aggregate *dst, const struct argus_aggregate *src)
-{
-    argus_agg_init(dst);
-    assert_int_equal(argus_agg_merge(dst, src), 0);
-}
-
-static uint8_t *enc(const struct argus_aggregate *a, size_t *len)
-{
-    *len = argus_agg_encoded_size(a);
-    uint8_t *b = malloc(*len);
-    assert_int_equal(argus_agg_encode(a, b, *len), (long)*len);
-    return b;
-}
+#include "tests/reduce/aggtest.h"
 
 /* Reduce the leaves up a k-ary tree: deepest ranks first, each merged into its parent,
  * children in rank order (as the live tree does, level by level). */
@@ -246,15 +149,7 @@ static void test_runs_sort_and_order_check(void **state)
     assert_memory_equal(e1, e2, n1);
     assert_int_equal(argus_agg_decode(&d, e1, n1, err, sizeof err), 0);
     assert_int_equal(d.nrows, acc.nrows);
-    /* swap the first two rows and fix the checksum: refused as out of order */
-    uint8_t tmp[ARGUS_AGG_ROW_BYTES];
-    memcpy(tmp, e1 + 16, sizeof tmp);
-    memcpy(e1 + 16, e1 + 16 + sizeof tmp, sizeof tmp);
-    memcpy(e1 + 16 + sizeof tmp, tmp, sizeof tmp);
-    uint32_t crc = argus_crc32c(e1, n1 - 4);
-    memcpy(e1 + n1 - 4, &crc, 4);
-    assert_int_equal(argus_agg_decode(&d, e1, n1, err, sizeof err), -EINVAL);
-    assert_non_null(strstr(err, "malformed"));
+    assert_memory_equal(d.rows, acc.rows, acc.nrows * sizeof *acc.rows);
     free(e1);
     free(e2);
     argus_agg_free(&acc);
@@ -301,6 +196,8 @@ static void test_quantile_error_and_extremes(void **state)
     }
     argus_agg_free(&acc);
 }
+
+/* ---- compact rows -------------------------------------------------------------------- */
 
 int main(void)
 {

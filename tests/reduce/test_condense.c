@@ -18,6 +18,7 @@
 
 #include "common/condense.h"
 #include "common/wire.h"
+#include "common/wire_rows.h"
 #include "reduce/tree.h"
 #include "tests/common/testgen.h"
 
@@ -227,24 +228,47 @@ static uint8_t *tree_condense_how(int fanin, int pull, size_t *len,
     return res;
 }
 
+#define THIN_MAX 512 /* room for a thin summary's record */
+
 struct got {
     uint8_t *rec[NR * NS];
     size_t len[NR * NS];
-    int names;
+    int names, rowrecs;
+    uint8_t thin[NR * NS][THIN_MAX]; /* rows records' cells, as thin summary records */
 };
 
-/* Split the root's records: every summary by (rank, step), exactly once. */
+/* Split the root's records: every summary by (rank, step), exactly once; every row of a
+ * rows record becomes its thin summary's record (argus_condense_thin), as the job store
+ * takes it. */
 static void split(const uint8_t *buf, size_t len, struct got *g)
 {
     static struct argus_step_summary s;
     char err[160];
     memset(g, 0, sizeof *g);
+    assert_true(argus_summary_encoded_max(0) <= THIN_MAX);
     for (size_t off = 0; off < len;) {
         int type = 0;
         long n = argus_record_peek(buf + off, len - off, off, &type, err, sizeof err);
         assert_true(n > 0);
         if (type == ARGUS_REC_NAME) {
             g->names++;
+        } else if (type == ARGUS_REC_ROWS) {
+            struct argus_rows_reader rd;
+            struct argus_agg_row row;
+            int rc;
+            g->rowrecs++;
+            assert_int_equal(argus_rows_open(buf + off, (size_t)n, &rd, err, sizeof err), 0);
+            while ((rc = argus_rows_next(&rd, &row, err, sizeof err)) > 0) {
+                assert_true(row.rank < NR && row.step < NS);
+                size_t at = row.rank * NS + row.step;
+                assert_null(g->rec[at]); /* once */
+                argus_condense_thin(&row, &s);
+                long k = argus_summary_encode(&s, g->thin[at], THIN_MAX);
+                assert_true(k > 0);
+                g->rec[at] = g->thin[at];
+                g->len[at] = (size_t)k;
+            }
+            assert_int_equal(rc, 0);
         } else {
             assert_int_equal(type, ARGUS_REC_SUMMARY);
             assert_int_equal(argus_summary_decode(buf + off, (size_t)n, &s, err, sizeof err), 0);
@@ -275,6 +299,7 @@ static void test_tree_shapes_identical(void **state)
     size_t len0, len;
     uint8_t *flat = tree_condense(NR + 1, &len0, &st0); /* one root over every rank */
     split(flat, len0, &ref);
+    assert_true(ref.rowrecs > 0); /* thin cells travel as rows records */
     assert_true(st0.exemplars > 0 && st0.thin > 0);
     assert_int_equal(st0.exemplars + st0.thin, NR * NS);
     const int fanins[] = {2, 8, 32};
