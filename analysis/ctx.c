@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The rank x step tables (cell, the five value arrays, cflag: 49 bytes per cell, megabytes
+/* The rank x step tables (cell, the five value arrays, cflag, kd: 50 bytes per cell, megabytes
  * at scale) in the job store's scratch (argus_jobstore_scratch): rank 0 analyses after
  * every window, and fresh tables each time meant faulting (and zeroing) fresh pages in
  * each time. Not zeroed. 0 or -ENOMEM. */
@@ -22,7 +22,7 @@ static int tables_lend(struct an_ctx *c)
     const size_t f = (N + 63) & ~(size_t)63;
     if (N > SIZE_MAX / 64)
         return -ENOMEM;
-    unsigned char *p = argus_jobstore_scratch(c->js, 6 * d + f);
+    unsigned char *p = argus_jobstore_scratch(c->js, 6 * d + 2 * f);
     if (!p)
         return -ENOMEM;
     c->cell = (const struct argus_step_summary **)(void *)p;
@@ -32,6 +32,7 @@ static int tables_lend(struct an_ctx *c)
     c->vstart = (double *)(void *)(p + 4 * d);
     c->vcomm = (double *)(void *)(p + 5 * d);
     c->cflag = p + 6 * d;
+    c->kd = p + 6 * d + f;
     return 0;
 }
 
@@ -49,8 +50,8 @@ static size_t held_steps(const struct an_ctx *c, uint32_t r, const uint64_t **id
     size_t m = argus_jobstore_rank_step_ids(c->js, r, id);
     if (v)
         argus_jobstore_rank_steps(c->js, r, v);
-    uint64_t miss = argus_jobstore_missing_since(c->js, r);
-    while (m && (*id)[m - 1] >= miss)
+    const uint64_t miss = argus_jobstore_missing_since(c->js, r);
+    while (m && miss != UINT64_MAX && (*id)[m - 1] >= miss)
         m--;
     return m;
 }
@@ -97,9 +98,22 @@ static size_t union_steps(const struct an_ctx *c, uint64_t *u, uint64_t *tmp, si
     return nu;
 }
 
-/* Distinct step ids held by any rank (missing ranks cut off). */
+/* Distinct step ids held by any rank (missing ranks cut off): the store's own list when
+ * no rank is marked missing, else the union of the ranks' cut lists. */
 static int build_steps(struct an_ctx *c)
 {
+    int missing = 0;
+    for (uint32_t r = 0; r < c->n && !missing; r++)
+        missing = argus_jobstore_missing_since(c->js, r) != UINT64_MAX;
+    if (!missing) {
+        const uint64_t *st;
+        c->S = argus_jobstore_steps(c->js, &st);
+        if (!(c->step_id = malloc((c->S ? c->S : 1) * sizeof *c->step_id)))
+            return -ENOMEM;
+        if (c->S)
+            memcpy(c->step_id, st, c->S * sizeof *st);
+        return c->S ? 0 : -ENOENT;
+    }
     size_t total = 0;
     for (uint32_t r = 0; r < c->n; r++)
         total += argus_jobstore_rank_step_ids(c->js, r, NULL);
@@ -287,6 +301,7 @@ static int build_layout(struct an_ctx *c)
 static void cell_none(struct an_ctx *c, size_t at)
 {
     c->cell[at] = NULL;
+    c->kd[at] = 0;
     c->vwall[at] = c->vcomp[at] = c->vhost[at] = c->vstart[at] = c->vcomm[at] = NAN;
 }
 
@@ -334,7 +349,7 @@ static int build_cells(struct an_ctx *c)
         size_t j = 0;
         argus_jobstore_rank_rows(c->js, r, &w);
         for (size_t i = 0; i < m; i++, j++) { /* both ascending: one walk */
-            while (c->step_id[j] < id[i])
+            while (m < S && c->step_id[j] < id[i]) /* m == S: it holds every step */
                 cell_none(c, base + j++);
             const size_t at = base + j;
             c->cell[at] = v[i];
@@ -345,12 +360,13 @@ static int build_cells(struct an_ctx *c)
             c->vcomm[at] = w[i].comm_ns;
             c->kernels_seen += w[i].kernel_count;
             c->dropped += w[i].dropped;
-            c->thin_held |= (v[i]->flags & ARGUS_SF_THIN) != 0;
+            c->kd[at] = !w[i].thin;
+            c->thin_held |= w[i].thin;
             if (!c->co_have[r] && w[i].coords_known) {
                 c->co[r] = v[i]->coords;
                 c->co_have[r] = 1;
             }
-            if (w[i].n_kmodes && !(v[i]->flags & ARGUS_SF_THIN)) { /* thin: rows only */
+            if (w[i].n_kmodes && !w[i].thin) { /* thin: rows only */
                 c->kmr[r] = 1;
                 if ((rc = cell_names(c, v[i], other)))
                     return rc;
@@ -390,7 +406,8 @@ static int build_class_walls(struct an_ctx *c)
 {
     const size_t S = c->S;
     c->cwall = malloc((size_t)c->n_cls * S * sizeof *c->cwall);
-    if (!c->cwall)
+    c->ccomp = malloc((size_t)c->n_cls * S * sizeof *c->ccomp);
+    if (!c->cwall || !c->ccomp)
         return -ENOMEM;
     for (uint32_t k = 0; k < c->n_cls; k++)
         for (size_t si = 0; si < S; si++) {
@@ -464,6 +481,7 @@ void an_ctx_free(struct an_ctx *c)
     free(c->mgrp[0]);
     free(c->mgrp[1]);
     free(c->cwall);
+    free(c->ccomp);
     free(c->X);
     free(c->names.hash);
     free(c->names.kclass);

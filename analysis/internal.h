@@ -70,7 +70,7 @@ struct an_ctx {
      * argus_jobstore_row) so that their loops stream through arrays instead of touching
      * the summaries: [r * S + si], NAN where the cell is NULL. vwall = an_wall, vcomp =
      * compute_ns, vhost = host_gap_ns (else phase_wall_ns[HOST]), vstart = start_ns +
-     * clock_offset_ns, vcomm = collective_ns + p2p_ns. These tables, cell and cflag live
+     * clock_offset_ns, vcomm = collective_ns + p2p_ns. These tables, cell, cflag and kd live
      * in the store's scratch (argus_jobstore_scratch), not in the context. */
     double *vwall, *vcomp, *vhost, *vstart, *vcomm;
     size_t held;                        /* cells held */
@@ -92,12 +92,18 @@ struct an_ctx {
                                            (groups_infer.c), not from membership */
     double *cwall;                      /* [c * S + si] median step wall of the members of
                                            class c held at si; 0 when none */
+    double *ccomp;                      /* [c * S + si] median compute of the members of
+                                           class c held at si, NAN when none; set
+                                           (ccomp_set) by an_detect_compute */
+    int ccomp_set;
     double *X;                          /* [S] job step time ns (max over ranks), NAN */
     double med_step;                    /* median of X, ns */
     int kmodes_sorted;                  /* every summary's kmodes sorted by hash */
     int thin_held;                      /* some held cell is thin (a condensing tree) */
     struct an_names names;
     uint8_t *cflag;                     /* [n * S] rank-step compute flagged (l2) */
+    uint8_t *kd;                        /* [n * S] the cell is held and not thin (an_kcell),
+                                           from the rows: no summary is touched to know */
     struct an_list cand;
     double *tmp1, *tmp2, *tmp3;         /* scratch, tmp_cap each */
     size_t tmp_cap;
@@ -138,8 +144,8 @@ static inline const struct argus_step_summary *an_cell(const struct an_ctx *c, u
 static inline const struct argus_step_summary *an_kcell(const struct an_ctx *c, uint32_t r,
                                                         size_t si)
 {
-    const struct argus_step_summary *s = c->cell[(size_t)r * c->S + si];
-    return s && !(s->flags & ARGUS_SF_THIN) ? s : NULL;
+    const size_t at = (size_t)r * c->S + si;
+    return c->kd[at] ? c->cell[at] : NULL;
 }
 static inline double an_wall(const struct argus_step_summary *s)
 {
@@ -175,6 +181,8 @@ double an_name_sum(const struct an_ctx *c, const struct argus_step_summary *s, u
  * collapse). *calls = the kernel's call count over all modes. 0 when absent. */
 double an_name_typical(const struct an_ctx *c, const struct argus_step_summary *s,
                        uint64_t hash, double *calls);
+/* The same for the modes k[0..n) of one kernel (consecutive modes of one name). */
+double an_modes_typical(const struct argus_kmode_stats *k, uint32_t n, double *calls);
 /* Index of a name in c->names, or -1. */
 long an_name_find(const struct an_names *nm, uint64_t hash);
 /* Add ns to the total of name `hash` (a new entry of class kclass when unseen). 0 or

@@ -20,8 +20,9 @@ struct pref {
 };
 
 /* Lower-half reference of v (c->vcomp or c->vhost) over the members of each peer class
- * present at each step, and their median step wall. */
-static void class_refs(struct an_ctx *c, const double *v, struct pref *out)
+ * present at each step, and their median step wall; med (when not NULL) gets the median
+ * of v over them (NAN when none). */
+static void class_refs(struct an_ctx *c, const double *v, struct pref *out, double *med)
 {
     const size_t S = c->S;
     for (uint32_t k = 0; k < c->n_cls; k++) {
@@ -33,7 +34,8 @@ static void class_refs(struct an_ctx *c, const double *v, struct pref *out)
                     c->tmp1[m++] = v[at];
             }
             struct argus_robust r;
-            argus_stats_robust_low(c->tmp1, m, AN_PEER_FLOOR, c->tmp2, &r);
+            argus_stats_robust_low_med(c->tmp1, m, AN_PEER_FLOOR, c->tmp2, &r,
+                                       med ? &med[(size_t)k * S + si] : NULL);
             struct pref *p = &out[(size_t)k * S + si];
             p->ref = r.ref;
             p->scale = r.scale;
@@ -158,26 +160,16 @@ static int detect_stages(struct an_ctx *c)
 
     if (P < 2)
         return 0;
-    double *sp = malloc((size_t)P * S * sizeof *sp);
+    const double *sp = c->ccomp; /* the stages' median compute (class_refs) */
     double *rel = malloc(S * sizeof *rel), *zz = malloc(S * sizeof *zz);
     double *rr = malloc(S * sizeof *rr), *ex = malloc(S * sizeof *ex);
     double *buf = malloc((S + P) * sizeof *buf), *buf2 = malloc(2 * (S + P) * sizeof *buf2);
     uint8_t *flag = malloc(S);
     struct an_span *spans = malloc(S * sizeof *spans);
-    if (!sp || !rel || !zz || !rr || !ex || !buf || !buf2 || !flag || !spans) {
+    if (!rel || !zz || !rr || !ex || !buf || !buf2 || !flag || !spans) {
         rc = -ENOMEM;
         goto out;
     }
-    for (uint32_t k = 0; k < P; k++)
-        for (size_t si = 0; si < S; si++) {
-            size_t m = 0;
-            for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
-                const double v = c->vcomp[(size_t)c->cls_mem[i] * S + si];
-                if (!isnan(v))
-                    c->tmp1[m++] = v;
-            }
-            sp[(size_t)k * S + si] = m ? argus_stats_median(c->tmp1, m) : NAN;
-        }
     for (uint32_t k = 0; k < P; k++) {
         size_t m = 0, ms = 0;
         for (size_t si = 0; si < S; si++) {
@@ -237,7 +229,6 @@ static int detect_stages(struct an_ctx *c)
         }
     }
 out:
-    free(sp);
     free(rel);
     free(zz);
     free(rr);
@@ -395,7 +386,8 @@ int an_detect_compute(struct an_ctx *c)
         rc = -ENOMEM;
         goto out;
     }
-    class_refs(c, c->vcomp, ref);
+    class_refs(c, c->vcomp, ref, c->ccomp);
+    c->ccomp_set = 1;
     memset(c->cflag, 0, N);
     for (uint32_t r = 0; r < c->n; r++) {
         uint8_t *flag = c->cflag + (size_t)r * S;
@@ -490,7 +482,7 @@ int an_detect_host(struct an_ctx *c)
         rc = -ENOMEM;
         goto out;
     }
-    class_refs(c, c->vhost, ref);
+    class_refs(c, c->vhost, ref, NULL);
     for (uint32_t r = 0; r < c->n; r++) {
         struct argus_robust own;
         const double *vh = c->vhost + (size_t)r * S;

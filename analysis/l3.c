@@ -123,15 +123,19 @@ static int class_yard(struct an_ctx *c, double *out)
 {
     for (uint32_t k = 0; k < c->n_cls; k++)
         for (size_t si = 0; si < c->S; si++) {
-            size_t m = 0;
-            for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
-                const size_t at = (size_t)c->cls_mem[i] * c->S + si;
-                if (!isnan(c->vcomp[at]))
-                    c->tmp1[m++] = c->vcomp[at];
+            const size_t ks = (size_t)k * c->S + si;
+            double cm = c->ccomp_set ? c->ccomp[ks] : NAN; /* an_detect_compute's */
+            if (!c->ccomp_set) {
+                size_t m = 0;
+                for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
+                    const size_t at = (size_t)c->cls_mem[i] * c->S + si;
+                    if (!isnan(c->vcomp[at]))
+                        c->tmp1[m++] = c->vcomp[at];
+                }
+                cm = m ? argus_stats_median(c->tmp1, m) : NAN;
             }
-            const double cm = m ? argus_stats_median(c->tmp1, m) : 0;
-            const double wm = c->cwall[(size_t)k * c->S + si];
-            out[(size_t)k * c->S + si] = fmax(AN_KERNEL_MATERIAL * cm, AN_KERNEL_WALL * wm);
+            const double wm = c->cwall[ks];
+            out[ks] = fmax(AN_KERNEL_MATERIAL * (isnan(cm) ? 0 : cm), AN_KERNEL_WALL * wm);
         }
     return 0;
 }
@@ -176,6 +180,83 @@ static int cmp_krun(const void *x, const void *y)
     return (a->hash > b->hash) - (a->hash < b->hash);
 }
 
+/* The kernel cells of one class (members mem[0..m) with kernel detail), by step: cell j
+ * of step si (off[si] <= j < off[si + 1]) is member ci[j]; val[x * nc + j] is the typical
+ * call x calls of the x-th compute kernel (xi[name index] = x + 1; 0 when not compute) in
+ * it, 0 when absent. One walk over each cell's kernel modes (sorted: a name's modes are
+ * consecutive) instead of a search per kernel and cell. */
+struct kcells {
+    size_t nc, cap, xcap; /* cells; capacity of ci and of val */
+    uint32_t *off, *ci;   /* [S + 1], [cap] */
+    double *val;          /* [xcap] */
+};
+
+/* The compute kernels' typical call x calls in s into val[x * stride] (see kcells). */
+static void cell_vals(const struct an_ctx *c, const struct argus_step_summary *s,
+                      const uint32_t *xi, double *val, size_t stride)
+{
+    double calls, typ;
+    if (!c->kmodes_sorted) { /* a name's modes may be anywhere: one search per name */
+        for (size_t k = 0; k < c->names.n; k++)
+            if (xi[k]) {
+                typ = an_name_typical(c, s, c->names.hash[k], &calls);
+                val[(xi[k] - 1) * stride] = typ * calls;
+            }
+        return;
+    }
+    const uint32_t n = s->n_kmodes < ARGUS_MAX_KMODES ? s->n_kmodes : ARGUS_MAX_KMODES;
+    for (uint32_t a = 0, b; a < n; a = b) {
+        const uint64_t h = s->kmodes[a].name_hash;
+        for (b = a + 1; b < n && s->kmodes[b].name_hash == h;)
+            b++;
+        const long at = an_name_find(&c->names, h);
+        if (at >= 0 && xi[at]) {
+            typ = an_modes_typical(s->kmodes + a, b - a, &calls);
+            val[(xi[at] - 1) * stride] = typ * calls;
+        }
+    }
+}
+
+static int kcells_fill(struct an_ctx *c, const uint32_t *mem, uint32_t m, const uint32_t *xi,
+                       size_t nx, struct kcells *kc)
+{
+    const size_t S = c->S;
+    size_t nc = 0;
+    for (uint32_t i = 0; i < m; i++)
+        for (size_t si = 0; si < S; si++)
+            nc += an_kcell(c, mem[i], si) != NULL;
+    if (nc > kc->cap) {
+        uint32_t *ci = realloc(kc->ci, nc * sizeof *ci);
+        if (!ci)
+            return -ENOMEM;
+        kc->ci = ci;
+        kc->cap = nc;
+    }
+    if (nc * nx > kc->xcap) {
+        double *val = realloc(kc->val, nc * nx * sizeof *val);
+        if (!val)
+            return -ENOMEM;
+        kc->val = val;
+        kc->xcap = nc * nx;
+    }
+    kc->nc = nc;
+    if (nc && nx)
+        memset(kc->val, 0, nc * nx * sizeof *kc->val);
+    size_t j = 0;
+    for (size_t si = 0; si < S; si++) {
+        kc->off[si] = (uint32_t)j;
+        for (uint32_t i = 0; i < m; i++) {
+            const struct argus_step_summary *s = an_kcell(c, mem[i], si);
+            if (!s)
+                continue;
+            cell_vals(c, s, xi, kc->val + j, nc);
+            kc->ci[j++] = i;
+        }
+    }
+    kc->off[S] = (uint32_t)j;
+    return 0;
+}
+
 int an_detect_kernels(struct an_ctx *c)
 {
     const size_t S = c->S;
@@ -187,22 +268,25 @@ int an_detect_kernels(struct an_ctx *c)
     double *cref = malloc((size_t)c->n_cls * S * sizeof *cref);
     double *ratio = malloc(MS * sizeof *ratio), *z = malloc(MS * sizeof *z);
     double *exc = malloc(MS * sizeof *exc), *buf = malloc(S * sizeof *buf);
-    double *vals = malloc((maxm + 1) * sizeof *vals), *yard = malloc(S * sizeof *yard);
+    double *yard = malloc(S * sizeof *yard);
     uint8_t *flag = malloc(MS);
     uint32_t *mem = malloc((maxm + 1) * sizeof *mem);
+    uint32_t *xi = malloc((c->names.n + 1) * sizeof *xi);
+    struct kcells kc = { .off = malloc((S + 1) * sizeof *kc.off) };
     struct an_span *spans = malloc(S * sizeof *spans);
     struct krun *kr = NULL;
     struct an_rrun *runs = NULL;
     size_t nkr = 0, capkr = 0, nrun = 0, caprun = 0;
     int rc = 0;
 
-    if (!cref || !ratio || !z || !exc || !buf || !vals || !yard || !flag || !mem || !spans) {
+    if (!cref || !ratio || !z || !exc || !buf || !yard || !flag || !mem || !xi || !kc.off ||
+        !spans) {
         rc = -ENOMEM;
         goto out;
     }
     size_t ncomp = 0; /* no compute kernel, no kernel verdict: nothing below to do */
     for (size_t nk = 0; nk < c->names.n; nk++)
-        ncomp += c->names.kclass[nk] == ARGUS_KC_COMPUTE;
+        xi[nk] = c->names.kclass[nk] == ARGUS_KC_COMPUTE ? (uint32_t)++ncomp : 0;
     if (ncomp == 0)
         goto out;
     class_yard(c, cref);
@@ -215,34 +299,30 @@ int an_detect_kernels(struct an_ctx *c)
                 mem[m++] = c->cls_mem[i];
         if (m < 2)
             continue;
+        if ((rc = kcells_fill(c, mem, m, xi, ncomp, &kc)))
+            goto out;
         for (size_t nk = 0; nk < c->names.n; nk++) {
             const uint64_t h = c->names.hash[nk];
-            if (c->names.kclass[nk] != ARGUS_KC_COMPUTE)
+            if (!xi[nk])
                 continue;
+            const double *v = kc.val + (size_t)(xi[nk] - 1) * kc.nc;
             memset(flag, 0, (size_t)m * S);
             for (size_t q = 0; q < (size_t)m * S; q++)
                 exc[q] = NAN;
             for (size_t si = 0; si < S; si++) {
-                size_t q = 0;
-                for (uint32_t i = 0; i < m; i++) {
-                    const struct argus_step_summary *s = an_kcell(c, mem[i], si);
-                    if (s) { /* per-mode median x calls: one heavy-tailed call is no trend */
-                        double calls, typ = an_name_typical(c, s, h, &calls);
-                        c->tmp3[q++] = vals[i] = typ * calls;
-                    }
-                }
+                const uint32_t j0 = kc.off[si], j1 = kc.off[si + 1];
+                for (uint32_t j = j0; j < j1; j++) /* per-mode median x calls: one */
+                    c->tmp3[j - j0] = v[j];        /* heavy-tailed call is no trend */
                 struct argus_robust rb;
-                argus_stats_robust_low(c->tmp3, q, AN_PEER_FLOOR, c->tmp2, &rb);
-                if (q < 2 || !(rb.ref > 0))
+                argus_stats_robust_low(c->tmp3, j1 - j0, AN_PEER_FLOOR, c->tmp2, &rb);
+                if (j1 - j0 < 2 || !(rb.ref > 0))
                     continue;
                 yard[si] = cref[(size_t)k * S + si];
-                for (uint32_t i = 0; i < m; i++) {
-                    if (!an_kcell(c, mem[i], si))
-                        continue;
-                    const size_t at = (size_t)i * S + si;
-                    ratio[at] = argus_stats_ratio(vals[i], &rb);
+                for (uint32_t j = j0; j < j1; j++) {
+                    const size_t at = (size_t)kc.ci[j] * S + si;
+                    ratio[at] = argus_stats_ratio(v[j], &rb);
                     z[at] = rb.scale; /* the cross-sectional scale, for now */
-                    exc[at] = vals[i] - rb.ref;
+                    exc[at] = v[j] - rb.ref;
                 }
             }
             /* z against the larger of the peers' spread and the rank's own noise */
@@ -323,8 +403,11 @@ out:
     free(z);
     free(exc);
     free(buf);
-    free(vals);
     free(yard);
+    free(xi);
+    free(kc.off);
+    free(kc.ci);
+    free(kc.val);
     free(flag);
     free(mem);
     free(spans);

@@ -78,6 +78,21 @@ static uint32_t first_of(const struct argus_step_summary *s, uint32_t n, uint64_
     return lo;
 }
 
+/* The typical call of one mode: the median of its sketch (the mean when the sketch is
+ * empty, the shortest call when it had to collapse); 0 without a mode. */
+static double mode_typical(const struct argus_kmode_stats *best)
+{
+    if (!best)
+        return 0;
+    if (best->count == 1)
+        return (double)best->sum_ns;
+    if (argus_qsketch_count(&best->sketch) == 0)
+        return (double)best->sum_ns / best->count;
+    if (best->sketch.flags & ARGUS_QS_COLLAPSED)
+        return (double)best->min_ns;
+    return argus_qsketch_quantile(&best->sketch, 0.5);
+}
+
 double an_name_sum(const struct an_ctx *c, const struct argus_step_summary *s, uint64_t hash)
 {
     uint32_t n = s->n_kmodes < ARGUS_MAX_KMODES ? s->n_kmodes : ARGUS_MAX_KMODES;
@@ -95,6 +110,21 @@ double an_name_sum(const struct an_ctx *c, const struct argus_step_summary *s, u
     return sum;
 }
 
+/* The typical call of the modes k[0..n) of one kernel (see an_name_typical). */
+double an_modes_typical(const struct argus_kmode_stats *k, uint32_t n, double *calls)
+{
+    const struct argus_kmode_stats *best = NULL;
+    double cnt = 0;
+
+    for (uint32_t i = 0; i < n; i++) {
+        cnt += k[i].count;
+        if (k[i].count && (!best || k[i].count > best->count))
+            best = &k[i];
+    }
+    *calls = cnt;
+    return mode_typical(best);
+}
+
 double an_name_typical(const struct an_ctx *c, const struct argus_step_summary *s,
                        uint64_t hash, double *calls)
 {
@@ -102,26 +132,21 @@ double an_name_typical(const struct an_ctx *c, const struct argus_step_summary *
     const struct argus_kmode_stats *best = NULL;
     double cnt = 0;
 
-    for (uint32_t i = c->kmodes_sorted ? first_of(s, n, hash) : 0; i < n; i++) {
+    if (c->kmodes_sorted) {
+        const uint32_t i = first_of(s, n, hash);
+        uint32_t e = i;
+        while (e < n && s->kmodes[e].name_hash == hash)
+            e++;
+        return an_modes_typical(s->kmodes + i, e - i, calls);
+    }
+    for (uint32_t i = 0; i < n; i++) {
         const struct argus_kmode_stats *k = &s->kmodes[i];
-        if (k->name_hash != hash) {
-            if (c->kmodes_sorted && k->name_hash > hash)
-                break;
+        if (k->name_hash != hash)
             continue;
-        }
         cnt += k->count;
         if (k->count && (!best || k->count > best->count))
             best = k;
     }
     *calls = cnt;
-    if (!best)
-        return 0;
-    if (best->count == 1)
-        return (double)best->sum_ns;
-    if (argus_qsketch_count(&best->sketch) == 0)
-        return (double)best->sum_ns / best->count;
-    if (best->sketch.flags & ARGUS_QS_COLLAPSED)
-        return (double)best->min_ns;
-    return argus_qsketch_quantile(&best->sketch, 0.5);
+    return mode_typical(best);
 }
-

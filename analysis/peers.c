@@ -94,20 +94,71 @@ int an_kernel_percall(struct an_ctx *c, uint32_t r, size_t si, uint64_t h, doubl
 
 /* ---- late arriver ---- */
 
-/* Group of rank r for the late-arriver test: its DP group (same PP stage and TP index)
- * when the layout is known; else its DP-role communicator (groups.c) when the program
- * made one (ranks in none are a group of their own); its peer class when classes stand
- * for inferred pipeline stages; otherwise the whole job (collectives over every rank, as
- * DLRM's all-to-all). */
-static int same_group(const struct an_ctx *c, uint32_t a, uint32_t b)
+/* Groups of the late-arriver test: each rank's DP group (same PP stage and TP index) when
+ * the layout is known; else its DP-role communicator (groups.c) when the program made one
+ * (ranks in none are a group of their own); its peer class when classes stand for inferred
+ * pipeline stages; otherwise the whole job (collectives over every rank, as DLRM's
+ * all-to-all). As CSR over ranks (members ascending) with each rank's group, built once
+ * so that no step walks every rank for every group. */
+struct late_groups {
+    uint32_t G;
+    uint32_t *off, *mem, *gid; /* [G + 1], [n], [n] */
+};
+
+struct rank_key {
+    uint64_t key;
+    uint32_t r;
+};
+
+static int cmp_rank_key(const void *x, const void *y)
+{
+    const struct rank_key *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->r > b->r) - (a->r < b->r);
+}
+
+static uint64_t late_key(const struct an_ctx *c, uint32_t r)
 {
     if (c->layout_known)
-        return c->co[a].pp == c->co[b].pp && c->co[a].tp == c->co[b].tp;
+        return (uint64_t)c->co[r].pp << 16 | c->co[r].tp;
     if (c->mgrp[0])
-        return a == b || (c->mgrp[0][a] != UINT32_MAX && c->mgrp[0][a] == c->mgrp[0][b]);
+        return c->mgrp[0][r] != UINT32_MAX ? c->mgrp[0][r] : ((uint64_t)1 << 32) + r;
     if (c->lay.pp > 1)
-        return c->cls[a] == c->cls[b];
-    return 1;
+        return c->cls[r];
+    return 0;
+}
+
+static int late_groups_build(const struct an_ctx *c, struct late_groups *g)
+{
+    struct rank_key *k = malloc((c->n ? c->n : 1) * sizeof *k);
+    g->off = malloc(((size_t)c->n + 1) * sizeof *g->off);
+    g->mem = malloc((c->n ? c->n : 1) * sizeof *g->mem);
+    g->gid = malloc((c->n ? c->n : 1) * sizeof *g->gid);
+    if (!k || !g->off || !g->mem || !g->gid) {
+        free(k);
+        return -ENOMEM;
+    }
+    for (uint32_t r = 0; r < c->n; r++)
+        k[r] = (struct rank_key){ late_key(c, r), r };
+    qsort(k, c->n, sizeof *k, cmp_rank_key);
+    g->G = 0;
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (i == 0 || k[i].key != k[i - 1].key)
+            g->off[g->G++] = i;
+        g->mem[i] = k[i].r;
+        g->gid[k[i].r] = g->G - 1;
+    }
+    g->off[g->G] = c->n;
+    free(k);
+    return 0;
+}
+
+static void late_groups_free(struct late_groups *g)
+{
+    free(g->off);
+    free(g->mem);
+    free(g->gid);
 }
 
 /* Per (rank, step): lateness, and the source's and the others' communication time. */
@@ -115,42 +166,63 @@ struct late_cell {
     double late, spread, own_comm, peer_comm, wall;
 };
 
+/* Per group and step ([g * S + si]): the member that waited least in collectives (src,
+ * its time mc), the one that started last (last, at ms), the earliest start and the
+ * members held; ties go to the lowest rank. */
+struct late_acc {
+    uint32_t *src, *last, *nm;
+    double *mc, *ms, *first;
+};
+
 /* A step's start on rank 0's clock is c->vstart: the rank's own time plus the offset the
  * reduction (clock sync) or the importer (collective end times) estimated for it; its
- * communication time (collective + p2p) is c->vcomm. */
+ * communication time (collective + p2p) is c->vcomm (NAN where the cell is not held). */
 
-/* Judge step si for the group of rank g0; sets flag/cell of the source when it passes. */
-static void judge(struct an_ctx *c, uint32_t g0, size_t si, uint8_t *flag,
-                  struct late_cell *lc, uint8_t *done)
+/* The accumulators of every group and step, in one pass over the ranks in order (each
+ * rank's steps contiguous), so each group sees its members in ascending order. */
+static void late_accumulate(const struct an_ctx *c, const struct late_groups *g,
+                            const struct late_acc *x)
 {
-    uint32_t src = UINT32_MAX, last = UINT32_MAX, nm = 0;
-    double mc = 0, ms = 0, first = 0;
+    const size_t S = c->S;
+    memset(x->nm, 0, (size_t)g->G * S * sizeof *x->nm);
     for (uint32_t q = 0; q < c->n; q++) {
-        if (!same_group(c, g0, q))
-            continue;
-        done[q] = 1;
-        const size_t at = (size_t)q * c->S + si;
-        if (!c->cell[at])
-            continue;
-        const double cm = c->vcomm[at], st = c->vstart[at];
-        if (nm == 0 || cm < mc) {
-            mc = cm;
-            src = q;
+        const double *vc = c->vcomm + (size_t)q * S, *vs = c->vstart + (size_t)q * S;
+        const size_t gs = (size_t)g->gid[q] * S;
+        for (size_t si = 0; si < S; si++) {
+            const double cm = vc[si], st = vs[si];
+            const size_t at = gs + si;
+            if (isnan(cm)) /* not held */
+                continue;
+            const int first = x->nm[at]++ == 0;
+            if (first || cm < x->mc[at]) {
+                x->mc[at] = cm;
+                x->src[at] = q;
+            }
+            if (first || st > x->ms[at]) {
+                x->ms[at] = st;
+                x->last[at] = q;
+            }
+            if (first || st < x->first[at])
+                x->first[at] = st;
         }
-        if (nm == 0 || st > ms) {
-            ms = st;
-            last = q;
-        }
-        if (nm == 0 || st < first)
-            first = st;
-        nm++;
     }
-    if (nm < 3 || src != last || c->cflag[(size_t)src * c->S + si])
+}
+
+/* Judge step si for group k (its accumulators at [k * S + si]); sets flag/cell of the
+ * source when it passes. */
+static void judge(struct an_ctx *c, const struct late_groups *g, uint32_t k, size_t si,
+                  const struct late_acc *x, uint8_t *flag, struct late_cell *lc)
+{
+    const size_t ks = (size_t)k * c->S + si;
+    const uint32_t src = x->src[ks];
+    const double mc = x->mc[ks], ms = x->ms[ks];
+    if (x->nm[ks] < 3 || src != x->last[ks] || c->cflag[(size_t)src * c->S + si])
         return;
     size_t m = 0;
-    for (uint32_t q = 0; q < c->n; q++) {
+    for (uint32_t i = g->off[k]; i < g->off[k + 1]; i++) {
+        const uint32_t q = g->mem[i];
         const size_t at = (size_t)q * c->S + si;
-        if (q == src || !c->cell[at] || !same_group(c, g0, q))
+        if (q == src || !c->cell[at])
             continue;
         c->tmp1[m] = c->vstart[at];
         c->tmp2[m] = c->vcomm[at];
@@ -164,7 +236,7 @@ static void judge(struct an_ctx *c, uint32_t g0, size_t si, uint8_t *flag,
     if (!(late >= AN_LATE_MATERIAL * wall) || !(mc <= 0.9 * pc) || !(pc - mc >= 0.5 * late))
         return;
     flag[(size_t)src * c->S + si] = 1;
-    lc[(size_t)src * c->S + si] = (struct late_cell){ late, ms - first, mc, pc, wall };
+    lc[(size_t)src * c->S + si] = (struct late_cell){ late, ms - x->first[ks], mc, pc, wall };
 }
 
 /* snprintf that may cut the sentence short (evidence is bounded on purpose). */
@@ -202,7 +274,8 @@ static int covered(const struct an_ctx *c, uint32_t r, size_t a, size_t b)
 }
 
 static int push_late(struct an_ctx *c, uint32_t r, const struct an_span *sp,
-                     const uint8_t *flag, const struct late_cell *lc)
+                     const uint8_t *flag, const struct late_cell *lc,
+                     const struct late_groups *g)
 {
     const size_t S = c->S;
     double *l = malloc(5 * S * sizeof *l);
@@ -238,8 +311,11 @@ static int push_late(struct an_ctx *c, uint32_t r, const struct an_span *sp,
     k->late = 1;
     /* Victims: the group members that waited for it, by at least a quarter of its
      * lateness more than it did, in the median flagged step. */
-    for (uint32_t q = 0; q < c->n && k->a.n_victims < ARGUS_ANOMALY_MAX_RANKS; q++) {
-        if (q == r || !same_group(c, r, q))
+    const uint32_t *mem = g->mem + g->off[g->gid[r]];
+    const uint32_t nmem = g->off[g->gid[r] + 1] - g->off[g->gid[r]];
+    for (uint32_t i = 0; i < nmem && k->a.n_victims < ARGUS_ANOMALY_MAX_RANKS; i++) {
+        const uint32_t q = mem[i];
+        if (q == r)
             continue;
         size_t n = 0;
         for (size_t si = sp->a; si <= sp->b; si++) {
@@ -269,31 +345,42 @@ static int push_late(struct an_ctx *c, uint32_t r, const struct an_span *sp,
 int an_detect_late(struct an_ctx *c)
 {
     const size_t S = c->S, N = (size_t)c->n * S;
-    uint8_t *flag = calloc(N ? N : 1, 1), *done = malloc(c->n);
+    uint8_t *flag = calloc(N ? N : 1, 1);
     struct late_cell *lc = malloc((N ? N : 1) * sizeof *lc);
     struct an_span *spans = malloc((S ? S : 1) * sizeof *spans);
+    uint32_t *ax = NULL;
+    double *ad = NULL;
+    struct late_groups g = { 0 };
     int rc = 0;
 
-    if (!flag || !done || !lc || !spans) {
+    if (!flag || !lc || !spans || late_groups_build(c, &g)) {
         rc = -ENOMEM;
         goto out;
     }
-    for (size_t si = 0; si < S; si++) {
-        memset(done, 0, c->n);
-        for (uint32_t g0 = 0; g0 < c->n; g0++)
-            if (!done[g0])
-                judge(c, g0, si, flag, lc, done);
+    const size_t GS = (size_t)g.G * S; /* <= N */
+    ax = malloc(3 * (GS ? GS : 1) * sizeof *ax);
+    ad = malloc(3 * (GS ? GS : 1) * sizeof *ad);
+    if (!ax || !ad) {
+        rc = -ENOMEM;
+        goto out;
     }
+    const struct late_acc x = { ax, ax + GS, ax + 2 * GS, ad, ad + GS, ad + 2 * GS };
+    late_accumulate(c, &g, &x);
+    for (uint32_t k = 0; k < g.G; k++)
+        for (size_t si = 0; si < S; si++)
+            judge(c, &g, k, si, &x, flag, lc);
     for (uint32_t r = 0; r < c->n; r++) {
         size_t ns = an_runs(flag + (size_t)r * S, S, c->o.min_steps, spans, S);
         for (size_t j = 0; j < ns && !rc; j++)
             if (!covered(c, r, spans[j].a, spans[j].b))
-                rc = push_late(c, r, &spans[j], flag, lc);
+                rc = push_late(c, r, &spans[j], flag, lc, &g);
     }
 out:
+    late_groups_free(&g);
     free(flag);
-    free(done);
     free(lc);
     free(spans);
+    free(ax);
+    free(ad);
     return rc;
 }

@@ -206,15 +206,33 @@ void argus_stats_robust(double *v, size_t n, double floor_frac, double *tmp,
 void argus_stats_robust_low(double *v, size_t n, double floor_frac, double *tmp,
                             struct argus_robust *out)
 {
+    argus_stats_robust_low_med(v, n, floor_frac, tmp, out, NULL);
+}
+
+void argus_stats_robust_low_med(double *v, size_t n, double floor_frac, double *tmp,
+                                struct argus_robust *out, double *median)
+{
     out->n = n;
     if (n == 0) {
         out->ref = NAN;
         out->scale = NAN;
+        if (median)
+            *median = NAN;
         return;
     }
     size_t h = (n + 1) / 2;
     if (h < n) /* the h smallest values first, in any order */
         select_k(v, n, h - 1);
+    /* v[h - 1] sits where a sort puts it: the middle value (odd n), or the lower of the two
+     * middle ones, the upper one being the least of the rest (even n: h = n / 2) */
+    if (median && n % 2) {
+        *median = v[h - 1];
+    } else if (median) {
+        double hi = v[h];
+        for (size_t i = h + 1; i < n; i++)
+            hi = v[i] < hi ? v[i] : hi;
+        *median = 0.5 * (v[h - 1] + hi);
+    }
     double ref = median_select(v, h);
     double mad = argus_stats_mad(v, h, ref, tmp);
     double s = ARGUS_MADLOW_SIGMA * mad;

@@ -41,6 +41,10 @@ void argus_stats_robust(double *v, size_t n, double floor_frac, double *tmp,
  * doubles. */
 void argus_stats_robust_low(double *v, size_t n, double floor_frac, double *tmp,
                             struct argus_robust *out);
+/* The same, and *median (when not NULL) = argus_stats_median of the whole of v, read off
+ * the same partition (no second selection). */
+void argus_stats_robust_low_med(double *v, size_t n, double floor_frac, double *tmp,
+                                struct argus_robust *out, double *median);
 /* Noise of a series that may shift level: 1.4826 * MAD(v[i+1] - v[i]) / sqrt(2) over the
  * finite neighbours (NaN entries are skipped); 0 with fewer than 3 differences. tmp
  * holds n doubles. A level shift moves only one difference, so a window of anomalous

@@ -416,7 +416,8 @@ void argus_agg_rows_kmerge(const struct argus_aggregate *a, argus_agg_emit_fn *e
 
 int argus_agg_reserve(struct argus_aggregate *a, size_t nrows, size_t nruns)
 {
-    if (argus_agg_grow_rows(&a->rows, &a->caprows, nrows, a->nrows) || argus_agg_grow_runs(a, nruns))
+    if (argus_agg_grow_rows(&a->rows, &a->caprows, nrows, a->nrows) ||
+        argus_agg_grow_runs(a, nruns))
         return -ENOMEM;
     return 0;
 }

@@ -319,6 +319,7 @@ static void row_of(const struct argus_step_summary *s, struct argus_jobstore_row
     w->dropped = s->dropped;
     w->n_kmodes = s->n_kmodes;
     w->coords_known = s->coords.tp_size && s->coords.pp_size && s->coords.dp_size;
+    w->thin = (s->flags & ARGUS_SF_THIN) != 0;
 }
 
 /* ---- retention --------------------------------------------------------------------- */
@@ -520,6 +521,12 @@ size_t argus_jobstore_rank_rows(const struct argus_jobstore *js, uint32_t rank,
     if (rows)
         *rows = js->ranks[rank].rows + js->ranks[rank].head;
     return js->ranks[rank].n;
+}
+
+size_t argus_jobstore_steps(const struct argus_jobstore *js, const uint64_t **ids)
+{
+    *ids = js->st_n ? js->st + js->st_head : NULL;
+    return js->st_n;
 }
 
 int argus_jobstore_step_range(const struct argus_jobstore *js, uint64_t *first,

@@ -79,7 +79,8 @@ struct argus_jobstore_row {
     uint64_t kernel_count;
     uint64_t dropped;
     uint32_t n_kmodes;
-    uint32_t coords_known; /* 1 when tp_size, pp_size and dp_size are all set */
+    uint16_t coords_known; /* 1 when tp_size, pp_size and dp_size are all set */
+    uint16_t thin;         /* 1 when flags has ARGUS_SF_THIN (row values only) */
 };
 
 /* A store for n_ranks ranks with the default retention. */
@@ -129,6 +130,9 @@ size_t argus_jobstore_rank_step_ids(const struct argus_jobstore *js, uint32_t ra
 /* The same steps' rows (see struct argus_jobstore_row), in the same order. */
 size_t argus_jobstore_rank_rows(const struct argus_jobstore *js, uint32_t rank,
                                 const struct argus_jobstore_row **rows);
+/* The distinct step ids held by some rank (missing marks aside), ascending: *ids points
+ * into the store (valid until the next add or retention change). */
+size_t argus_jobstore_steps(const struct argus_jobstore *js, const uint64_t **ids);
 /* First and last step id over all ranks, evicted steps included; -ENOENT when nothing was
  * ever held. */
 int argus_jobstore_step_range(const struct argus_jobstore *js, uint64_t *first,

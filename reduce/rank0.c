@@ -219,7 +219,8 @@ void argus_rank0_write_reduce_json(struct argus_rank0 *r0, double thread_cpu_s,
             (unsigned long long)dropped, (unsigned long long)r0->spilled_windows);
     fprintf(f, " \"condense\": {\"on\": %s, \"exemplars\": %llu, \"thin\": %llu, "
             "\"rows\": %llu, \"pull\": {\"asks\": %llu, \"cells_wanted\": %llu, "
-            "\"answers\": %llu, \"late\": %llu, \"unanswered\": %llu}},\n", r0->condense_on ? "true" : "false",
+            "\"answers\": %llu, \"late\": %llu, \"unanswered\": %llu}},\n",
+            r0->condense_on ? "true" : "false",
             (unsigned long long)r0->condense.exemplars, (unsigned long long)r0->condense.thin,
             (unsigned long long)r0->condense.rows, (unsigned long long)r0->pull_asks,
             (unsigned long long)r0->condense.wanted, (unsigned long long)r0->pull_answers,

@@ -406,6 +406,13 @@ static void test_stats_select(void **state)
             argus_stats_robust_low(t, n, 0.0, b, &r); /* b: its n doubles of scratch */
             assert_true(r.ref == lref);
             assert_true(r.scale == ARGUS_MADLOW_SIGMA * lmad);
+            /* the same with the whole sample's median read off its partition */
+            double whole = NAN;
+            memcpy(t, a, n * sizeof *a);
+            argus_stats_robust_low_med(t, n, 0.0, b, &r, &whole);
+            assert_true(r.ref == lref);
+            assert_true(r.scale == ARGUS_MADLOW_SIGMA * lmad);
+            assert_true(whole == med);
         }
 }
 

@@ -396,6 +396,7 @@ static void test_retention(void **state)
             assert_true(id[i] == 20 + i && v[i]->step == id[i]);
             assert_true(w[i].wall_ns == (double)(v[i]->end_ns - v[i]->start_ns));
             assert_true(w[i].n_kmodes == v[i]->n_kmodes);
+            assert_true(w[i].thin == ((v[i]->flags & ARGUS_SF_THIN) != 0));
             int reused = 0; /* steps 20-29 live in the memory of evicted ones */
             for (size_t k = 0; k < nheld; k++)
                 reused |= held[k] == v[i];
@@ -403,6 +404,10 @@ static void test_retention(void **state)
         }
         assert_null(argus_jobstore_get(js, r, 19));
     }
+    const uint64_t *st; /* the distinct held steps */
+    assert_int_equal(argus_jobstore_steps(js, &st), 10);
+    for (uint64_t k = 0; k < 10; k++)
+        assert_true(st[k] == 20 + k);
     const struct argus_jobstore_gone *g;
     assert_int_equal(argus_jobstore_evicted(js, &g), 20);
     for (uint64_t k = 0; k < 20; k++) {
@@ -423,10 +428,11 @@ static void test_retention(void **state)
     mk(&s1, 1, 25, 3);
     s1.start_ns = 0;
     s1.end_ns = 12345;
+    s1.flags |= ARGUS_SF_THIN;
     assert_int_equal(argus_jobstore_add_summary(js, &s1), 0);
     const struct argus_jobstore_row *w;
     argus_jobstore_rank_rows(js, 1, &w);
-    assert_true(w[5].wall_ns == 12345.0 && w[5].n_kmodes == 3);
+    assert_true(w[5].wall_ns == 12345.0 && w[5].n_kmodes == 3 && w[5].thin == 1);
     /* a tighter retention evicts at once; none keeps everything from then on */
     assert_int_equal(argus_jobstore_set_retention(js, 0, 2), 0);
     assert_true(argus_jobstore_horizon(js) == SIZE_MAX);
