@@ -291,6 +291,21 @@ static uint8_t *tree_condense(int fanin, size_t *len, struct argus_condense_stat
     return tree_condense_how(fanin, 0, len, root_st, &inbound);
 }
 
+/* Rank 0's records t (freed) hold exactly ref's cells, bit for bit. */
+static void same_records(uint8_t *t, size_t len, const struct argus_condense_stats *st,
+                         const struct argus_condense_stats *st0, const struct got *ref,
+                         struct got *g)
+{
+    split(t, len, g);
+    assert_int_equal(st->exemplars, st0->exemplars);
+    assert_int_equal(st->thin, st0->thin);
+    for (size_t i = 0; i < NR * NS; i++) {
+        assert_int_equal(g->len[i], ref->len[i]);
+        assert_memory_equal(g->rec[i], ref->rec[i], ref->len[i]);
+    }
+    free(t);
+}
+
 static void test_tree_shapes_identical(void **state)
 {
     (void)state;
@@ -305,14 +320,7 @@ static void test_tree_shapes_identical(void **state)
     const int fanins[] = {2, 8, 32};
     for (int f = 0; f < 3; f++) {
         uint8_t *t = tree_condense(fanins[f], &len, &st);
-        split(t, len, &g);
-        assert_int_equal(st.exemplars, st0.exemplars);
-        assert_int_equal(st.thin, st0.thin);
-        for (size_t i = 0; i < NR * NS; i++) {
-            assert_int_equal(g.len[i], ref.len[i]);
-            assert_memory_equal(g.rec[i], ref.rec[i], ref.len[i]);
-        }
-        free(t);
+        same_records(t, len, &st, &st0, &ref, &g);
     }
     /* pulled: the same records at rank 0, fewer bytes in */
     for (int f = 0; f < 3; f++) {
@@ -320,16 +328,9 @@ static void test_tree_shapes_identical(void **state)
         uint8_t *t = tree_condense_how(fanins[f], 0, &len, &st, &in_push);
         free(t);
         t = tree_condense_how(fanins[f], 1, &len, &st, &in_pull);
-        split(t, len, &g);
-        assert_int_equal(st.exemplars, st0.exemplars);
-        assert_int_equal(st.thin, st0.thin);
-        for (size_t i = 0; i < NR * NS; i++) {
-            assert_int_equal(g.len[i], ref.len[i]);
-            assert_memory_equal(g.rec[i], ref.rec[i], ref.len[i]);
-        }
+        same_records(t, len, &st, &st0, &ref, &g);
         assert_true(st.wanted > 0); /* every fan-in here gives rank 0 holding children */
         assert_true(in_pull < in_push);
-        free(t);
     }
     free(flat);
 }
