@@ -2,6 +2,7 @@
 #include "reduce/pull.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,9 +82,9 @@ static void ask_sent(struct argus_pull_kid *k)
 int argus_pull_ask(struct argus_pull *p, const uint64_t *keys, size_t n, int final,
                    uint64_t deadline)
 {
+    if (n > (size_t)(INT_MAX - ASK_HEAD - 4) / sizeof *keys)
+        return 0; /* an ask MPI cannot carry in one message: nothing is pulled */
     const size_t len = ASK_HEAD + n * sizeof *keys + 4;
-    if (n > UINT32_MAX / 16)
-        return 0;
     p->seq++;
     p->ask.len = 0;
     if (argus_bytebuf_reserve(&p->ask, len) != 0)
