@@ -164,8 +164,10 @@ static int out_summary(struct argus_condense *c, const struct argus_step_summary
     return buf_summary(&c->out, &c->outlen, &c->outcap, s);
 }
 
-/* Hold mode: s (an extreme cell) into the current batch's held records. */
-static int hold_summary(struct argus_condense *c, const struct argus_step_summary *s)
+/* Hold mode: an extreme cell (key) into the current batch's held records: s encoded, or
+ * (s NULL) its record rec[0..n) as it came. */
+static int hold_cell(struct argus_condense *c, uint64_t key, const struct argus_step_summary *s,
+                     const uint8_t *rec, size_t n)
 {
     struct argus_condense_held *h = &c->held[c->heldcur];
     if (h->nix == h->capix) {
@@ -177,11 +179,11 @@ static int hold_summary(struct argus_condense *c, const struct argus_step_summar
         h->capix = cap;
     }
     const size_t off = h->len;
-    int rc = buf_summary(&h->p, &h->len, &h->cap, s);
+    int rc = s ? buf_summary(&h->p, &h->len, &h->cap, s) : buf_copy(&h->p, &h->len, &h->cap,
+                                                                        rec, n);
     if (rc)
         return rc;
-    h->ix[h->nix++] = (struct argus_condense_heldix){ cell_key(s->rank, s->step), off,
-                                                      h->len - off };
+    h->ix[h->nix++] = (struct argus_condense_heldix){ key, off, h->len - off };
     return 0;
 }
 
@@ -243,6 +245,12 @@ int argus_condense_merge(struct argus_condense *c, const uint8_t *agg, size_t le
     return argus_agg_merge(&c->agg, &c->tmp);
 }
 
+/* The version of a framed record (wire.h: u32 magic, then u16 version, little-endian). */
+static unsigned record_version(const uint8_t *rec)
+{
+    return (unsigned)rec[4] | (unsigned)rec[5] << 8;
+}
+
 /* Pass 1: fold raw summaries of in[from..len), forward names and rank info. answers: the
  * range holds pulled cells (exemplars only; nothing else from it counts). */
 static int fold(struct argus_condense *c, const uint8_t *in, size_t from, size_t len,
@@ -280,7 +288,9 @@ static int fold(struct argus_condense *c, const uint8_t *in, size_t from, size_t
             c->cand[c->ncand++] = (struct argus_condense_cand){
                 .off = (size_t)(rec - in), .len = (size_t)n,
                 .key = cell_key(c->s->rank, c->s->step),
-                .ref = argus_condense_reference(c->s, c->world)};
+                .ref = argus_condense_reference(c->s, c->world),
+                .verbatim = (c->s->flags & ARGUS_SF_EXEMPLAR) &&
+                            record_version(rec) == ARGUS_WIRE_VERSION};
         } else if (type == ARGUS_REC_NAME) {
             uint64_t h;
             char name[ARGUS_NAME_MAX + 1];
@@ -299,7 +309,10 @@ static int fold(struct argus_condense *c, const uint8_t *in, size_t from, size_t
     return 0;
 }
 
-/* Pass 2: the exemplars, in input order (only they are decoded again). */
+/* Pass 2: the exemplars, in input order. A cell that came as an exemplar in this
+ * build's encoding goes on as the bytes it came in (the encoding is canonical: decoding and
+ * encoding it again gives the same bytes, tests/common/test_wire_v3.c); the others (raw
+ * summaries) are decoded again, flagged and encoded. */
 static int pick(struct argus_condense *c, const uint8_t *in, int mode)
 {
     const int root = mode == ARGUS_CONDENSE_ROOT;
@@ -316,17 +329,23 @@ static int pick(struct argus_condense *c, const uint8_t *in, int mode)
                 return -ENOMEM;
             if (!fresh)
                 continue;
+            const uint32_t bit = (uint32_t)(k->key >> 32) % ARGUS_CONDENSE_SENT_BITS;
+            c->sent_ranks[bit / 64] |= 1ull << bit % 64;
         }
-        if (argus_summary_decode(in + k->off, k->len, c->s, err, sizeof err) != 0)
-            continue; /* decoded once already: cannot happen */
-        c->s->flags |= ARGUS_SF_EXEMPLAR;
+        const struct argus_step_summary *s = NULL;
+        if (!k->verbatim) {
+            if (argus_summary_decode(in + k->off, k->len, c->s, err, sizeof err) != 0)
+                continue; /* decoded once already: cannot happen */
+            c->s->flags |= ARGUS_SF_EXEMPLAR;
+            s = c->s;
+        }
         if (mode == ARGUS_CONDENSE_HOLD && !k->ref) {
-            if (hold_summary(c, c->s))
+            if (hold_cell(c, k->key, s, in + k->off, k->len))
                 return -ENOMEM;
             c->st.held++;
             continue;
         }
-        if (out_summary(c, c->s))
+        if (s ? out_summary(c, s) : out_copy(c, in + k->off, k->len))
             return -ENOMEM;
         c->st.exemplars++;
     }
@@ -360,8 +379,10 @@ static int thin_rest(struct argus_condense *c)
     size_t n = 0;
     for (size_t i = 0; i < c->agg.nrows; i++) {
         const struct argus_agg_row *r = &c->agg.rows[i];
-        if (set_has(c->sent, c->sentcap, cell_key(r->rank, r->step)))
-            continue;
+        const uint32_t bit = r->rank % ARGUS_CONDENSE_SENT_BITS;
+        if ((c->sent_ranks[bit / 64] >> bit % 64 & 1) &&
+            set_has(c->sent, c->sentcap, cell_key(r->rank, r->step)))
+            continue; /* the filter spares the lookup of nearly every row */
         c->thin[n++] = *r;
         if (n == ARGUS_ROWS_PER_RECORD) {
             if (out_rows(c, n))
@@ -413,6 +434,7 @@ static void batch_start(struct argus_condense *c)
     c->ncand = 0;
     c->nwant = 0;
     set_clear(c->sent, c->sentcap, &c->sentn);
+    memset(c->sent_ranks, 0, sizeof c->sent_ranks);
 }
 
 int argus_condense_run(struct argus_condense *c, const uint8_t *in, size_t len, int mode,

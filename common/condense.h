@@ -43,6 +43,7 @@
 #define ARGUS_CONDENSE_REF_DP 2      /* layout known: ranks with dp index below this */
 #define ARGUS_CONDENSE_REF_MAX 32    /* layout unknown: at most this many reference ranks */
 #define ARGUS_CONDENSE_EXTREMES 2    /* per kernel-mode: slowest and fastest cells kept */
+#define ARGUS_CONDENSE_SENT_BITS 65536 /* root: the filter of ranks written in full */
 
 enum argus_condense_mode {
     ARGUS_CONDENSE_UP = 0,   /* forward the exemplars to the parent */
@@ -82,10 +83,14 @@ struct argus_condense {
     size_t selcap, seln;
     uint64_t *sent;                 /* root: cells written in full this batch */
     size_t sentcap, sentn;
+    uint64_t sent_ranks[ARGUS_CONDENSE_SENT_BITS / 64]; /* bit rank % SENT_BITS: some cell
+                                       of that rank in sent (a filter in front of it) */
     struct argus_condense_cand {    /* this batch's summaries, from the fold */
         size_t off, len;            /* the record in the input */
         uint64_t key;               /* (rank, step) */
         int ref;                    /* a reference rank's */
+        int verbatim;               /* already an exemplar in this build's encoding: its
+                                       bytes go on as they came (no decode, no encode) */
     } *cand;
     size_t ncand, capcand;
     uint64_t *names;                /* kernel-name hashes + 1 already forwarded */
