@@ -82,6 +82,11 @@ size_t argus_aggrow_size(struct argus_aggrow_coder *c, const struct argus_agg_ro
 
 #define AGGROW_INLINE static inline __attribute__((always_inline))
 
+/* The most bytes get_row reads before it refuses a row: every field at its widest valid
+ * length (ARGUS_AGGROW_MAX in all), then one 10-byte field where 5 is the most a valid one
+ * takes, 75; with this many bytes left it may read without checking the end. */
+#define AGGROW_READ_MAX (ARGUS_AGGROW_MAX + 5)
+
 /* LEB128 at p, before end: past it, or NULL when it is truncated, longer than 64 bits or
  * overlong (a final 0 byte: not the canonical encoding). Unless checked, the caller has
  * made sure that 10 bytes can be read. */
@@ -141,16 +146,14 @@ AGGROW_INLINE const uint8_t *get_row(const struct argus_agg_row *q, int first, c
     if (!(p = get_uv(p, end, &v, checked)))
         return NULL;
     r->start_ns = start_pred(q, ns) + unzz(v);
-    uint64_t over = 0; /* bits past 32 of any value */
-    for (int k = 0; k < 8; k++) {
+    for (int k = 0; k < 8; k++) { /* each refused as soon as read: see AGGROW_READ_MAX */
         if (!(p = get_uv(p, end, &v, checked)))
             return NULL;
         const uint64_t u = (uint64_t)q->us[k] + unzz(v);
-        over |= u;
+        if (u > UINT32_MAX)
+            return NULL;
         r->us[k] = (uint32_t)u;
     }
-    if (over > UINT32_MAX)
-        return NULL;
     /* same (step, rank) as the row before: the bytes decide (aggregate.c's row_cmp) */
     if (!first && !ns && (h >> 2) == 0 && memcmp(q, r, sizeof *r) > 0)
         return NULL;
@@ -163,8 +166,8 @@ int argus_aggrow_get(struct argus_aggrow_coder *c, const uint8_t **p, const uint
     const uint8_t *at = *p;
     for (size_t i = 0; i < n; i++) {
         const struct argus_agg_row *q = i ? &out[i - 1] : &c->prev;
-        /* unchecked reads while a whole row of the longest kind fits */
-        const uint8_t *next = (size_t)(end - at) >= ARGUS_AGGROW_MAX
+        /* unchecked reads while the most a row can read fits (AGGROW_READ_MAX) */
+        const uint8_t *next = (size_t)(end - at) >= AGGROW_READ_MAX
                                   ? get_row(q, c->n + i == 0, at, end, &out[i], 0)
                                   : get_row(q, c->n + i == 0, at, end, &out[i], 1);
         if (!next) {

@@ -10,10 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "common/aggregate.h"
+#include "common/aggrow.h"
 #include "common/wire.h"
 #include "reduce/tree.h"
 
@@ -324,6 +327,49 @@ static void test_rows_realistic_size(void **state)
     }
 }
 
+static uint8_t *put_leb(uint8_t *p, uint64_t v, int len) /* exactly len bytes, canonical */
+{
+    for (int i = 0; i < len - 1; i++, v >>= 7)
+        *p++ = (uint8_t)(v | 0x80);
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* The longest row a decoder can be made to read before it refuses it: every field at its
+ * widest valid length (rank delta, a new step 10 bytes on, flags, start, seven step-time
+ * fields), then a 10-byte eighth field, far past 32 bits: 75 bytes. Cut to
+ * ARGUS_AGGROW_MAX bytes that end where the process cannot read, it must be refused
+ * without a read past that end (the decoder's unchecked path used to take it, and read
+ * on: 40 bytes past with every field 10 bytes long). */
+static void test_rows_long_fields_stay_in_bounds(void **state)
+{
+    (void)state;
+    const long pg = sysconf(_SC_PAGESIZE);
+    uint8_t *map = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(map != MAP_FAILED);
+    assert_int_equal(mprotect(map + pg, (size_t)pg, PROT_NONE), 0);
+    uint8_t row[128], *q = row;
+    q = put_leb(q, (uint64_t)0xfffffff0u << 2 | 3, 5); /* rank, new step, flags follow */
+    q = put_leb(q, (uint64_t)1 << 63, 10);             /* steps on */
+    q = put_leb(q, 0x80000000u, 5);                    /* flags */
+    q = put_leb(q, (uint64_t)1 << 63, 10);             /* start as predicted + 2^62 */
+    for (int k = 0; k < 7; k++)
+        q = put_leb(q, (uint64_t)1 << 32, 5);          /* +2^31 µs each */
+    q = put_leb(q, (uint64_t)1 << 63, 10);             /* the eighth: far past 32 bits */
+    assert_int_equal(q - row, 75);
+    for (size_t cut = ARGUS_AGGROW_MAX; cut <= 75; cut++) {
+        uint8_t *at = map + pg - cut;
+        memcpy(at, row, cut);
+        struct argus_aggrow_coder c;
+        struct argus_agg_row out;
+        const uint8_t *p = at;
+        argus_aggrow_init(&c);
+        assert_int_equal(argus_aggrow_get(&c, &p, map + pg, &out, 1), -EINVAL);
+    }
+    munmap(map, 2 * (size_t)pg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_rows_truncation_and_damage),
         cmocka_unit_test(test_rows_noncanonical),
         cmocka_unit_test(test_rows_realistic_size),
+        cmocka_unit_test(test_rows_long_fields_stay_in_bounds),
     };
     return cmocka_run_group_tests_name("reduce_aggregate_rows", tests, setup, teardown);
 }
