@@ -352,8 +352,8 @@ static int pick(struct argus_condense *c, const uint8_t *in, int mode)
     return 0;
 }
 
-/* Root: the rows thin[0..n) as one rows record. */
-static int out_rows(struct argus_condense *c, size_t n)
+/* Root: rows[0..n) as one rows record. */
+static int out_rows(struct argus_condense *c, const struct argus_agg_row *rows, size_t n)
 {
     const size_t room = argus_rows_encoded_max(n);
     uint8_t *p = n ? buf_room(&c->out, c->outlen, &c->outcap, room) : NULL;
@@ -361,7 +361,7 @@ static int out_rows(struct argus_condense *c, size_t n)
         return 0;
     if (!p)
         return -ENOMEM;
-    long k = argus_rows_encode(c->thin, n, p, room);
+    long k = argus_rows_encode(rows, n, p, room);
     if (k < 0)
         return (int)k;
     c->outlen += (size_t)k;
@@ -369,13 +369,19 @@ static int out_rows(struct argus_condense *c, size_t n)
     return 0;
 }
 
-/* Root: every row not written in full goes into rows records (wire_rows.h), in order. */
+/* Root: every row not written in full goes into c->thin, then into rows records
+ * (wire_rows.h), in order. */
 static int thin_rest(struct argus_condense *c)
 {
     if (argus_agg_sort_rows(&c->agg))
         return -ENOMEM;
-    if (!c->thin && !(c->thin = malloc(ARGUS_ROWS_PER_RECORD * sizeof *c->thin)))
-        return -ENOMEM;
+    if (c->agg.nrows > c->thincap) {
+        struct argus_agg_row *v = realloc(c->thin, c->agg.nrows * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        c->thin = v;
+        c->thincap = c->agg.nrows;
+    }
     size_t n = 0;
     for (size_t i = 0; i < c->agg.nrows; i++) {
         const struct argus_agg_row *r = &c->agg.rows[i];
@@ -384,13 +390,21 @@ static int thin_rest(struct argus_condense *c)
             set_has(c->sent, c->sentcap, cell_key(r->rank, r->step)))
             continue; /* the filter spares the lookup of nearly every row */
         c->thin[n++] = *r;
-        if (n == ARGUS_ROWS_PER_RECORD) {
-            if (out_rows(c, n))
-                return -ENOMEM;
-            n = 0;
-        }
     }
-    return out_rows(c, n) ? -ENOMEM : 0;
+    for (size_t i = 0; i < n; i += ARGUS_ROWS_PER_RECORD) {
+        const size_t k = n - i < ARGUS_ROWS_PER_RECORD ? n - i : ARGUS_ROWS_PER_RECORD;
+        if (out_rows(c, c->thin + i, k))
+            return -ENOMEM;
+    }
+    c->nthin = n;
+    return 0;
+}
+
+size_t argus_condense_thin_rows(const struct argus_condense *c,
+                                const struct argus_agg_row **rows)
+{
+    *rows = c->thin;
+    return c->nthin;
 }
 
 static int encode_agg(struct argus_condense *c)
@@ -419,7 +433,7 @@ static int batch_done(struct argus_condense *c, int rc, uint64_t nbad, uint64_t 
     if (rc) {
         set_clear(c->names, c->namecap, &c->namen);
         argus_agg_reset(&c->agg);
-        c->outlen = c->enclen = 0;
+        c->outlen = c->enclen = c->nthin = 0;
         return rc;
     }
     c->st.batches++;
@@ -431,6 +445,7 @@ static int batch_done(struct argus_condense *c, int rc, uint64_t nbad, uint64_t 
 static void batch_start(struct argus_condense *c)
 {
     c->outlen = c->enclen = 0;
+    c->nthin = 0;
     c->ncand = 0;
     c->nwant = 0;
     set_clear(c->sent, c->sentcap, &c->sentn);

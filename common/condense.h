@@ -105,7 +105,8 @@ struct argus_condense {
     size_t havecap, haven;
     uint64_t *want;                 /* root: cells to pull (argus_condense_root_begin) */
     size_t nwant, capwant;
-    struct argus_agg_row *thin;     /* root: rows on their way into a rows record */
+    struct argus_agg_row *thin;     /* root: the last batch's rows records, decoded */
+    size_t nthin, thincap;
     uint8_t *rep;                   /* the last answer (argus_condense_answer) */
     size_t replen, repcap;
     struct argus_condense_stats st;
@@ -135,6 +136,11 @@ int argus_condense_root_begin(struct argus_condense *c, const uint8_t *in, size_
  * argus_condense_run(ROOT) does and starts a new batch. 0 or -ENOMEM. */
 int argus_condense_root_end(struct argus_condense *c, const uint8_t *in, size_t from,
                             size_t len, uint64_t *bad);
+/* Root: the rows the last batch wrote as rows records (in c->out), in their order, as
+ * those records decode: rank 0 stores them from here instead of decoding its own bytes.
+ * Valid until the next batch starts; 0 rows after a failed one. */
+size_t argus_condense_thin_rows(const struct argus_condense *c,
+                                const struct argus_agg_row **rows);
 /* Hold mode: c->rep[0..replen) gets the held records of the cells keys[0..n) (those this
  * node holds; possibly none). 0 or -ENOMEM. */
 int argus_condense_answer(struct argus_condense *c, const uint64_t *keys, size_t n);

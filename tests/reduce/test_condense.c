@@ -154,6 +154,35 @@ static size_t root_pull(struct argus_condense *cd, struct argus_condense **holde
     return len - n;
 }
 
+/* The root's thin rows (argus_condense_thin_rows) are its rows records' rows, in order. */
+static void root_thin_rows_match(const struct argus_condense *cd)
+{
+    const struct argus_agg_row *rows;
+    const size_t n = argus_condense_thin_rows(cd, &rows);
+    size_t k = 0;
+    char err[160];
+    assert_int_equal(n, cd->st.thin);
+    for (size_t off = 0; off < cd->outlen;) {
+        int type = 0;
+        long len = argus_record_peek(cd->out + off, cd->outlen - off, off, &type, err,
+                                     sizeof err);
+        assert_true(len > 0);
+        struct argus_rows_reader rd;
+        struct argus_agg_row row;
+        if (type == ARGUS_REC_ROWS) {
+            assert_int_equal(argus_rows_open(cd->out + off, (size_t)len, &rd, err,
+                                             sizeof err), 0);
+            while (argus_rows_next(&rd, &row, err, sizeof err) > 0) {
+                assert_true(k < n);
+                assert_memory_equal(&row, &rows[k], sizeof row);
+                k++;
+            }
+        }
+        off += (size_t)len;
+    }
+    assert_int_equal(k, n);
+}
+
 /* Deepest ranks first (children before parents); leaves send raw records, every node
  * with children condenses its own raw records and its children's messages. pull: rank
  * 0's condensing children hold their extreme cells and rank 0 pulls the ones it keeps
@@ -211,8 +240,10 @@ static uint8_t *tree_condense_how(int fanin, int pull, size_t *len,
         o[r].agg = dup(cd.enc, cd.enclen);
         o[r].agglen = cd.enclen;
         assert_true(r == 0 ? cd.enclen == 0 : cd.enclen > 0);
-        if (r == 0)
+        if (r == 0) {
             *root_st = cd.st;
+            root_thin_rows_match(&cd);
+        }
         if (hold) { /* kept until rank 0 pulls */
             holder[r] = malloc(sizeof cd);
             *holder[r] = cd;
