@@ -322,6 +322,28 @@ static int cell_names(struct an_ctx *c, const struct argus_step_summary *s, uint
     return 0;
 }
 
+/* Each rank's rows, ids and summary pointers are a block of their own in the store: the
+ * hardware sees a new stream at every rank, and build_cells waited on memory at the start
+ * of each. So it asks for them CELLS_AHEAD ranks on. */
+#define CELLS_AHEAD 8
+
+static void rank_prefetch(const struct argus_jobstore *js, uint32_t r)
+{
+    const struct argus_jobstore_row *w;
+    const struct argus_step_summary *const *v;
+    const uint64_t *id;
+    const size_t m = argus_jobstore_rank_rows(js, r, &w);
+    argus_jobstore_rank_steps(js, r, &v);
+    argus_jobstore_rank_step_ids(js, r, &id);
+    for (size_t i = 0; i < m; i++) {
+        __builtin_prefetch(&w[i]); /* a row is a cache line */
+        if (i % 8 == 0) {
+            __builtin_prefetch(&v[i]);
+            __builtin_prefetch(&id[i]);
+        }
+    }
+}
+
 /* The rank x step table of summaries and of the values the detectors read most, from the
  * store's rows (jobstore.h): a summary itself is read only for its kernel modes and for
  * the first known coordinates of its rank — at scale the summaries fit in no cache. Also
@@ -345,6 +367,8 @@ static int build_cells(struct an_ctx *c)
         const uint64_t *id;
         const struct argus_step_summary *const *v;
         const struct argus_jobstore_row *w;
+        if (r + CELLS_AHEAD < c->n)
+            rank_prefetch(c->js, r + CELLS_AHEAD);
         const size_t m = held_steps(c, r, &id, &v), base = (size_t)r * S;
         size_t j = 0;
         argus_jobstore_rank_rows(c->js, r, &w);
@@ -407,17 +431,16 @@ static int build_class_walls(struct an_ctx *c)
     const size_t S = c->S;
     c->cwall = malloc((size_t)c->n_cls * S * sizeof *c->cwall);
     c->ccomp = malloc((size_t)c->n_cls * S * sizeof *c->ccomp);
-    if (!c->cwall || !c->ccomp)
+    if (!c->cwall || !c->ccomp || an_gather_alloc(c))
         return -ENOMEM;
     for (uint32_t k = 0; k < c->n_cls; k++)
-        for (size_t si = 0; si < S; si++) {
-            size_t m = 0;
-            for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
-                const double w = c->vwall[(size_t)c->cls_mem[i] * S + si];
-                if (!isnan(w))
-                    c->tmp1[m++] = w;
+        for (size_t s0 = 0, ns; s0 < S; s0 += ns) {
+            ns = an_class_gather(c, c->vwall, k, s0);
+            for (size_t j = 0; j < ns; j++) {
+                double *col = c->gat + j * c->gat_cap;
+                const size_t m = c->gat_n[j];
+                c->cwall[(size_t)k * S + s0 + j] = m ? argus_stats_median(col, m) : 0;
             }
-            c->cwall[(size_t)k * S + si] = m ? argus_stats_median(c->tmp1, m) : 0;
         }
     return 0;
 }
@@ -482,6 +505,8 @@ void an_ctx_free(struct an_ctx *c)
     free(c->mgrp[1]);
     free(c->cwall);
     free(c->ccomp);
+    free(c->gat);
+    free(c->gat_n);
     free(c->X);
     free(c->names.hash);
     free(c->names.kclass);

@@ -96,6 +96,11 @@ struct an_ctx {
                                            class c held at si, NAN when none; set
                                            (ccomp_set) by an_detect_compute */
     int ccomp_set;
+    /* Scratch of an_class_gather (gather.c): gat_steps columns of gat_cap doubles (at
+     * least the largest class) and their counts; allocated once with cwall. */
+    double *gat;
+    size_t *gat_n;
+    size_t gat_cap, gat_steps;
     double *X;                          /* [S] job step time ns (max over ranks), NAN */
     double med_step;                    /* median of X, ns */
     int kmodes_sorted;                  /* every summary's kmodes sorted by hash */
@@ -200,6 +205,14 @@ void an_cand_add_rank(struct an_cand *k, uint32_t rank);
 size_t an_overlap(size_t a0, size_t b0, size_t a1, size_t b1);
 /* Make sure tmp1..3 hold at least n doubles. */
 int an_tmp_reserve(struct an_ctx *c, size_t n);
+/* The values of the table v ([r * S + si], like vwall) of the members of class k held at
+ * steps s0, s0 + 1, ... (NaN left out, members in cls_mem order): column j (step s0 + j)
+ * is c->gat + j * c->gat_cap, with c->gat_n[j] values. Returns how many steps it gathered
+ * (at least 1 when s0 < S, at most gat_steps); the columns stay valid until the next call.
+ * One pass over each member's row instead of one strided pass per step. */
+size_t an_class_gather(struct an_ctx *c, const double *v, uint32_t k, size_t s0);
+/* Allocate an_class_gather's scratch (once the classes are known). 0 or -ENOMEM. */
+int an_gather_alloc(struct an_ctx *c);
 
 /* l2.c: rank-level (compute, host gap) and stage-level detectors. */
 /* Medians of per-step ratio, z and excess over the flagged steps of [a,b]; buf holds

@@ -26,21 +26,19 @@ static void class_refs(struct an_ctx *c, const double *v, struct pref *out, doub
 {
     const size_t S = c->S;
     for (uint32_t k = 0; k < c->n_cls; k++) {
-        for (size_t si = 0; si < S; si++) {
-            size_t m = 0;
-            for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++) {
-                const size_t at = (size_t)c->cls_mem[i] * S + si;
-                if (!isnan(v[at]))
-                    c->tmp1[m++] = v[at];
+        for (size_t s0 = 0, ns; s0 < S; s0 += ns) {
+            ns = an_class_gather(c, v, k, s0);
+            for (size_t j = 0; j < ns; j++) {
+                const size_t at = (size_t)k * S + s0 + j, m = c->gat_n[j];
+                struct argus_robust r;
+                argus_stats_robust_low_med(c->gat + j * c->gat_cap, m, AN_PEER_FLOOR, c->tmp2,
+                                           &r, med ? &med[at] : NULL);
+                struct pref *p = &out[at];
+                p->ref = r.ref;
+                p->scale = r.scale;
+                p->n = (uint32_t)m;
+                p->wall = c->cwall[at];
             }
-            struct argus_robust r;
-            argus_stats_robust_low_med(c->tmp1, m, AN_PEER_FLOOR, c->tmp2, &r,
-                                       med ? &med[(size_t)k * S + si] : NULL);
-            struct pref *p = &out[(size_t)k * S + si];
-            p->ref = r.ref;
-            p->scale = r.scale;
-            p->n = (uint32_t)m;
-            p->wall = c->cwall[(size_t)k * S + si];
         }
     }
 }

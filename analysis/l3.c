@@ -186,8 +186,9 @@ static int cmp_krun(const void *x, const void *y)
  * it, 0 when absent. One walk over each cell's kernel modes (sorted: a name's modes are
  * consecutive) instead of a search per kernel and cell. */
 struct kcells {
-    size_t nc, cap, xcap; /* cells; capacity of ci and of val */
+    size_t nc, cap, xcap; /* cells; capacity of ci (and cs) and of val */
     uint32_t *off, *ci;   /* [S + 1], [cap] */
+    const struct argus_step_summary **cs; /* [cap] the cells' summaries */
     double *val;          /* [xcap] */
 };
 
@@ -227,9 +228,13 @@ static int kcells_fill(struct an_ctx *c, const uint32_t *mem, uint32_t m, const 
             nc += an_kcell(c, mem[i], si) != NULL;
     if (nc > kc->cap) {
         uint32_t *ci = realloc(kc->ci, nc * sizeof *ci);
-        if (!ci)
+        if (ci)
+            kc->ci = ci;
+        const struct argus_step_summary **cs = realloc(kc->cs, nc * sizeof *cs);
+        if (cs)
+            kc->cs = cs;
+        if (!ci || !cs)
             return -ENOMEM;
-        kc->ci = ci;
         kc->cap = nc;
     }
     if (nc * nx > kc->xcap) {
@@ -249,11 +254,26 @@ static int kcells_fill(struct an_ctx *c, const uint32_t *mem, uint32_t m, const 
             const struct argus_step_summary *s = an_kcell(c, mem[i], si);
             if (!s)
                 continue;
-            cell_vals(c, s, xi, kc->val + j, nc);
+            kc->cs[j] = s;
             kc->ci[j++] = i;
         }
     }
     kc->off[S] = (uint32_t)j;
+    /* The summaries fit in no cache and cell_vals walks each one's kernel modes: ask for
+     * the next cell's modes (its header asked for one cell earlier) while this one is read,
+     * which the hardware cannot guess (cells are scattered). */
+    for (j = 0; j < nc; j++) {
+        if (j + 2 < nc)
+            __builtin_prefetch(&kc->cs[j + 2]->n_kmodes);
+        if (j + 1 < nc) {
+            const struct argus_step_summary *t = kc->cs[j + 1];
+            for (uint32_t k = 0; k < t->n_kmodes && k < ARGUS_MAX_KMODES; k++) {
+                __builtin_prefetch(&t->kmodes[k]); /* hash, count, the sketch's start */
+                __builtin_prefetch((const char *)&t->kmodes[k] + 64);
+            }
+        }
+        cell_vals(c, kc->cs[j], xi, kc->val + j, nc);
+    }
     return 0;
 }
 
@@ -407,6 +427,7 @@ out:
     free(xi);
     free(kc.off);
     free(kc.ci);
+    free(kc.cs);
     free(kc.val);
     free(flag);
     free(mem);

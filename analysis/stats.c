@@ -3,6 +3,7 @@
 #include "analysis/stats.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,26 +117,95 @@ void argus_stats_sort(double *v, size_t n)
     intro_sort(v, n, depth);
 }
 
+/* Selection is where the analysis spends most at scale (three medians per peer class and
+ * step over thousands of ranks, on values in no useful order). The Hoare partition above
+ * mispredicts about once per element on such data, so selection uses its own partition:
+ * a branchless Lomuto pass (the comparison only moves an index), around a pivot drawn
+ * from a sample at k's expected rank, so that the side kept is small after two passes.
+ * Only the value at k matters to the callers (order statistics are unique), so any exact
+ * selection gives the same results. */
+#define SELECT_SAMPLE 15
+
+/* v[0..n) rearranged so that v[0..j) < p <= v[j..n); returns j. */
+static size_t partition_below(double *v, size_t n, double p)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double x = v[i];
+        v[i] = v[j];
+        v[j] = x;
+        j += x < p;
+    }
+    return j;
+}
+
+/* v[0..n) rearranged so that v[0..j) <= p < v[j..n); returns j. */
+static size_t partition_upto(double *v, size_t n, double p)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double x = v[i];
+        v[i] = v[j];
+        v[j] = x;
+        j += x <= p;
+    }
+    return j;
+}
+
+/* A pivot for finding rank k of v[0..n) (n > SORT_SMALL): the value at k's relative rank in
+ * a sample, taken one per stratum of v at a position that varies between strata (evenly
+ * spaced positions would keep hitting one member of data with a period, such as the TP
+ * ranks of a stage). Deterministic: no state. */
+static double select_pivot(const double *v, size_t n, size_t k)
+{
+    double s[SELECT_SAMPLE];
+    const size_t m = n >= 8 * SELECT_SAMPLE ? SELECT_SAMPLE : 3, stride = n / m;
+    uint64_t h = (uint64_t)n * 0x9e3779b97f4a7c15ull + k;
+    for (size_t i = 0; i < m; i++) {
+        h = h * 6364136223846793005ull + 1442695040888963407ull;
+        s[i] = v[i * stride + (size_t)((h >> 33) % stride)];
+    }
+    insertion_sort(s, m);
+    return s[k * m / n];
+}
+
 /* Introselect: reorder v so that v[k] is the value a sort would put there, with v[i] <=
- * v[k] for i < k and v[i] >= v[k] for i > k. The same partition as intro_sort, following
- * only the side that holds k: O(n) on average, n log n at worst (heapsort fallback). */
+ * v[k] for i < k and v[i] >= v[k] for i > k. Follows only the side that holds k: O(n) on
+ * average, n log n at worst (heapsort fallback). Ties cannot stall it: once the side kept
+ * is known to have least value lo (it holds the last pivot, and nothing below it), a
+ * pivot equal to lo splits off every copy of lo instead. */
 static void select_k(double *v, size_t n, size_t k)
 {
     unsigned depth = 0;
     for (size_t q = n; q > 1; q >>= 1)
         depth += 2;
+    int lo_known = 0;
+    double lo = 0;
     while (n > SORT_SMALL) {
         if (depth-- == 0) {
             heap_sort(v, n);
             return;
         }
-        size_t left = partition(v, n);
+        const double p = select_pivot(v, n, k);
+        if (lo_known && !(lo < p)) { /* p is the least value: its copies go first */
+            const size_t e = partition_upto(v, n, p);
+            if (k < e)
+                return; /* v[k] == p, the least value; all after it are >= p */
+            v += e;
+            n -= e;
+            k -= e;
+            lo_known = 0;
+            continue;
+        }
+        const size_t left = partition_below(v, n, p);
         if (k < left) {
             n = left;
         } else {
             v += left;
             n -= left;
             k -= left;
+            lo = p; /* p itself is on this side, and nothing below it */
+            lo_known = 1;
         }
     }
     insertion_sort(v, n);

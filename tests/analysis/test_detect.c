@@ -374,20 +374,24 @@ static void test_stats_sort(void **state)
 }
 
 /* Median, robust and robust_low by selection against the same statistics of a sorted copy,
- * on the shapes of test_stats_sort (ties, sorted, reversed, organ pipe). */
+ * on the shapes of test_stats_sort (ties, sorted, reversed, organ pipe), values with a
+ * period of 8 (the TP ranks of a stage), mostly copies of the least value and mostly
+ * copies of a middle one, odd and even sizes up to a 4096-rank class and one more. */
 static void test_stats_select(void **state)
 {
     static double a[5000], b[5000], t[5000];
     uint64_t x = 999;
     (void)state;
-    for (int shape = 0; shape < 6; shape++)
-        for (size_t n = 1; n < 5000; n = n < 64 ? n + 1 : n * 3) {
+    for (int shape = 0; shape < 9; shape++)
+        for (size_t n = 1; n < 5000; n = n < 64 ? n + 1 : n < 1728 ? n * 3
+                                        : n == 1728 ? 4096 : n == 4096 ? 4097 : 5000) {
             for (size_t i = 0; i < n; i++) {
                 x = x * 6364136223846793005ull + 1442695040888963407ull;
                 double r = (double)(x >> 11) / 9007199254740992.0;
                 a[i] = shape == 0 ? r : shape == 1 ? floor(r * 5) : shape == 2 ? (double)i
                      : shape == 3 ? (double)(n - i) : shape == 4 ? (double)(i < n / 2 ? i : n - i)
-                     : 7.0;
+                     : shape == 5 ? 7.0 : shape == 6 ? (double)(i % 8 == 3 ? 9 : i % 8) + r
+                     : shape == 7 ? (r < 0.7 ? 1.0 : 1.0 + r) : (r < 0.6 ? 0.5 : r);
             }
             memcpy(b, a, n * sizeof *a);
             qsort(b, n, sizeof *b, cmp_d);
