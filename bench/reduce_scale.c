@@ -296,21 +296,22 @@ struct an_cost {
 static void store_out(struct argus_jobstore *js, const struct argus_bytebuf *out, uint64_t shift)
 {
     char err[128];
+    struct argus_agg_row rows[ARGUS_ROWS_PER_RECORD];
     for (size_t off = 0; off < out->len;) {
         int type = 0;
         long n = argus_record_peek(out->p + off, out->len - off, off, &type, err, sizeof err);
         if (n < 0)
             return;
         struct argus_rows_reader rd;
-        struct argus_agg_row row;
+        size_t k = 0;
         if (type == ARGUS_REC_ROWS && argus_rows_open(out->p + off, (size_t)n, &rd, err,
                                                       sizeof err) == 0) {
-            while (argus_rows_next(&rd, &row, err, sizeof err) > 0) {
-                row.step += shift;
-                row.start_ns += 1000000000ull * shift;
-                argus_condense_thin(&row, sum);
-                argus_jobstore_add_summary(js, sum);
+            while (argus_rows_next(&rd, &rows[k], err, sizeof err) > 0) {
+                rows[k].step += shift;
+                rows[k].start_ns += 1000000000ull * shift;
+                k++;
             }
+            argus_jobstore_add_rows(js, rows, k);
         }
         if (type == ARGUS_REC_SUMMARY &&
             argus_summary_decode(out->p + off, (size_t)n, sum, err, sizeof err) == 0) {

@@ -1,7 +1,8 @@
 /* jobstore.c — the in-memory store of one job (jobstore.h): per-rank arrays of trimmed
  * step summaries kept sorted by step, the set of distinct held steps, retention (eviction
  * of the oldest steps past the horizon) and what eviction leaves behind, job metadata.
- * Names, rank info, missing marks and ingest are in jobstore_dict.c.
+ * Names, rank info, missing marks and ingest are in jobstore_dict.c; rows and the batch
+ * add of thin cells in jobstore_rows.c.
  *
  * Summaries are stored trimmed: only offsetof(kmodes) + n_kmodes entries are allocated, so
  * readers must never touch kmodes[i] for i >= n_kmodes. They are carved from an arena of
@@ -163,7 +164,7 @@ static void *arena_carve(struct argus_jobstore *js, size_t n)
 }
 
 /* A summary block of n bytes (a multiple of UNIT): a freed one of that size, else new. */
-static void *block_alloc(struct argus_jobstore *js, size_t n)
+void *jobstore_block_alloc(struct argus_jobstore *js, size_t n)
 {
     struct free_stack *fs = js->free_by_size ? &js->free_by_size[n / UNIT] : NULL;
     if (fs && fs->n)
@@ -174,7 +175,7 @@ static void *block_alloc(struct argus_jobstore *js, size_t n)
 /* Give a block of n bytes back for reuse (kept by the store until it is freed). The free
  * lists are stacks of pointers: a freed block is not written (not even touched) until it
  * is reused. */
-static void block_put(struct argus_jobstore *js, void *b, size_t n)
+void jobstore_block_put(struct argus_jobstore *js, void *b, size_t n)
 {
     if (!js->free_by_size && !(js->free_by_size = calloc(N_SIZES, sizeof *js->free_by_size)))
         return; /* out of memory: the block stays unused until the store is freed */
@@ -192,7 +193,7 @@ static void block_put(struct argus_jobstore *js, void *b, size_t n)
 
 static void block_free(struct argus_jobstore *js, struct argus_step_summary *s)
 {
-    block_put(js, s, summary_size(s));
+    jobstore_block_put(js, s, summary_size(s));
 }
 
 /* ---- distinct steps ---------------------------------------------------------------- */
@@ -218,8 +219,10 @@ static size_t step_lower(const struct argus_jobstore *js, uint64_t step)
 }
 
 /* Add step to the distinct held steps unless it is there. 0 or -ENOMEM. */
-static int step_hold(struct argus_jobstore *js, uint64_t step)
+int jobstore_step_hold(struct argus_jobstore *js, uint64_t step)
 {
+    if (js->st_n && js->st[js->st_head + js->st_n - 1] == step)
+        return 0; /* the newest step: most adds (P ranks a step), no search */
     size_t at = step_lower(js, step);
     if (at < js->st_n && js->st[js->st_head + at] == step)
         return 0;
@@ -268,7 +271,7 @@ static size_t lower_bound(const struct rank_slot *rs, uint64_t step)
 /* Room for one more entry at the end of rs: move the live part to the front, or grow.
  * Capacities are multiples of 8, so that rows (after sums and ids) stay 64-byte aligned.
  * 0 or -ENOMEM. */
-static int slot_room(struct argus_jobstore *js, struct rank_slot *rs)
+int jobstore_slot_room(struct argus_jobstore *js, struct rank_slot *rs)
 {
     if (rs->head + rs->n < rs->cap)
         return 0;
@@ -308,20 +311,6 @@ static int slot_room(struct argus_jobstore *js, struct rank_slot *rs)
     return 0;
 }
 
-static void row_of(const struct argus_step_summary *s, struct argus_jobstore_row *w)
-{
-    w->wall_ns = s->end_ns > s->start_ns ? (double)(s->end_ns - s->start_ns) : 0.0;
-    w->compute_ns = (double)s->compute_ns;
-    w->host_ns = (double)(s->host_gap_ns ? s->host_gap_ns : s->phase_wall_ns[ARGUS_PH_HOST]);
-    w->start_ns = (double)s->start_ns + (double)s->clock_offset_ns;
-    w->comm_ns = (double)(s->collective_ns + s->p2p_ns);
-    w->kernel_count = s->kernel_count;
-    w->dropped = s->dropped;
-    w->n_kmodes = s->n_kmodes;
-    w->coords_known = s->coords.tp_size && s->coords.pp_size && s->coords.dp_size;
-    w->thin = (s->flags & ARGUS_SF_THIN) != 0;
-}
-
 /* ---- retention --------------------------------------------------------------------- */
 
 static int gone_push(struct argus_jobstore *js, uint64_t step, uint64_t wall)
@@ -338,6 +327,11 @@ static int gone_push(struct argus_jobstore *js, uint64_t step, uint64_t wall)
     return 0;
 }
 
+/* Every rank's oldest entry is in its own allocations, none of them in cache at P ranks:
+ * fetching them EVICT_AHEAD ranks ahead keeps that many misses in flight instead of one at
+ * a time. (In the loop itself: GCC deletes a call to a function that only prefetches.) */
+#define EVICT_AHEAD 8
+
 /* Drop the oldest held step from every rank, keeping its job step time and each rank's
  * wall in its sketch. */
 static void evict_oldest(struct argus_jobstore *js)
@@ -348,6 +342,14 @@ static void evict_oldest(struct argus_jobstore *js)
 
     for (uint32_t r = 0; r < js->n_ranks; r++) {
         struct rank_slot *rs = &js->ranks[r];
+        if (r + EVICT_AHEAD < js->n_ranks && js->ranks[r + EVICT_AHEAD].n) {
+            const struct rank_slot *ahead = &js->ranks[r + EVICT_AHEAD];
+            __builtin_prefetch(ahead->ids + ahead->head);
+            __builtin_prefetch(ahead->sums + ahead->head);
+            __builtin_prefetch(ahead->rows + ahead->head);
+            if (ahead->gone)
+                __builtin_prefetch(ahead->gone);
+        }
         if (rs->n == 0 || rs->ids[rs->head] != step)
             continue;
         const uint64_t wall = (uint64_t)rs->rows[rs->head].wall_ns; /* exact: < 2^53 */
@@ -359,7 +361,7 @@ static void evict_oldest(struct argus_jobstore *js)
             if (rs->gone)
                 argus_qsketch_add(rs->gone, wall);
         }
-        block_put(js, rs->sums[rs->head], summary_size_n(rs->rows[rs->head].n_kmodes));
+        jobstore_block_put(js, rs->sums[rs->head], summary_size_n(rs->rows[rs->head].n_kmodes));
         rs->head++;
         rs->n--;
         js->total--;
@@ -373,7 +375,7 @@ static void evict_oldest(struct argus_jobstore *js)
     js->st_n--;
 }
 
-static void enforce_horizon(struct argus_jobstore *js)
+void jobstore_enforce_horizon(struct argus_jobstore *js)
 {
     while (js->st_n > js->horizon)
         evict_oldest(js);
@@ -387,7 +389,7 @@ int argus_jobstore_set_retention(struct argus_jobstore *js, size_t max_cells,
     js->max_cells = max_cells;
     js->min_steps = min_steps;
     js->horizon = horizon_of(max_cells, min_steps, js->n_ranks);
-    enforce_horizon(js);
+    jobstore_enforce_horizon(js);
     return 0;
 }
 
@@ -435,23 +437,23 @@ int argus_jobstore_add_summary(struct argus_jobstore *js, const struct argus_ste
     if (at < rs->n && rs->ids[rs->head + at] == s->step) {
         struct argus_step_summary *old = rs->sums[rs->head + at], *c = old;
         if (summary_size(old) != size) {
-            if (!(c = block_alloc(js, size)))
+            if (!(c = jobstore_block_alloc(js, size)))
                 return -ENOMEM;
             block_free(js, old);
         }
         memmove(c, s, summary_bytes(s));
         sort_kmodes(js, c);
         rs->sums[rs->head + at] = c;
-        row_of(c, &rs->rows[rs->head + at]);
+        jobstore_row_of(c, &rs->rows[rs->head + at]);
         return 0;
     }
-    int rc = slot_room(js, rs);
+    int rc = jobstore_slot_room(js, rs);
     if (rc)
         return rc;
-    struct argus_step_summary *c = block_alloc(js, size);
-    if (!c || step_hold(js, s->step) != 0) {
+    struct argus_step_summary *c = jobstore_block_alloc(js, size);
+    if (!c || jobstore_step_hold(js, s->step) != 0) {
         if (c)
-            block_put(js, c, size);
+            jobstore_block_put(js, c, size);
         return -ENOMEM;
     }
     memcpy(c, s, summary_bytes(s));
@@ -466,10 +468,10 @@ int argus_jobstore_add_summary(struct argus_jobstore *js, const struct argus_ste
     }
     sv[at] = c;
     iv[at] = s->step;
-    row_of(c, &wv[at]);
+    jobstore_row_of(c, &wv[at]);
     rs->n++;
     js->total++;
-    enforce_horizon(js);
+    jobstore_enforce_horizon(js);
     return 0;
 }
 

@@ -55,6 +55,7 @@ struct argus_job_meta {
 };
 
 struct argus_jobstore;
+struct argus_agg_row; /* common/aggregate.h */
 
 /* Retention defaults (see above). */
 #define ARGUS_JOBSTORE_MAX_CELLS ((size_t)1 << 18)
@@ -102,6 +103,12 @@ const struct argus_job_meta *argus_jobstore_meta_c(const struct argus_jobstore *
  * the first; one for a step already evicted is dropped (0, counted as stale). -EINVAL
  * when s->rank >= n_ranks, -ENOMEM. */
 int argus_jobstore_add_summary(struct argus_jobstore *js, const struct argus_step_summary *s);
+/* Add the thin summary (argus_condense_thin) of each of rows[0..n), in order: the store
+ * ends exactly as after argus_jobstore_add_summary of each, only with fewer waits on
+ * memory (rank 0's rows records, wire_rows.h: ~P rows a step). 0, or the first row's
+ * error (-EINVAL: rank >= n_ranks; -ENOMEM) with the rows before it added. */
+int argus_jobstore_add_rows(struct argus_jobstore *js, const struct argus_agg_row *rows,
+                            size_t n);
 int argus_jobstore_add_name(struct argus_jobstore *js, uint64_t hash, const char *name);
 int argus_jobstore_set_rankinfo(struct argus_jobstore *js, const struct argus_rank_info *ri);
 

@@ -7,6 +7,7 @@
 #include "common/errbuf.h"
 #include "common/condense.h"
 #include "common/wire_rows.h"
+#include "common/aggregate.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@ void argus_jobstore_dict_free(struct argus_jobstore *js)
         free(js->names[i].name);
     free(js->names);
     free(js->scratch);
+    free(js->rowbuf);
 }
 
 /* ---- names ------------------------------------------------------------------------- */
@@ -166,25 +168,38 @@ static int scratch_ready(struct argus_jobstore *js, char *errbuf, size_t errlen)
     return 0;
 }
 
-/* Rank 0's thin cells (wire_rows.h): each row as its thin summary. */
+/* Rank 0's thin cells (wire_rows.h): each row as its thin summary. The record is decoded
+ * first, then stored in one argus_jobstore_add_rows (cheaper than row by row: see
+ * jobstore_rows.c); the rows before a malformed one or one outside the job are stored, as
+ * when each row was added as it was read. */
 static int ingest_rows(struct argus_jobstore *js, const uint8_t *rec, size_t len,
                        char *errbuf, size_t errlen)
 {
     struct argus_rows_reader rd;
     struct argus_agg_row row;
-    int rc = scratch_ready(js, errbuf, errlen);
-    if (rc || (rc = argus_rows_open(rec, len, &rd, errbuf, errlen)) < 0)
+    int rc = 0;
+    size_t n = 0;
+
+    if (!js->rowbuf && !(js->rowbuf = malloc(ARGUS_ROWS_PER_RECORD * sizeof *js->rowbuf))) {
+        argus_seterr(errbuf, errlen, "out of memory decoding rows");
+        return -ENOMEM;
+    }
+    if ((rc = argus_rows_open(rec, len, &rd, errbuf, errlen)) < 0)
         return rc;
+    /* at most ARGUS_ROWS_PER_RECORD rows: argus_rows_open checked the count */
     while ((rc = argus_rows_next(&rd, &row, errbuf, errlen)) > 0) {
-        argus_condense_thin(&row, js->scratch);
-        rc = argus_jobstore_add_summary(js, js->scratch);
-        if (rc == -EINVAL)
+        if (row.rank >= js->n_ranks) {
             argus_seterr(errbuf, errlen, "row of rank %u, step %llu: rank outside job of %u",
                          row.rank, (unsigned long long)row.step, js->n_ranks);
-        else if (rc < 0)
-            argus_seterr(errbuf, errlen, "out of memory storing a row");
-        if (rc < 0)
-            return rc;
+            rc = -EINVAL;
+            break;
+        }
+        js->rowbuf[n++] = row;
+    }
+    int add = argus_jobstore_add_rows(js, js->rowbuf, n);
+    if (add < 0) {
+        argus_seterr(errbuf, errlen, "out of memory storing a row");
+        return add;
     }
     return rc;
 }

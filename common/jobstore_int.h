@@ -1,6 +1,7 @@
-/* jobstore_int.h — the job store's layout, shared by its two files (jobstore.c: summaries
- * and retention; jobstore_dict.c: kernel names, rank info, missing marks, ingest of wire
- * records). Nobody else includes it: readers go through jobstore.h.
+/* jobstore_int.h — the job store's layout, shared by its files (jobstore.c: summaries and
+ * retention; jobstore_dict.c: kernel names, rank info, missing marks, ingest of wire
+ * records; jobstore_rows.c: rows, the batch add of thin cells). Nobody else includes it:
+ * readers go through jobstore.h.
  */
 #ifndef ARGUS_COMMON_JOBSTORE_INT_H
 #define ARGUS_COMMON_JOBSTORE_INT_H
@@ -48,6 +49,7 @@ struct argus_jobstore {
     struct name_entry *names; /* capacity is a power of two */
     size_t names_cap, names_used;
     struct argus_step_summary *scratch; /* decode target for ingest, allocated once */
+    struct argus_agg_row *rowbuf;       /* a rows record decoded (ingest), allocated once */
     /* summary memory: arena chunks (newest first) and free blocks by size (64-byte units) */
     struct chunk *arena;
     size_t next_chunk;                  /* size of the next chunk */
@@ -68,6 +70,16 @@ struct argus_jobstore {
     size_t work_cap;
     char name_scratch[ARGUS_NAME_MAX + 1];
 };
+
+/* jobstore.c, for the batch add of rows (jobstore_rows.c), each as add_summary uses it:
+ * summary blocks of n bytes (a multiple of 64), the distinct held steps, room at the end
+ * of a rank's arrays, retention after an add. jobstore_rows.c: a summary's row. */
+void *jobstore_block_alloc(struct argus_jobstore *js, size_t n);
+void jobstore_block_put(struct argus_jobstore *js, void *b, size_t n);
+int jobstore_step_hold(struct argus_jobstore *js, uint64_t step);
+int jobstore_slot_room(struct argus_jobstore *js, struct rank_slot *rs);
+void jobstore_row_of(const struct argus_step_summary *s, struct argus_jobstore_row *w);
+void jobstore_enforce_horizon(struct argus_jobstore *js);
 
 /* jobstore_dict.c */
 void argus_jobstore_dict_free(struct argus_jobstore *js);
