@@ -14,8 +14,10 @@
  * Rank 0's inbound bytes: its children's aggregates, exemplar records (references),
  * answers to its pull and (its leaf children on its own node) raw summaries, reported
  * apart; the pull requests it sends are reported too. Rank 0's CPU: merge, condense
- * (fold + select, then the answers' fold + exemplars + rows records), then decode +
- * add of what it wrote to the job store ("store") and argus_analyze ("analyze").
+ * (fold + select, then the answers' fold + exemplars + rows records), then what it wrote
+ * into the job store as reduce/rank0.c stores it ("store": summary records decoded and
+ * added, the rows of its rows records added from the root's decoded rows) and
+ * argus_analyze ("analyze").
  *
  * Two views of rank 0's analysis:
  *   - first window (rank0_*_ms_per_step): a fresh job store takes one window of P x W
@@ -290,29 +292,34 @@ struct an_cost {
     int rc;
 };
 
-/* Add what the condensing root wrote (exemplars and rows records), shifted by `shift`
- * steps, to js: decode + add, as argus_jobstore_ingest_buffer does (a row as its thin
- * summary). */
-static void store_out(struct argus_jobstore *js, const struct argus_bytebuf *out, uint64_t shift)
+/* The condensing root's thin rows (argus_condense_thin_rows), and a copy of them shifted
+ * to a later window (made before the clock starts: the bench's own work). */
+struct thin_rows {
+    struct argus_agg_row *base, *shifted;
+    size_t n;
+};
+
+static void thin_shift(struct thin_rows *t, uint64_t shift)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        t->shifted[i] = t->base[i];
+        t->shifted[i].step += shift;
+        t->shifted[i].start_ns += 1000000000ull * shift;
+    }
+}
+
+/* Add what the condensing root wrote, shifted by `shift` steps, to js as rank 0 does
+ * (reduce/rank0.c: argus_rank0_ingest_condensed): its summary records decoded and added,
+ * its rows records' rows from the root's thin rows (t->shifted, shifted already). */
+static void store_out(struct argus_jobstore *js, const struct argus_bytebuf *out,
+                      const struct thin_rows *t, uint64_t shift)
 {
     char err[128];
-    struct argus_agg_row rows[ARGUS_ROWS_PER_RECORD];
     for (size_t off = 0; off < out->len;) {
         int type = 0;
         long n = argus_record_peek(out->p + off, out->len - off, off, &type, err, sizeof err);
         if (n < 0)
             return;
-        struct argus_rows_reader rd;
-        size_t k = 0;
-        if (type == ARGUS_REC_ROWS && argus_rows_open(out->p + off, (size_t)n, &rd, err,
-                                                      sizeof err) == 0) {
-            while (argus_rows_next(&rd, &rows[k], err, sizeof err) > 0) {
-                rows[k].step += shift;
-                rows[k].start_ns += 1000000000ull * shift;
-                k++;
-            }
-            argus_jobstore_add_rows(js, rows, k);
-        }
         if (type == ARGUS_REC_SUMMARY &&
             argus_summary_decode(out->p + off, (size_t)n, sum, err, sizeof err) == 0) {
             sum->step += shift;
@@ -322,6 +329,7 @@ static void store_out(struct argus_jobstore *js, const struct argus_bytebuf *out
         }
         off += (size_t)n;
     }
+    argus_jobstore_add_rows(js, t->shifted, t->n);
 }
 
 /* Rank 0's spool of a window (reduce/rank0.c): every record appended, then a flush. */
@@ -343,17 +351,19 @@ static void spool_out(struct argus_spool_writer *sw, const struct argus_bytebuf 
  * window), its summaries into js (shifted by `shift` steps), then the analysis of
  * everything js holds. */
 static void an_window(struct argus_jobstore *js, struct argus_spool_writer *sw,
-                      const struct argus_bytebuf *out, uint64_t shift, struct an_cost *c)
+                      const struct argus_bytebuf *out, struct thin_rows *t, uint64_t shift,
+                      struct an_cost *c)
 {
     struct argus_analysis_opts o;
     struct argus_result res;
 
+    thin_shift(t, shift);
     double ts = cpu_s();
     spool_out(sw, out);
     c->spool = cpu_s() - ts;
     long f0 = minflt();
     double t0 = cpu_s();
-    store_out(js, out, shift);
+    store_out(js, out, t, shift);
     double t1 = cpu_s();
     long f1 = minflt();
     argus_analysis_opts_default(&o);
@@ -389,7 +399,7 @@ static double median5(double *v)
 
 /* The first window in a fresh store, then a job of windows in one store until STEADY
  * windows past a full horizon, spooled to a scratch file in TMPDIR (removed). */
-static void an_job(const struct argus_bytebuf *root, struct job_cost *jc)
+static void an_job(const struct argus_bytebuf *root, struct thin_rows *t, struct job_cost *jc)
 {
     struct argus_jobstore *js;
     struct argus_spool_writer *sw = NULL;
@@ -403,7 +413,7 @@ static void an_job(const struct argus_bytebuf *root, struct job_cost *jc)
 
     memset(jc, 0, sizeof *jc);
     argus_jobstore_create((uint32_t)P, &js);
-    an_window(js, NULL, root, 0, &jc->first);
+    an_window(js, NULL, root, t, 0, &jc->first);
     argus_jobstore_free(js);
 
     argus_jobstore_create((uint32_t)P, &js);
@@ -411,7 +421,7 @@ static void an_job(const struct argus_bytebuf *root, struct job_cost *jc)
     jc->windows = (jc->horizon + W - 1) / W + 1 + STEADY;
     for (size_t w = 0; w < jc->windows; w++) {
         struct an_cost c;
-        an_window(js, sw, root, (uint64_t)w * W, &c);
+        an_window(js, sw, root, t, (uint64_t)w * W, &c);
         jc->steady.rc |= c.rc;
         if (w + STEADY < jc->windows)
             continue;
@@ -518,10 +528,16 @@ int main(int argc, char **argv)
             warm.merge = median5(wmerge);
             warm.run = median5(wrun);
         }
-        if (bad || argus_bytebuf_append(&out, c0.out, c0.outlen)) {
+        const struct argus_agg_row *rows;
+        struct thin_rows thin = { .n = argus_condense_thin_rows(&c0, &rows) };
+        thin.base = malloc((thin.n + 1) * sizeof *thin.base);
+        thin.shifted = malloc((thin.n + 1) * sizeof *thin.shifted);
+        if (bad || !thin.base || !thin.shifted ||
+            argus_bytebuf_append(&out, c0.out, c0.outlen)) {
             fprintf(stderr, "reduce_scale: the condensing tree failed at P = %d\n", P);
             return 1;
         }
+        memcpy(thin.base, rows, thin.n * sizeof *rows);
         argus_condense_free(&c0);
         for (int i = 0; i < nkids; i++) {
             msg_free(&km[i]);
@@ -533,8 +549,10 @@ int main(int argc, char **argv)
 
         /* analysis at rank 0: the first window, then a job */
         struct job_cost jc;
-        an_job(&out, &jc);
+        an_job(&out, &thin, &jc);
         free(out.p);
+        free(thin.base);
+        free(thin.shifted);
         const struct an_cost *an = &jc.first, *st = &jc.steady;
         const double cond_first = first.merge + first.run, cond_warm = warm.merge + warm.run;
         const double cpu_first = cond_first + an->store + an->analyze;

@@ -5,9 +5,32 @@
 
 #include <assert.h>
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 static double qs_gamma(void) { return (1.0 + ARGUS_QSKETCH_ALPHA) / (1.0 - ARGUS_QSKETCH_ALPHA); }
+
+/* gamma^i for the indices of values 1 .. 2^64 (gamma^1110 > 2^64), filled once with the
+ * pow() a read would call, so that a read gives the same bits either way: the analysis
+ * reads quantiles of thousands of sketches per window, and pow() was a tenth of it. */
+#define QS_POW_N 1152
+static double qs_pow_tab[QS_POW_N];
+static pthread_once_t qs_pow_once = PTHREAD_ONCE_INIT;
+
+static void qs_pow_fill(void)
+{
+    const double g = qs_gamma();
+    for (int i = 0; i < QS_POW_N; i++)
+        qs_pow_tab[i] = pow(g, i);
+}
+
+static double qs_pow(int32_t i)
+{
+    if (i < 0 || i >= QS_POW_N)
+        return pow(qs_gamma(), i);
+    pthread_once(&qs_pow_once, qs_pow_fill);
+    return qs_pow_tab[i];
+}
 
 static int32_t qs_index(uint64_t v)
 {
@@ -144,11 +167,11 @@ double argus_qsketch_quantile(const struct argus_qsketch *s, double q)
         seen += s->counts[i];
         if (want < seen) {
             double g = qs_gamma();
-            return 2.0 * pow(g, s->base + i) / (g + 1.0);
+            return 2.0 * qs_pow(s->base + i) / (g + 1.0);
         }
     }
     double g = qs_gamma();
-    return 2.0 * pow(g, s->base + s->nbuckets - 1) / (g + 1.0);
+    return 2.0 * qs_pow(s->base + s->nbuckets - 1) / (g + 1.0);
 }
 
 double argus_qsketch_quantile_with(const struct argus_qsketch *s, const double *v, size_t n,
@@ -173,14 +196,14 @@ double argus_qsketch_quantile_with(const struct argus_qsketch *s, const double *
     seen += s->zeros;
     if (want < seen)
         return 0.0;
-    double upper = s->nbuckets ? pow(g, s->base) : 0;
+    double upper = s->nbuckets ? qs_pow(s->base) : 0;
     for (int i = 0; i < s->nbuckets; i++, upper *= g) {
         for (; j < n && v[j] <= upper; j++)
             if (seen++ == want)
                 return v[j];
         seen += s->counts[i];
         if (want < seen)
-            return 2.0 * pow(g, s->base + i) / (g + 1.0);
+            return 2.0 * qs_pow(s->base + i) / (g + 1.0);
     }
     for (; j < n; j++)
         if (seen++ == want)

@@ -57,6 +57,11 @@ int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uin
                      const char *jobid, const char *stepid, char *errbuf, size_t errlen);
 /* Take one window's concatenated records. Damaged records are reported once and skipped. */
 void argus_rank0_ingest(struct argus_rank0 *r0, const uint8_t *buf, size_t len);
+/* The same for a condensing root's window (common/condense.h): buf's records are spooled
+ * and stored, except that the rows of its rows records come from rows[0..nrows)
+ * (argus_condense_thin_rows: the same rows, decoded already). */
+void argus_rank0_ingest_condensed(struct argus_rank0 *r0, const uint8_t *buf, size_t len,
+                                  const struct argus_agg_row *rows, size_t nrows);
 /* Analyse what is held and write the outputs; final=1 at the end of the job. Anomalies
  * of steps the store no longer holds stay in the report (carry.h). After a
  * window's analysis (not the final one) each new anomaly gets an L4 trace plan while

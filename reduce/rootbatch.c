@@ -91,7 +91,10 @@ int argus_rootbatch_deliver(struct argus_rootbatch *b, struct argus_rank0 *r0)
     if (b->bad_aggs)
         argus_log_once(ARGUS_LOG_WARN, "bad-agg", "rank 0: a window aggregate from a child "
                        "was dropped (%s)", b->agg_err);
-    argus_rank0_ingest(r0, b->cd->out, b->ok ? b->cd->outlen : 0);
+    const struct argus_agg_row *rows;
+    const size_t nrows = argus_condense_thin_rows(b->cd, &rows);
+    argus_rank0_ingest_condensed(r0, b->cd->out, b->ok ? b->cd->outlen : 0, rows,
+                                 b->ok ? nrows : 0);
     r0->condense = b->cd->st;
     r0->pull_asks = b->pull->asked;
     r0->pull_answers = b->pull->answers;

@@ -42,8 +42,8 @@ int argus_rootbatch_begin(struct argus_rootbatch *b, struct argus_bytebuf *outbo
                           uint64_t deadline_ns);
 /* Progress the pull (late answers of earlier asks are dropped). 1 when ready. */
 int argus_rootbatch_poll(struct argus_rootbatch *b, uint64_t now_ns);
-/* The ready batch into rank 0's job store and spool (rank0.h: argus_rank0_ingest, then
- * a report unless final), with the condensing and pull figures for reduce.json; a
+/* The ready batch into rank 0's job store and spool (rank0.h:
+ * argus_rank0_ingest_condensed, then a report unless final), with the condensing and pull figures for reduce.json; a
  * problem is said once. Returns the batch's final flag. */
 int argus_rootbatch_deliver(struct argus_rootbatch *b, struct argus_rank0 *r0);
 
