@@ -31,26 +31,20 @@
  *     after that; the figures are the medians over those windows (robust to a busy
  *     machine).
  * The condense step is timed in a fresh struct and again in the reset one (warm: as every
- * later window of a job runs; the median of STEADY such windows). Page faults are counted for each part. Rank 0 also spools
- * what it keeps (summaries.argus, zstd): timed apart (rank0_spool_steady_ms_per_step, the
- * same records every window, to a scratch file in TMPDIR) and not in the goal's figure,
- * which the issue defines as merge plus analysis.
+ * later window of a job runs; the median of STEADY such windows). Page faults are counted
+ * for each part. Rank 0 also spools what it keeps (summaries.argus, zstd): timed apart
+ * (rank0_spool_steady_ms_per_step, the same records every window, to a scratch file in
+ * TMPDIR) and not in the goal's figure, which the issue defines as merge plus analysis.
+ * The rank-0 job (store, spool, analysis) is bench/reduce_job.c.
  * Prints one JSON line. Usage: reduce_scale [P ...] (default 1024 4096 16384 65536). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "analysis/analysis.h"
+#include "bench/reduce_job.h"
 #include "common/aggregate.h"
 #include "common/condense.h"
-#include "common/jobstore.h"
-#include "common/spool.h"
 #include "common/wire.h"
-#include "common/wire_rows.h"
 #include "reduce/bytebuf.h"
 #include "reduce/tree.h"
 
@@ -71,13 +65,6 @@ static uint64_t rnd(void)
     rng ^= rng >> 7;
     rng ^= rng << 17;
     return rng;
-}
-
-static double cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* A rank's constant speed (per mille, 990..1010): peers differ a little, steadily. */
@@ -205,13 +192,6 @@ static int reduce(int r, int depth, struct msg *m, struct argus_condense *hold)
     return rc || bad ? -1 : 0;
 }
 
-static long minflt(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_minflt;
-}
-
 struct r0cost {
     double merge, run; /* CPU s */
     long flt_merge, flt_run;
@@ -239,22 +219,22 @@ static int rank0_window(struct argus_condense *c, const struct msg *km, int nkid
 
     if (argus_agg_reserve(&c->agg, (size_t)P * W, (size_t)nkids + 1) != 0)
         return -1;
-    long f0 = minflt();
-    double t0 = cpu_s();
+    long f0 = bench_minflt();
+    double t0 = bench_cpu_s();
     for (int i = 0; i < nkids; i++)
         if (km[i].agg.len && argus_condense_merge(c, km[i].agg.p, km[i].agg.len, err,
                                                   sizeof err) != 0)
             return -1;
-    double t1 = cpu_s();
-    long f1 = minflt();
+    double t1 = bench_cpu_s();
+    long f1 = bench_minflt();
     rc0->kpart = argus_agg_encoded_size(&c->agg) - c->agg.nrows * ARGUS_AGG_ROW_BYTES;
     rc0->nkm = c->agg.nkm;
-    double t2 = cpu_s();
-    long f2 = minflt();
+    double t2 = bench_cpu_s();
+    long f2 = bench_minflt();
     if (argus_condense_root_begin(c, in->p, in->len, &bad) != 0 || bad)
         return -1;
-    double t3 = cpu_s();
-    long f3 = minflt();
+    double t3 = bench_cpu_s();
+    long f3 = bench_minflt();
     const size_t from = in->len;
     rc0->asked = rc0->req_bytes = 0;
     rc0->ans_n = 0;
@@ -271,178 +251,19 @@ static int rank0_window(struct argus_condense *c, const struct msg *km, int nkid
             return -1;
     }
     rc0->ans_bytes = in->len - from;
-    double t4 = cpu_s();
-    long f4 = minflt();
+    double t4 = bench_cpu_s();
+    long f4 = bench_minflt();
     if (argus_condense_root_end(c, in->p, from, in->len, &bad) != 0 || bad)
         return -1;
     in->len = from;
-    rc0->run = (t3 - t2) + (cpu_s() - t4);
-    rc0->flt_run = (f3 - f2) + (minflt() - f4);
+    rc0->run = (t3 - t2) + (bench_cpu_s() - t4);
+    rc0->flt_run = (f3 - f2) + (bench_minflt() - f4);
     rc0->wanted = c->nwant;
     rc0->merge = t1 - t0;
     rc0->flt_merge = f1 - f0;
     rc0->exemplars = c->st.exemplars - st0.exemplars;
     rc0->thin = c->st.thin - st0.thin;
     return 0;
-}
-
-struct an_cost {
-    double store, analyze, spool; /* CPU s */
-    long flt_store, flt_analyze;
-    int rc;
-};
-
-/* The condensing root's thin rows (argus_condense_thin_rows), and a copy of them shifted
- * to a later window (made before the clock starts: the bench's own work). */
-struct thin_rows {
-    struct argus_agg_row *base, *shifted;
-    size_t n;
-};
-
-static void thin_shift(struct thin_rows *t, uint64_t shift)
-{
-    for (size_t i = 0; i < t->n; i++) {
-        t->shifted[i] = t->base[i];
-        t->shifted[i].step += shift;
-        t->shifted[i].start_ns += 1000000000ull * shift;
-    }
-}
-
-/* Add what the condensing root wrote, shifted by `shift` steps, to js as rank 0 does
- * (reduce/rank0.c: argus_rank0_ingest_condensed): its summary records decoded and added,
- * its rows records' rows from the root's thin rows (t->shifted, shifted already). */
-static void store_out(struct argus_jobstore *js, const struct argus_bytebuf *out,
-                      const struct thin_rows *t, uint64_t shift)
-{
-    char err[128];
-    for (size_t off = 0; off < out->len;) {
-        int type = 0;
-        long n = argus_record_peek(out->p + off, out->len - off, off, &type, err, sizeof err);
-        if (n < 0)
-            return;
-        if (type == ARGUS_REC_SUMMARY &&
-            argus_summary_decode(out->p + off, (size_t)n, sum, err, sizeof err) == 0) {
-            sum->step += shift;
-            sum->start_ns += 1000000000ull * shift;
-            sum->end_ns += 1000000000ull * shift;
-            argus_jobstore_add_summary(js, sum);
-        }
-        off += (size_t)n;
-    }
-    argus_jobstore_add_rows(js, t->shifted, t->n);
-}
-
-/* Rank 0's spool of a window (reduce/rank0.c): every record appended, then a flush. */
-static void spool_out(struct argus_spool_writer *sw, const struct argus_bytebuf *out)
-{
-    char err[128];
-    for (size_t off = 0; sw && off < out->len;) {
-        int type = 0;
-        long n = argus_record_peek(out->p + off, out->len - off, off, &type, err, sizeof err);
-        if (n <= 0 || argus_spool_append(sw, out->p + off, (size_t)n) != 0)
-            return;
-        off += (size_t)n;
-    }
-    if (sw)
-        argus_spool_flush(sw);
-}
-
-/* One window at rank 0: its records spooled (sw, when not NULL: the same records every
- * window), its summaries into js (shifted by `shift` steps), then the analysis of
- * everything js holds. */
-static void an_window(struct argus_jobstore *js, struct argus_spool_writer *sw,
-                      const struct argus_bytebuf *out, struct thin_rows *t, uint64_t shift,
-                      struct an_cost *c)
-{
-    struct argus_analysis_opts o;
-    struct argus_result res;
-
-    thin_shift(t, shift);
-    double ts = cpu_s();
-    spool_out(sw, out);
-    c->spool = cpu_s() - ts;
-    long f0 = minflt();
-    double t0 = cpu_s();
-    store_out(js, out, t, shift);
-    double t1 = cpu_s();
-    long f1 = minflt();
-    argus_analysis_opts_default(&o);
-    memset(&res, 0, sizeof res);
-    c->rc = argus_analyze(js, &o, &res);
-    c->store = t1 - t0;
-    c->analyze = cpu_s() - t1;
-    c->flt_store = f1 - f0;
-    c->flt_analyze = minflt() - f1;
-    argus_result_free(&res);
-}
-
-#define STEADY 5 /* windows of the job measured after its horizon filled */
-
-struct job_cost {
-    struct an_cost first;  /* the first window, fresh store */
-    struct an_cost steady; /* medians over the last STEADY windows of the job */
-    size_t horizon, windows, held;
-    double spool_bytes; /* compressed spool bytes per step */
-};
-
-static int cmp_d(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median5(double *v)
-{
-    qsort(v, STEADY, sizeof *v, cmp_d);
-    return v[STEADY / 2];
-}
-
-/* The first window in a fresh store, then a job of windows in one store until STEADY
- * windows past a full horizon, spooled to a scratch file in TMPDIR (removed). */
-static void an_job(const struct argus_bytebuf *root, struct thin_rows *t, struct job_cost *jc)
-{
-    struct argus_jobstore *js;
-    struct argus_spool_writer *sw = NULL;
-    double st[STEADY], an[STEADY], fs[STEADY], fa[STEADY], sp[STEADY];
-    char path[512], err[256];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/reduce_scale-%ld.spool", tmp && *tmp ? tmp : "/tmp",
-             (long)getpid());
-    if (argus_spool_open_write(path, &sw, err, sizeof err) != 0)
-        fprintf(stderr, "reduce_scale: no spool figures: %s\n", err);
-
-    memset(jc, 0, sizeof *jc);
-    argus_jobstore_create((uint32_t)P, &js);
-    an_window(js, NULL, root, t, 0, &jc->first);
-    argus_jobstore_free(js);
-
-    argus_jobstore_create((uint32_t)P, &js);
-    jc->horizon = argus_jobstore_horizon(js);
-    jc->windows = (jc->horizon + W - 1) / W + 1 + STEADY;
-    for (size_t w = 0; w < jc->windows; w++) {
-        struct an_cost c;
-        an_window(js, sw, root, t, (uint64_t)w * W, &c);
-        jc->steady.rc |= c.rc;
-        if (w + STEADY < jc->windows)
-            continue;
-        const size_t k = w + STEADY - jc->windows;
-        st[k] = c.store;
-        an[k] = c.analyze;
-        fs[k] = (double)c.flt_store;
-        fa[k] = (double)c.flt_analyze;
-        sp[k] = c.spool;
-    }
-    struct stat sb;
-    argus_spool_close(sw);
-    jc->spool_bytes = stat(path, &sb) == 0 ? (double)sb.st_size / (double)(jc->windows * W) : 0;
-    unlink(path);
-    jc->steady.spool = median5(sp);
-    jc->steady.store = median5(st);
-    jc->steady.analyze = median5(an);
-    jc->steady.flt_store = (long)median5(fs);
-    jc->steady.flt_analyze = (long)median5(fa);
-    jc->held = argus_jobstore_count(js);
-    argus_jobstore_free(js);
 }
 
 static size_t count_summaries(const struct argus_bytebuf *b)
@@ -549,7 +370,10 @@ int main(int argc, char **argv)
 
         /* analysis at rank 0: the first window, then a job */
         struct job_cost jc;
-        an_job(&out, &thin, &jc);
+        if (an_job(&out, &thin, P, W, &jc) != 0) {
+            fprintf(stderr, "reduce_scale: out of memory at P = %d\n", P);
+            return 1;
+        }
         free(out.p);
         free(thin.base);
         free(thin.shifted);

@@ -43,8 +43,8 @@ int argus_rootbatch_begin(struct argus_rootbatch *b, struct argus_bytebuf *outbo
 /* Progress the pull (late answers of earlier asks are dropped). 1 when ready. */
 int argus_rootbatch_poll(struct argus_rootbatch *b, uint64_t now_ns);
 /* The ready batch into rank 0's job store and spool (rank0.h:
- * argus_rank0_ingest_condensed, then a report unless final), with the condensing and pull figures for reduce.json; a
- * problem is said once. Returns the batch's final flag. */
+ * argus_rank0_ingest_condensed, then a report unless final), with the condensing and pull
+ * figures for reduce.json; a problem is said once. Returns the batch's final flag. */
 int argus_rootbatch_deliver(struct argus_rootbatch *b, struct argus_rank0 *r0);
 
 #endif /* ARGUS_REDUCE_ROOTBATCH_H */

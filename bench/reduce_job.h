@@ -1,0 +1,48 @@
+/* reduce_job.h — bench/reduce_scale's rank-0 job (reduce_job.c): what rank 0 pays per
+ * step after the condensing root has written a window, as reduce/rank0.c runs it — the
+ * window spooled (timed apart), stored (summary records decoded and added, the rows from
+ * the root's decoded rows) and the job analysed — over the first window in a fresh store
+ * and over a job of windows in one store. Shared CPU and page-fault clocks. */
+#ifndef ARGUS_BENCH_REDUCE_JOB_H
+#define ARGUS_BENCH_REDUCE_JOB_H
+
+#include <stddef.h>
+
+#include "common/aggregate.h"
+#include "reduce/bytebuf.h"
+
+#define STEADY 5 /* windows of the job measured after its horizon filled */
+
+/* The condensing root's thin rows (argus_condense_thin_rows), and a copy of them shifted
+ * to a later window (made before the clock starts: the bench's own work). */
+struct thin_rows {
+    struct argus_agg_row *base, *shifted;
+    size_t n;
+};
+
+struct an_cost {
+    double store, analyze, spool; /* CPU s */
+    long flt_store, flt_analyze;
+    int rc;
+};
+
+struct job_cost {
+    struct an_cost first;  /* the first window, fresh store */
+    struct an_cost steady; /* medians over the last STEADY windows of the job */
+    size_t horizon, windows, held;
+    double spool_bytes; /* compressed spool bytes per step */
+};
+
+/* This process's CPU seconds, and its minor page faults so far. */
+double bench_cpu_s(void);
+long bench_minflt(void);
+/* The median of STEADY values (v is reordered). */
+double median5(double *v);
+/* The first window of root's records (the root's thin rows t) in a fresh store of P ranks,
+ * then a job of W-step windows in one store (each the same window shifted W steps on)
+ * until STEADY windows past a full horizon, spooled to a scratch file in TMPDIR (removed).
+ * 0, or -1 when out of memory. */
+int an_job(const struct argus_bytebuf *root, struct thin_rows *t, int P, int W,
+           struct job_cost *jc);
+
+#endif /* ARGUS_BENCH_REDUCE_JOB_H */
