@@ -126,28 +126,16 @@ void argus_stats_sort(double *v, size_t n)
  * selection gives the same results. */
 #define SELECT_SAMPLE 15
 
-/* v[0..n) rearranged so that v[0..j) < p <= v[j..n); returns j. */
-static size_t partition_below(double *v, size_t n, double p)
+/* v[0..n) rearranged so that v[0..j) < p <= v[j..n) (with_p 0), or v[0..j) <= p <
+ * v[j..n) (with_p 1); returns j. */
+static size_t partition_at(double *v, size_t n, double p, int with_p)
 {
     size_t j = 0;
     for (size_t i = 0; i < n; i++) {
         const double x = v[i];
         v[i] = v[j];
         v[j] = x;
-        j += x < p;
-    }
-    return j;
-}
-
-/* v[0..n) rearranged so that v[0..j) <= p < v[j..n); returns j. */
-static size_t partition_upto(double *v, size_t n, double p)
-{
-    size_t j = 0;
-    for (size_t i = 0; i < n; i++) {
-        const double x = v[i];
-        v[i] = v[j];
-        v[j] = x;
-        j += x <= p;
+        j += (size_t)((x < p) | (with_p & (x == p)));
     }
     return j;
 }
@@ -188,7 +176,7 @@ static void select_k(double *v, size_t n, size_t k)
         }
         const double p = select_pivot(v, n, k);
         if (lo_known && !(lo < p)) { /* p is the least value: its copies go first */
-            const size_t e = partition_upto(v, n, p);
+            const size_t e = partition_at(v, n, p, 1);
             if (k < e)
                 return; /* v[k] == p, the least value; all after it are >= p */
             v += e;
@@ -197,7 +185,7 @@ static void select_k(double *v, size_t n, size_t k)
             lo_known = 0;
             continue;
         }
-        const size_t left = partition_below(v, n, p);
+        const size_t left = partition_at(v, n, p, 0);
         if (k < left) {
             n = left;
         } else {

@@ -92,6 +92,11 @@ void argus_jobstore_free(struct argus_jobstore *js);
  * -EINVAL. */
 int argus_jobstore_set_retention(struct argus_jobstore *js, size_t max_cells,
                                  uint32_t min_steps);
+/* Pin the steps from from_step on (those not analysed yet): eviction passes them by while
+ * the store holds at most extra_steps more than its horizon, so that a reader that falls
+ * behind still sees every step once; evicts at once what the new pin lets go. UINT64_MAX:
+ * no pin (the default). 0 or -EINVAL. */
+int argus_jobstore_pin(struct argus_jobstore *js, uint64_t from_step, size_t extra_steps);
 /* The horizon in steps; SIZE_MAX when unbounded. */
 size_t argus_jobstore_horizon(const struct argus_jobstore *js);
 

@@ -1,7 +1,7 @@
-/* jobstore_int.h — the job store's layout, shared by its files (jobstore.c: summaries and
- * retention; jobstore_dict.c: kernel names, rank info, missing marks, ingest of wire
- * records; jobstore_rows.c: rows, the batch add of thin cells). Nobody else includes it:
- * readers go through jobstore.h.
+/* jobstore_int.h — the job store's layout, shared by its files (jobstore.c: summaries,
+ * retention settings; jobstore_retain.c: eviction and the pin; jobstore_dict.c: kernel
+ * names, rank info, missing marks, ingest of wire records; jobstore_rows.c: rows, the
+ * batch add of thin cells). Nobody else includes it: readers go through jobstore.h.
  */
 #ifndef ARGUS_COMMON_JOBSTORE_INT_H
 #define ARGUS_COMMON_JOBSTORE_INT_H
@@ -62,6 +62,8 @@ struct argus_jobstore {
     uint32_t min_steps;
     /* what eviction leaves behind */
     uint64_t evicted_below;             /* steps below this are gone (0: none evicted) */
+    uint64_t pin_from;                  /* argus_jobstore_pin (UINT64_MAX: none) */
+    size_t pin_extra;
     uint64_t evicted_first;             /* first evicted step, UINT64_MAX when none */
     uint64_t stale;                     /* summaries dropped: their step was already gone */
     struct argus_jobstore_gone *gone;
@@ -79,7 +81,8 @@ void jobstore_block_put(struct argus_jobstore *js, void *b, size_t n);
 int jobstore_step_hold(struct argus_jobstore *js, uint64_t step);
 int jobstore_slot_room(struct argus_jobstore *js, struct rank_slot *rs);
 void jobstore_row_of(const struct argus_step_summary *s, struct argus_jobstore_row *w);
-void jobstore_enforce_horizon(struct argus_jobstore *js);
+void jobstore_enforce_horizon(struct argus_jobstore *js); /* jobstore_retain.c */
+size_t jobstore_summary_size_n(uint32_t n_kmodes);
 
 /* jobstore_dict.c */
 void argus_jobstore_dict_free(struct argus_jobstore *js);

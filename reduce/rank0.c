@@ -12,6 +12,8 @@
 #include "common/wire.h"
 #include "reduce/tree.h"
 
+#define R0_PIN_WINDOWS 2
+
 int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uint32_t nranks,
                      const char *jobid, const char *stepid, char *errbuf, size_t errlen)
 {
@@ -33,6 +35,11 @@ int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uin
     const char *cells = getenv("ARGUS_TEST_STORE_CELLS"); /* test knob: a short horizon */
     if (cells)
         argus_jobstore_set_retention(r0->js, (size_t)strtoull(cells, NULL, 10), 16);
+    /* Steps not analysed yet stay (up to R0_PIN_WINDOWS windows past the horizon): a rank
+     * 0 that falls behind its children takes in several windows at once, and would evict
+     * steps no analysis has seen, with their anomalies. */
+    r0->pin_steps = (size_t)R0_PIN_WINDOWS * (size_t)(cfg->window > 0 ? cfg->window : 1);
+    argus_jobstore_pin(r0->js, 0, r0->pin_steps);
     struct argus_job_meta *m = argus_jobstore_meta(r0->js);
     snprintf(m->id, sizeof m->id, "%s", jobid);
     snprintf(m->step, sizeof m->step, "%s", stepid);
@@ -186,6 +193,9 @@ void argus_rank0_report(struct argus_rank0 *r0, int final)
     if (argus_carry_apply(&r0->carry, &res, ngone ? gone[ngone - 1].step + 1 : 0) < 0)
         argus_log_once(ARGUS_LOG_WARN, "carry", "out of memory; the report may miss "
                        "anomalies of steps rank 0 no longer holds");
+    uint64_t first, last; /* every held step analysed: the pin moves past them */
+    if (argus_jobstore_step_range(r0->js, &first, &last) == 0)
+        argus_jobstore_pin(r0->js, last + 1, r0->pin_steps);
     argus_traceplan_update(&r0->traces, r0->js, &res, r0->l4_on && !final);
     if (argus_anomaly_log_append(&r0->alog, r0->dir, r0->js, &res, err, sizeof err) != 0)
         argus_log_once(ARGUS_LOG_WARN, "alog", "%s", err);

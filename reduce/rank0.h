@@ -33,6 +33,7 @@ struct argus_rank0 {
     int tree_size, tree_depth, fanin, threaded;
     uint64_t spilled_windows; /* rank 0's own windows that waited in a node-local file */
     long window_steps;
+    size_t pin_steps;       /* steps the store may hold past its horizon until analysed */
     struct argus_rank0_miss {
         uint32_t rank;
         uint64_t from_step, window, at_ns;

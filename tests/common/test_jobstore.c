@@ -449,6 +449,34 @@ static void test_retention(void **state)
     argus_jobstore_free(js);
 }
 
+/* Pinned steps outlive the horizon by at most the pin's extra steps; moving the pin lets
+ * them go at once; no pin is the plain horizon again. */
+static void test_pin(void **state)
+{
+    (void)state;
+    struct argus_jobstore *js;
+    const uint64_t *held;
+    assert_int_equal(argus_jobstore_create(2, &js), 0);
+    assert_int_equal(argus_jobstore_set_retention(js, 8, 1), 0); /* 4 steps */
+    assert_int_equal(argus_jobstore_pin(js, 0, 3), 0);
+    for (uint64_t st = 0; st < 8; st++)
+        for (uint32_t r = 0; r < 2; r++) {
+            mk(&s1, r, st, 0);
+            assert_int_equal(argus_jobstore_add_summary(js, &s1), 0);
+        }
+    assert_int_equal(argus_jobstore_steps(js, &held), 7); /* 4 + 3: step 0 had to go */
+    assert_int_equal(held[0], 1);
+    assert_int_equal(argus_jobstore_pin(js, 5, 3), 0); /* 1..4 analysed: they go */
+    assert_int_equal(argus_jobstore_steps(js, &held), 4);
+    assert_int_equal(held[0], 4);
+    assert_int_equal(argus_jobstore_pin(js, UINT64_MAX, 0), 0);
+    mk(&s1, 0, 8, 0);
+    assert_int_equal(argus_jobstore_add_summary(js, &s1), 0);
+    assert_int_equal(argus_jobstore_steps(js, &held), 4);
+    assert_int_equal(held[0], 5);
+    argus_jobstore_free(js);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -460,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_ingest_buffer),
         cmocka_unit_test(test_arena_sizes_and_clear_missing),
         cmocka_unit_test(test_retention),
+        cmocka_unit_test(test_pin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
