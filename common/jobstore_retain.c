@@ -55,7 +55,8 @@ static void evict_oldest(struct argus_jobstore *js)
             if (rs->gone)
                 argus_qsketch_add(rs->gone, wall);
         }
-        jobstore_block_put(js, rs->sums[rs->head], jobstore_summary_size_n(rs->rows[rs->head].n_kmodes));
+        jobstore_block_put(js, rs->sums[rs->head],
+                           jobstore_summary_size_n(rs->rows[rs->head].n_kmodes));
         rs->head++;
         rs->n--;
         js->total--;
