@@ -37,6 +37,7 @@ static struct {
     int *parent;               /* the reduction tree, parent[size] */
     struct argus_rank0 r0;     /* rank 0 only */
     struct argus_ring *ring;   /* the argus.h path's L4 ring (the GPU has its own) */
+    int r0_left;               /* r0 is left to an abandoned Argus thread (it closes it) */
 } rt = {.comm = MPI_COMM_NULL};
 
 static void rankinfo_fill(struct argus_rank_info *ri)
@@ -92,7 +93,7 @@ static int all_ok(int ok)
 static void runtime_off(void)
 {
     argus_tracer_stop();
-    if (rt.rank == 0 && rt.r0.js)
+    if (rt.rank == 0 && !rt.r0_left && rt.r0.js)
         argus_rank0_close(&rt.r0);
     free(rt.parent);
     rt.parent = NULL;
@@ -279,14 +280,16 @@ void argus_runtime_finalize(void)
         return;
     argus_tracer_stop(); /* delivers the last summaries to the sinks */
     if (rt.agent_on && argus_agent_finish() != 0) {
-        /* the Argus thread is stuck inside MPI: leave it its communicator and tree */
+        /* the Argus thread is stuck inside MPI, or rank 0's is still writing its report:
+         * leave it its communicator, tree and ring, and rank 0's state, which it closes
+         * itself (clearing r0.js here raced with that report: a crash at exit) */
         rt.comm = MPI_COMM_NULL;
         rt.parent = NULL;
         rt.ring = NULL; /* the thread may still dump it: leave it */
+        rt.r0_left = 1;
     }
     rt.agent_on = 0;
     argus_ring_free(rt.ring);
     rt.ring = NULL;
-    rt.r0.js = NULL;
     runtime_off();
 }
