@@ -124,6 +124,11 @@ int argus_jobstore_ingest(struct argus_jobstore *js, int type, const uint8_t *re
  * (records before it are kept). base_offset is used in messages. */
 int argus_jobstore_ingest_buffer(struct argus_jobstore *js, const uint8_t *buf, size_t len,
                                  uint64_t base_offset, char *errbuf, size_t errlen);
+/* The same, leaving out the records of type skip_type (rank 0 stores a condensed window's
+ * rows from the rows it holds decoded: reduce/rank0.c). */
+int argus_jobstore_ingest_buffer_but(struct argus_jobstore *js, const uint8_t *buf,
+                                     size_t len, int skip_type, uint64_t base_offset,
+                                     char *errbuf, size_t errlen);
 
 /* Lookups. NULL when unknown / missing. */
 const char *argus_jobstore_name(const struct argus_jobstore *js, uint64_t hash);

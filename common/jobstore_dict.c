@@ -259,6 +259,13 @@ int argus_jobstore_ingest(struct argus_jobstore *js, int type, const uint8_t *re
 int argus_jobstore_ingest_buffer(struct argus_jobstore *js, const uint8_t *buf, size_t len,
                                  uint64_t base_offset, char *errbuf, size_t errlen)
 {
+    return argus_jobstore_ingest_buffer_but(js, buf, len, -1, base_offset, errbuf, errlen);
+}
+
+int argus_jobstore_ingest_buffer_but(struct argus_jobstore *js, const uint8_t *buf,
+                                     size_t len, int skip_type, uint64_t base_offset,
+                                     char *errbuf, size_t errlen)
+{
     size_t off = 0;
 
     if (!js || (!buf && len))
@@ -270,7 +277,8 @@ int argus_jobstore_ingest_buffer(struct argus_jobstore *js, const uint8_t *buf, 
         if (n < 0)
             return (int)n;
         char inner[256] = "";
-        int rc = argus_jobstore_ingest(js, type, buf + off, (size_t)n, inner, sizeof inner);
+        int rc = type == skip_type ? 0 : argus_jobstore_ingest(js, type, buf + off, (size_t)n,
+                                                               inner, sizeof inner);
         if (rc < 0) {
             argus_seterr(errbuf, errlen, "record at offset %llu: %s",
                    (unsigned long long)(base_offset + off), inner);

@@ -100,29 +100,6 @@ void argus_rank0_ingest(struct argus_rank0 *r0, const uint8_t *buf, size_t len)
                        (unsigned long long)r0->windows, err);
 }
 
-/* buf's records into the job store but its rows records, in order; stops at the first
- * that cannot be framed or stored. 0, or < 0 with err set. */
-static int store_but_rows(struct argus_jobstore *js, const uint8_t *buf, size_t len,
-                          char *err, size_t errlen)
-{
-    for (size_t off = 0; off < len;) {
-        int type = 0;
-        long n = argus_record_peek(buf + off, len - off, off, &type, err, errlen);
-        if (n < 0)
-            return (int)n;
-        char inner[256] = "";
-        int rc = type == ARGUS_REC_ROWS ? 0 : argus_jobstore_ingest(js, type, buf + off,
-                                                                    (size_t)n, inner,
-                                                                    sizeof inner);
-        if (rc < 0) {
-            snprintf(err, errlen, "record at offset %zu: %s", off, inner);
-            return rc;
-        }
-        off += (size_t)n;
-    }
-    return 0;
-}
-
 void argus_rank0_ingest_condensed(struct argus_rank0 *r0, const uint8_t *buf, size_t len,
                                   const struct argus_agg_row *rows, size_t nrows)
 {
@@ -131,7 +108,8 @@ void argus_rank0_ingest_condensed(struct argus_rank0 *r0, const uint8_t *buf, si
     r0->bytes_in += len;
     r0->windows++;
     spool_records(r0, buf, len);
-    int rc = store_but_rows(r0->js, buf, len, err, sizeof err);
+    int rc = argus_jobstore_ingest_buffer_but(r0->js, buf, len, ARGUS_REC_ROWS, 0, err,
+                                              sizeof err);
     if (rc == 0 && (rc = argus_jobstore_add_rows(r0->js, rows, nrows)) != 0)
         snprintf(err, sizeof err, "%s", rc == -EINVAL ? "a row of a rank outside the job"
                                                       : "out of memory storing its rows");
