@@ -90,14 +90,7 @@ static void spool_records(struct argus_rank0 *r0, const uint8_t *buf, size_t len
 
 void argus_rank0_ingest(struct argus_rank0 *r0, const uint8_t *buf, size_t len)
 {
-    char err[512];
-
-    r0->bytes_in += len; /* rank 0's own records included: what the job store takes in */
-    r0->windows++;
-    spool_records(r0, buf, len);
-    if (argus_jobstore_ingest_buffer(r0->js, buf, len, 0, err, sizeof err) != 0)
-        argus_log_once(ARGUS_LOG_WARN, "ingest", "window %llu from the tree: %s",
-                       (unsigned long long)r0->windows, err);
+    argus_rank0_ingest_condensed(r0, buf, len, NULL, 0);
 }
 
 void argus_rank0_ingest_condensed(struct argus_rank0 *r0, const uint8_t *buf, size_t len,
@@ -105,12 +98,13 @@ void argus_rank0_ingest_condensed(struct argus_rank0 *r0, const uint8_t *buf, si
 {
     char err[512];
 
-    r0->bytes_in += len;
+    r0->bytes_in += len; /* rank 0's own records included: what the job store takes in */
     r0->windows++;
     spool_records(r0, buf, len);
-    int rc = argus_jobstore_ingest_buffer_but(r0->js, buf, len, ARGUS_REC_ROWS, 0, err,
-                                              sizeof err);
-    if (rc == 0 && (rc = argus_jobstore_add_rows(r0->js, rows, nrows)) != 0)
+    /* rows given: its rows records' rows, decoded already (not stored twice) */
+    int rc = argus_jobstore_ingest_buffer_but(r0->js, buf, len, rows ? ARGUS_REC_ROWS : -1, 0,
+                                              err, sizeof err);
+    if (rc == 0 && rows && (rc = argus_jobstore_add_rows(r0->js, rows, nrows)) != 0)
         snprintf(err, sizeof err, "%s", rc == -EINVAL ? "a row of a rank outside the job"
                                                       : "out of memory storing its rows");
     if (rc != 0)

@@ -60,7 +60,8 @@ int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uin
 void argus_rank0_ingest(struct argus_rank0 *r0, const uint8_t *buf, size_t len);
 /* The same for a condensing root's window (common/condense.h): buf's records are spooled
  * and stored, except that the rows of its rows records come from rows[0..nrows)
- * (argus_condense_thin_rows: the same rows, decoded already). */
+ * (argus_condense_thin_rows: the same rows, decoded already). rows NULL: as
+ * argus_rank0_ingest. */
 void argus_rank0_ingest_condensed(struct argus_rank0 *r0, const uint8_t *buf, size_t len,
                                   const struct argus_agg_row *rows, size_t nrows);
 /* Analyse what is held and write the outputs; final=1 at the end of the job. Anomalies
