@@ -104,7 +104,7 @@ static int cmp_anomaly(const void *x, const void *y)
 }
 
 /* Job step time over every step of the job: the evicted steps' (kept by the store, see
- * jobstore.h) and then the held ones'. */
+ * store/jobstore.h) and then the held ones'. */
 static int fill_steps(struct an_ctx *c, struct argus_result *r)
 {
     const struct argus_jobstore_gone *g;

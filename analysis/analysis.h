@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/jobstore.h"
+#include "store/jobstore.h"
 
 enum argus_anomaly_kind {
     ARGUS_AK_COMPUTE_STRAGGLER = 0,

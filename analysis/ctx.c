@@ -345,7 +345,7 @@ static void rank_prefetch(const struct argus_jobstore *js, uint32_t r)
 }
 
 /* The rank x step table of summaries and of the values the detectors read most, from the
- * store's rows (jobstore.h): a summary itself is read only for its kernel modes and for
+ * store's rows (store/jobstore.h): a summary itself is read only for its kernel modes and for
  * the first known coordinates of its rank — at scale the summaries fit in no cache. Also
  * the collection totals, whether each rank has kernel modes, and the kernel-name table
  * (in cell order). */

@@ -12,7 +12,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/stats.h"
-#include "common/jobstore.h"
+#include "store/jobstore.h"
 
 /* Fixed thresholds that are not options (see the detector files for their use). */
 #define AN_MAX_GAP 2             /* unflagged steps bridged inside one run */

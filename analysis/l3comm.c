@@ -1,12 +1,12 @@
 /* l3comm.c — the communication detector of L3 (comm_degradation): the collectives of one
  * DP or TP group slower than the other groups' even for the member that arrived last and
  * so waited least, confirmed by the W1 block structure of the members' collective times
- * (w1.c). With thin cells (a condensing tree, common/condense.h) every group is judged
+ * (w1.c). With thin cells (a condensing tree, reduce/condense.h) every group is judged
  * on its reference members when it has at least two, and its runs are found over the
  * steps where it could be judged. Only adds candidates to the context.
  */
 #include "analysis/internal.h"
-#include "common/condense.h"
+#include "common/condensed.h"
 
 #include <errno.h>
 #include <math.h>
@@ -120,7 +120,7 @@ static int comm_type(struct an_ctx *c, int type)
                 }
                 gv[q] = any ? mn : 0;
                 /* Condensed data (thin cells): every group is valued on its reference
-                 * members alone (common/condense.h: dp index 0 and 1, so two in every DP
+                 * members alone (reduce/condense.h: dp index 0 and 1, so two in every DP
                  * group), always full, so that every group's minimum is over the same kind
                  * of sample — a group with more members in full (extreme cells) would
                  * otherwise get a smaller minimum and make the others look slow. Judged

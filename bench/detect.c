@@ -1,5 +1,5 @@
 /* detect.c — the issue-4 scenario suite: every anomaly kind at three severities on the
- * synthetic Megatron job of tests/analysis/synth.c (the same injections and the same
+ * synthetic Megatron job of tests/synth/synth.c (the same injections and the same
  * schedule model as argus-simtrain, in-process, so a few hundred runs take seconds), several
  * seeds, plus clean runs with 2 %, 5 % and 9 % step-time variability and heavy-tailed kernel
  * noise. Prints one JSON line: precision and recall of source ranks (all severities and
@@ -10,7 +10,7 @@
  * fault and the clean runs alike; 30,000 clean steps per variability level by default
  * (enough to tell 1 false alarm per 10,000 steps from 0). Not run by `make check`;
  * deterministic for given arguments.
- * --condense: every run's summaries go through the condensing root (common/condense.h) as
+ * --condense: every run's summaries go through the condensing root (reduce/condense.h) as
  * rank 0 would take them, one batch per WINDOW steps (names and rank info in the first),
  * and the analysis reads the store built from what the root writes (exemplars + thin
  * summaries) instead of the full one: whether detection survives condensing. By the
@@ -23,10 +23,10 @@
 #include <time.h>
 
 #include "analysis/analysis.h"
-#include "common/condense.h"
+#include "reduce/condense.h"
 #include "common/wire.h"
 #include "reduce/bytebuf.h"
-#include "tests/analysis/synth.h"
+#include "tests/synth/synth.h"
 
 #define STEPS 100
 #define ONSET 40

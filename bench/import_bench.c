@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "analysis/import.h"
+#include "import/import.h"
 
 static double now(void)
 {

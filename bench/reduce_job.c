@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
-#include "common/jobstore.h"
+#include "store/jobstore.h"
 #include "common/spool.h"
 #include "common/wire.h"
 

@@ -5,7 +5,7 @@
 # and per rank-step against the aggregate goal (64 B x P + 64 KB per step), the windows,
 # whether every rank's data arrived, and rank 0's Argus thread CPU as a share of the
 # job's wall time. With ARGUS_CONDENSE=0 in the environment the tree condenses (the mode
-# of jobs past 96 ranks, common/condense.h) and the line says how many cells reached
+# of jobs past 96 ranks, reduce/condense.h) and the line says how many cells reached
 # rank 0 in full (exemplars) and as rows only (thin), and what rank 0's pulls from its
 # condensing children did. Run from the build directory:
 # make bench-reduce-live (both modes), or

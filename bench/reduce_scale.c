@@ -1,4 +1,4 @@
-/* reduce_scale.c — rank 0's cost of the condensing reduction (common/condense.h) at
+/* reduce_scale.c — rank 0's cost of the condensing reduction (reduce/condense.h) at
  * scale, in one process: P virtual ranks (8 per node, tp 8 x pp 4 x dp P/32 in Megatron
  * order) each have a window of W step summaries (K kernel-modes each: compute kernels,
  * TP/DP collectives, pipeline send/recv; each rank a steady speed within +-1 %) as raw
@@ -26,7 +26,7 @@
  *   - job (rank0_*_steady_ms_per_step): what rank 0 pays per step for the rest of a job.
  *     One job store over a job of windows, each window's summaries added and the job
  *     analysed after every window, as reduce/rank0.c does; the store keeps its default
- *     retention (common/jobstore.h), so the analysis covers the horizon and the store's
+ *     retention (store/jobstore.h), so the analysis covers the horizon and the store's
  *     memory is reused once the horizon is full. The job runs until STEADY (5) windows
  *     after that; the figures are the medians over those windows (robust to a busy
  *     machine).
@@ -43,7 +43,7 @@
 
 #include "bench/reduce_job.h"
 #include "common/aggregate.h"
-#include "common/condense.h"
+#include "reduce/condense.h"
 #include "common/wire.h"
 #include "reduce/bytebuf.h"
 #include "reduce/tree.h"

@@ -3,6 +3,7 @@
 #include "common/aggrow.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 void argus_aggrow_init(struct argus_aggrow_coder *c)
@@ -182,4 +183,24 @@ int argus_aggrow_get(struct argus_aggrow_coder *c, const uint8_t **p, const uint
         c->n += n;
     }
     return 0;
+}
+
+/* A row as the summary that stands for it (aggrow.h). */
+void argus_aggrow_thin(const struct argus_agg_row *r, struct argus_step_summary *out)
+{
+    memset(out, 0, offsetof(struct argus_step_summary, kmodes));
+    out->step = r->step;
+    out->rank = r->rank;
+    out->flags = (r->flags & ~(uint32_t)ARGUS_SF_EXEMPLAR) | ARGUS_SF_THIN;
+    out->start_ns = r->start_ns;
+    out->end_ns = r->start_ns + 1000ull * r->us[0];
+    out->phase_wall_ns[ARGUS_PH_FORWARD] = 1000ull * r->us[1];
+    out->phase_wall_ns[ARGUS_PH_BACKWARD] = 1000ull * r->us[2];
+    out->phase_wall_ns[ARGUS_PH_OPTIMIZER] = 1000ull * r->us[3];
+    out->phase_wall_ns[ARGUS_PH_COMM] = 1000ull * r->us[4];
+    out->phase_wall_ns[ARGUS_PH_HOST] = 1000ull * r->us[5];
+    out->host_gap_ns = 1000ull * r->us[5];
+    out->compute_ns = 1000ull * r->us[6];
+    out->collective_ns = 1000ull * r->us[7];
+    out->busy_ns = r->us[0] > r->us[5] ? 1000ull * (r->us[0] - r->us[5]) : 0;
 }

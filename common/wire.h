@@ -13,7 +13,7 @@
  * Summaries are written as version 3 (wire_summary.c has the byte layout) and versions 1
  * (fixed widths) and 2 (varints) are still read. Version 3 is LOSSLESS: every field of
  * struct argus_step_summary decodes to exactly the value encoded (no precision is lost;
- * tests/common/test_wire_v3.c checks it bit for bit), except last_end_ns of kernel modes
+ * tests/common/test_wire_summary.c checks it bit for bit), except last_end_ns of kernel modes
  * that are not collectives, which types.h defines as 0 and which decodes as 0. Its savings over version 2 come
  * from redundancy only: class, phase and mode in one key byte; a kernel's later modes
  * reuse the previous mode's 8-byte name hash (one flag bit); count is implied by the

@@ -1,5 +1,5 @@
 /* wire_rows.h — the rows record (ARGUS_REC_ROWS, wire.h): how rank 0 keeps the cells of a
- * condensed batch that have no full summary (common/condense.h: "thin" cells). Instead of
+ * condensed batch that have no full summary (reduce/condense.h: "thin" cells). Instead of
  * one thin summary record per (rank, step), up to ARGUS_ROWS_PER_RECORD of the batch's
  * window-aggregate rows go in one record, in the compact row form (aggrow.h, ~16 B a row
  * against ~50 B for a thin summary), and become thin summaries only where they are read:

@@ -1,7 +1,7 @@
-/* fuzz_kineto.c — libFuzzer harness of the Kineto importer (import_kineto.c + the feeder
+/* fuzz_kineto.c — libFuzzer harness of the Kineto importer (import/kineto.c + the feeder
  * through the live summariser): any bytes, as a plain or gzip file named rank-1.json, must
  * import or fail with one error line, never crash or leak. Inputs of odd length import
- * with the smallest table limit (32 KiB), so the spill-to-file path (import_kspill.c) is
+ * with the smallest table limit (32 KiB), so the spill-to-file path (import/kineto_spill.c) is
  * fuzzed too. Build and run: fuzz/run.sh.
  */
 #include <stddef.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/import.h"
+#include "import/import.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

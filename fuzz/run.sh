@@ -34,8 +34,8 @@ CF="$CF $(pkg-config --cflags yajl zlib libzstd)"
 SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 LIBS="$(pkg-config --libs yajl zlib libzstd) -lpthread -lm"
 COMMON=$(echo "$src"/common/*.c) # all of common/ (it links alone), so a split file is never missed
-IMPORT="$src/analysis/import_kineto.c $src/analysis/import_ktab.c $src/analysis/import_kfeed.c"
-IMPORT="$IMPORT $src/analysis/import_kspill.c $src/analysis/import_kstream.c"
+IMPORT="$src/import/kineto.c $src/import/kineto_table.c $src/import/kineto_feed.c"
+IMPORT="$IMPORT $src/import/kineto_spill.c $src/import/kineto_stream.c"
 "$CC" $CF $SAN -o "$out/fuzz_kineto" "$src/fuzz/fuzz_kineto.c" $IMPORT \
     "$src/tracer/summarizer.c" "$src/tracer/stepsum.c" \
     "$src/tracer/modes.c" "$src/tracer/collect.c" "$src/tracer/period.c" "$src/tracer/ring.c" \

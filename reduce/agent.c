@@ -1,5 +1,5 @@
 /* agent.c — the Argus thread (agent.h): windows from the hand-off ring (handoff.h),
- * non-blocking exchange up the tree (condensed when the job is large: condense.h) with
+ * non-blocking exchange up the tree (condensed when the job is large: reduce/condense.h) with
  * per-window deadlines, missing-rank marks, bounded finish. Only this thread touches the
  * private communicator once started (or the MPI_Finalize thread, inline, when
  * MPI_THREAD_MULTIPLE was refused). Must never abort, exit or wait unboundedly. */
@@ -14,7 +14,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "common/condense.h"
+#include "reduce/condense.h"
 #include "reduce/bytebuf.h"
 #include "reduce/clockkeep.h"
 #include "reduce/clocksync.h"
@@ -62,7 +62,7 @@ static struct {
     int fwd_pending;
     int mute;                       /* ARGUS_TEST_MUTE_RANK names this rank */
     int deaf;                       /* ARGUS_TEST_DEAF_PULL_RANK: never answers a pull */
-    int condense;                   /* this node condenses (condense.h) */
+    int condense;                   /* this node condenses (reduce/condense.h) */
     int hold;                       /* ... and holds extreme cells for rank 0 (pull.h) */
     struct argus_condense cd;
     struct argus_pull pull;         /* rank 0 and holding children */
@@ -273,7 +273,7 @@ static void ship(int final)
         root_ship(final);
         return;
     }
-    if (ag.condense && !ag.sending) { /* condense.h */
+    if (ag.condense && !ag.sending) { /* reduce/condense.h */
         if (argus_condense_run(&ag.cd, ag.out.p, ag.out.len, ag.hold ? ARGUS_CONDENSE_HOLD :
                                ARGUS_CONDENSE_UP, &bad) || bad)
             argus_log_once(ARGUS_LOG_WARN, "condense", "rank %d: %s while condensing a "

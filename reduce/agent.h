@@ -34,7 +34,7 @@ struct argus_agent_opts {
     long deadline_ms, finalize_ms;
     long clock_sync_ms;     /* re-measure the clock offset this often (clockkeep.h); 0 never */
     int threaded;           /* 1: start the Argus thread; 0: exchange at finish */
-    int condense;           /* 1: inner nodes and rank 0 condense (common/condense.h) */
+    int condense;           /* 1: inner nodes and rank 0 condense (reduce/condense.h) */
     struct argus_rank0 *r0; /* rank 0 only; used from the Argus thread */
 };
 

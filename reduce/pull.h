@@ -1,4 +1,4 @@
-/* pull.h — the last hop of a condensing tree (common/condense.h, "Pull"): rank 0 asks
+/* pull.h — the last hop of a condensing tree (reduce/condense.h, "Pull"): rank 0 asks
  * its condensing children for the extreme cells it keeps, instead of every child pushing
  * all of its subtree's candidates. Owned by the Argus thread (agent.c); non-blocking
  * throughout (Improbe + Imrecv + Test, Isend + Test), never waits.
@@ -20,7 +20,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "common/condense.h"
+#include "reduce/condense.h"
 #include "reduce/bytebuf.h"
 #include "reduce/recvpoll.h"
 

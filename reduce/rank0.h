@@ -11,13 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/report.h"
+#include "report/report.h"
 #include "common/config.h"
-#include "common/condense.h"
-#include "common/jobstore.h"
+#include "reduce/condense.h"
+#include "store/jobstore.h"
 #include "common/spool.h"
-#include "reduce/carry.h"
-#include "reduce/traceplan.h"
+#include "pipeline/carry.h"
+#include "pipeline/traceplan.h"
 
 struct argus_rank0 {
     struct argus_jobstore *js;
@@ -58,14 +58,14 @@ int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uin
                      const char *jobid, const char *stepid, char *errbuf, size_t errlen);
 /* Take one window's concatenated records. Damaged records are reported once and skipped. */
 void argus_rank0_ingest(struct argus_rank0 *r0, const uint8_t *buf, size_t len);
-/* The same for a condensing root's window (common/condense.h): buf's records are spooled
+/* The same for a condensing root's window (reduce/condense.h): buf's records are spooled
  * and stored, except that the rows of its rows records come from rows[0..nrows)
  * (argus_condense_thin_rows: the same rows, decoded already). rows NULL: as
  * argus_rank0_ingest. */
 void argus_rank0_ingest_condensed(struct argus_rank0 *r0, const uint8_t *buf, size_t len,
                                   const struct argus_agg_row *rows, size_t nrows);
 /* Analyse what is held and write the outputs; final=1 at the end of the job. Anomalies
- * of steps the store no longer holds stay in the report (carry.h). After a
+ * of steps the store no longer holds stay in the report (pipeline/carry.h). After a
  * window's analysis (not the final one) each new anomaly gets an L4 trace plan while
  * l4_on; every report links the traces written so far. The final
  * report first takes back every mark from a step after the job's last step on a rank

@@ -1,4 +1,4 @@
-/* rootbatch.h — rank 0's condensed batch (common/condense.h) around a pull (pull.h): the
+/* rootbatch.h — rank 0's condensed batch (reduce/condense.h) around a pull (pull.h): the
  * outbox becomes the batch, rank 0 folds it and selects, asks its holding children for
  * the cells it keeps but does not hold, and when they answered (or the ask's deadline
  * passed) writes the batch's records (exemplars and thin summaries) for the job store.
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/condense.h"
+#include "reduce/condense.h"
 #include "reduce/bytebuf.h"
 #include "reduce/pull.h"
 #include "reduce/rank0.h"

@@ -13,7 +13,7 @@
 #include "common/log.h"
 #include "common/outdir.h"
 #include "common/wire.h"
-#include "reduce/tracemerge.h"
+#include "report/trace_merge.h"
 #include "tracer/ring.h"
 #include "tracer/tracer.h"
 

@@ -1,5 +1,5 @@
 /* tracereq.h — L4 trace collection over Argus's private communicator (issue 4): rank 0
- * carries out the trace plans (traceplan.h) — one small request to each target rank —
+ * carries out the trace plans (pipeline/traceplan.h) — one small request to each target rank —
  * and every rank's Argus thread answers a request by dumping its raw ring (tracer/ring.h)
  * for the steps asked, with its timestamps moved onto rank 0's clock (its offset from
  * clocksync, plus the CUPTI-to-wall mapping of the clock triple for GPU rings), and
@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "reduce/traceplan.h"
+#include "pipeline/traceplan.h"
 
 struct argus_ring;
 

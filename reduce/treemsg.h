@@ -2,7 +2,7 @@
  * windows (agent.c): a header (magic "ARWN", version, flags, highest window covered,
  * counts, CRC32C over the header and the missing-rank marks), the marks of subtrees that
  * missed their deadline, the batch's window aggregate when the tree condenses
- * (common/condense.h; it has its own checksum), then wire records (common/wire.h; each
+ * (reduce/condense.h; it has its own checksum), then wire records (common/wire.h; each
  * has its own checksum). Ranks of one job run one build: no other version is read.
  */
 #ifndef ARGUS_REDUCE_TREEMSG_H

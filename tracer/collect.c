@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "common/kclass.h"
 #include "common/types.h"
 #include "tracer/period.h"
 #include "tracer/ring.h"
@@ -77,15 +78,6 @@ struct argus_collect {
     uint64_t last_overhead_ns; /* st.act.overhead_ns at the last summarised step end */
     struct argus_collect_stats st;
 };
-
-int argus_kclass_from_name(const char *name)
-{
-    if (!name || (!strcasestr(name, "nccl") && !strcasestr(name, "rccl")))
-        return ARGUS_KC_COMPUTE;
-    if (strstr(name, "SendRecv") || strstr(name, "Send") || strstr(name, "Recv"))
-        return ARGUS_KC_P2P;
-    return ARGUS_KC_COLLECTIVE;
-}
 
 static int kclass_cached(struct argus_collect *c, const struct argus_act *a)
 {

@@ -94,8 +94,4 @@ void argus_collect_pump(struct argus_collect *c, int final);
 
 void argus_collect_get_stats(struct argus_collect *c, struct argus_collect_stats *out);
 
-/* Kernel class from a kernel name: NCCL/RCCL send/recv -> P2P, other NCCL -> COLLECTIVE,
- * else COMPUTE. Pure. */
-int argus_kclass_from_name(const char *name);
-
 #endif /* ARGUS_TRACER_COLLECT_H */

@@ -14,10 +14,10 @@
 #include <cmocka.h>
 
 #include "analysis/analysis.h"
-#include "analysis/report.h"
+#include "report/report.h"
 #include "analysis/stats.h"
-#include "tests/analysis/synth.h"
-#include "tests/analysis/synth_run.h"
+#include "tests/synth/synth.h"
+#include "tests/synth/synth_run.h"
 
 /* Exactly one anomaly, of kind k0 (or k1), naming exactly ranks[], overlapping [lo,hi]. */
 static const struct argus_anomaly *expect_one(const struct argus_jobstore *js,

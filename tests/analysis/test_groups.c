@@ -19,9 +19,9 @@
 
 #include "analysis/analysis.h"
 #include "analysis/internal.h"
-#include "analysis/report.h"
-#include "tests/analysis/synth.h"
-#include "tests/analysis/synth_run.h"
+#include "report/report.h"
+#include "tests/synth/synth.h"
+#include "tests/synth/synth_run.h"
 
 static size_t count_kind(const struct argus_result *r, int kind)
 {

@@ -22,9 +22,9 @@
 #include <yajl/yajl_tree.h>
 
 #include "analysis/analysis.h"
-#include "analysis/report.h"
-#include "tests/analysis/synth.h"
-#include "tests/analysis/synth_run.h"
+#include "report/report.h"
+#include "tests/synth/synth.h"
+#include "tests/synth/synth_run.h"
 
 static uint64_t us(uint64_t ns)
 {
@@ -219,7 +219,7 @@ static void test_thin_kernel(void **state)
 }
 
 /* The collectives of DP group 8, 10, 12, 14 (pp 1, tp 0) 3x slower over steps 20-50
- * (test_detect2's W1 case); ranks 12 and 14 are dp 2 and 3. */
+ * (test_detect_cases's W1 case); ranks 12 and 14 are dp 2 and 3. */
 static void test_thin_link(void **state)
 {
     (void)state;
@@ -231,7 +231,7 @@ static void test_thin_link(void **state)
 }
 
 /* ARGUS case 5 on 32 ranks (dp 8): both TP ranks of DP replicas 4 and 5 at stage 1 2x
- * slower; the other DP groups' reduce-scatter waits for them (test_detect2's masked
+ * slower; the other DP groups' reduce-scatter waits for them (test_detect_cases's masked
  * straggler): one compute straggler, no link verdict, with thin waiting ranks. */
 static void test_thin_masked(void **state)
 {

@@ -2,7 +2,7 @@
  * CRC32C vector, summary (version 3) / name / rank-info round trips (hand-made and
  * random), exact encoded sizes, version-1 records still read, and rejection of every
  * flipped byte, every truncation and out-of-range fields (v2 layout), with the offset
- * named. Version-3 specifics: test_wire_v3.c. */
+ * named. Version-3 specifics: tests/common/test_wire_summary.c. */
 #include "tests/common/test_wire_util.h"
 
 #include <errno.h>
@@ -230,7 +230,7 @@ static void test_truncated_rejected(void **state)
 }
 
 /* The version-2 decoder's field checks, on records written in the v2 layout (the v3
- * decoder's are in test_wire_v3.c). */
+ * decoder's are in tests/common/test_wire_summary.c). */
 static void test_decoder_field_checks(void **state)
 {
     uint64_t st = 9;

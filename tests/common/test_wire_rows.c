@@ -13,8 +13,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "common/condense.h"
-#include "common/jobstore.h"
+#include "common/aggrow.h"
+#include "store/jobstore.h"
 #include "common/wire_rows.h"
 #include "common/wire_io.h"
 
@@ -97,7 +97,7 @@ static void test_job_store_takes_rows(void **state)
         const struct argus_step_summary *s = argus_jobstore_get(js, rows[i].rank,
                                                                 rows[i].step);
         assert_non_null(s);
-        argus_condense_thin(&rows[i], &want);
+        argus_aggrow_thin(&rows[i], &want);
         assert_true(s->flags & ARGUS_SF_THIN);
         assert_int_equal(s->n_kmodes, 0);
         assert_memory_equal(s, &want, offsetof(struct argus_step_summary, kmodes));

@@ -1,4 +1,4 @@
-/* test_wire_util.h — helpers shared by the wire tests (test_wire.c, test_wire_v3.c): the
+/* test_wire_util.h — helpers shared by the wire tests (test_wire.c, tests/common/test_wire_summary.c): the
  * byte-level writers of the test's own (LE fixed widths, LEB128, zigzag), sealing a
  * hand-made record (length + CRC), splicing bytes into one, the offset in an error
  * message, and independent writers of the version-1 and version-2 summary layouts (what

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "analysis/import.h"
+#include "import/import.h"
 
 struct got {
     int n;

@@ -56,7 +56,7 @@ print("offline from the spool: same diagnosis")
 PY
 fi
 $SCORE "$d/report.json" "$WORK/truth.json" || fail "score.py rejects the report"
-python3 "$top_srcdir/tests/analysis/check_report.py" "$d" \
+python3 "$top_srcdir/tests/report/check_report.py" "$d" \
     "$([ "$EXPECT_KIND" = none ] && echo clean || echo case)" || fail "report files invalid"
 if command -v promtool >/dev/null 2>&1; then
     out=$(promtool check metrics <"$d/metrics.prom" 2>&1) || fail "promtool: $out"

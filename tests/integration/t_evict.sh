@@ -1,6 +1,6 @@
 #!/bin/sh
-# Rank 0's job store keeps a bounded horizon of recent steps (common/jobstore.h); an
-# anomaly whose steps were evicted must stay in the final report (reduce/carry.c), with
+# Rank 0's job store keeps a bounded horizon of recent steps (store/jobstore.h); an
+# anomaly whose steps were evicted must stay in the final report (pipeline/carry.c), with
 # its span, and the step statistics must still cover the whole job. 16 ranks with the
 # store cut to 256 summaries (ARGUS_TEST_STORE_CELLS: 16 steps held of 60), a straggler
 # at steps 20-40: by the end only steps 44-59 are held.

@@ -1,4 +1,4 @@
-/* test_condense.c — the condensing tree node (common/condense.h) on a 96-rank job (tp 2,
+/* test_condense.c — the condensing tree node (reduce/condense.h) on a 96-rank job (tp 2,
  * pp 2, dp 24) with one compute straggler: trees of fan-in 2, 8 and 32 and a single root
  * over every raw summary hand rank 0 byte-identical records; every (rank, step) arrives
  * exactly once; reference ranks and extreme cells arrive in full and bit-exact; every
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "common/condense.h"
+#include "reduce/condense.h"
 #include "common/wire.h"
 #include "common/wire_rows.h"
 #include "reduce/tree.h"
@@ -269,7 +269,7 @@ struct got {
 };
 
 /* Split the root's records: every summary by (rank, step), exactly once; every row of a
- * rows record becomes its thin summary's record (argus_condense_thin), as the job store
+ * rows record becomes its thin summary's record (argus_aggrow_thin), as the job store
  * takes it. */
 static void split(const uint8_t *buf, size_t len, struct got *g)
 {
@@ -293,7 +293,7 @@ static void split(const uint8_t *buf, size_t len, struct got *g)
                 assert_true(row.rank < NR && row.step < NS);
                 size_t at = row.rank * NS + row.step;
                 assert_null(g->rec[at]); /* once */
-                argus_condense_thin(&row, &s);
+                argus_aggrow_thin(&row, &s);
                 long k = argus_summary_encode(&s, g->thin[at], THIN_MAX);
                 assert_true(k > 0);
                 g->rec[at] = g->thin[at];

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "common/config.h"
-#include "common/jobstore.h"
+#include "store/jobstore.h"
 #include "common/wire.h"
 #include "reduce/rank0.h"
 

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include <cupti.h>
 
+#include "common/kclass.h"
 #include "common/types.h"
 #include "tracer/collect.h"
 #include "tracer/cupti_adapter.h"

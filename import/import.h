@@ -1,0 +1,101 @@
+/* import/import.h — argus-analyze's importers: they turn saved data into step summaries for the
+ * job store, through the same summariser (tracer/summarizer.c) a live run uses.
+ *
+ * - Kineto / PyTorch-profiler Chrome-trace JSON (plain or gzip), one file per rank:
+ *   streamed with YAJL on 64 KB buffers (no DOM), events kept as compact tables, then fed
+ *   step by step through the summariser (import/kineto.c parses, import/kineto_feed.c feeds);
+ *   tables past a memory limit are spilled to a temporary file in time-sorted runs and
+ *   summarised from a merge of them (import/kineto_spill.c), so memory does not grow with the
+ *   trace's size.
+ * - Argus spool files (summaries.argus): wire records straight into the store.
+ * - steps.csv in Argus's format (REPORT_SCHEMA.md): one summary per row (step times and
+ *   phase times only; no kernels).
+ *
+ * Importers never exit or print: errors come back as negative errno values with one line
+ * in errbuf naming the file (and the byte offset where it applies). Single-threaded.
+ */
+#ifndef ARGUS_IMPORT_IMPORT_H
+#define ARGUS_IMPORT_IMPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/jobstore.h"
+#include "common/types.h"
+
+enum argus_import_format {
+    ARGUS_FMT_UNKNOWN = 0,
+    ARGUS_FMT_KINETO,    /* JSON object or array (possibly gzip) */
+    ARGUS_FMT_SPOOL,     /* ARGSPOOL header */
+    ARGUS_FMT_STEPS_CSV, /* "step,rank,start_ns,..." header line */
+};
+
+/* Detect a file's format from its first bytes (decompressing gzip). */
+int argus_import_detect(const char *path, char *errbuf, size_t errlen);
+const char *argus_import_format_name(int fmt);
+
+/* Receivers of what an importer produces (valid only during the call). */
+struct argus_import_sink {
+    void (*summary)(void *ctx, const struct argus_step_summary *s);
+    void (*name)(void *ctx, uint64_t hash, const char *name);
+    void *ctx;
+};
+
+/* What a Kineto import found, for messages, tests and clock alignment. */
+#define ARGUS_KINETO_MAX_COLL 4096
+struct argus_kineto_info {
+    int32_t rank;            /* -1 when unknown */
+    int32_t world_size;      /* 0 when unknown */
+    int32_t device;          /* first kernel's device; -1 when unknown */
+    int rank_from_name;      /* 1: rank taken from the file name */
+    uint32_t pg_count;       /* process groups in distributedInfo.pg_config */
+    uint32_t pg_kinds;       /* bits 1 << kind of the TP(1)/PP(2)/DP(3)/EP(4) groups that
+                                gave coords (pg_desc naming the kind, holding the rank) */
+    struct argus_coords coords; /* from those groups; sizes 0 when unknown. Set on every
+                                   summary when pg_kinds != 0 */
+    uint64_t events;         /* trace events seen */
+    uint64_t kernels;        /* kernel + memcpy + memset events */
+    uint64_t nccl_kernels;   /* kernels named nccl* / rccl* */
+    uint64_t steps;          /* summaries produced */
+    uint64_t first_step, last_step;
+    uint64_t skipped;        /* events of unknown types, skipped */
+    uint32_t unknown_types;  /* distinct unknown categories */
+    uint64_t malformed;      /* events with missing or wrong-typed fields, skipped */
+    uint64_t outside;        /* kernels outside every step */
+    uint64_t bytes;          /* JSON bytes parsed (decompressed) */
+    uint64_t spilled;        /* runs written to the spill file (0: all held in memory) */
+    uint64_t spill_bytes;    /* bytes written to it */
+    size_t n_coll;           /* collective end times (ns, own clock), in start order */
+    uint64_t coll_end[ARGUS_KINETO_MAX_COLL];
+};
+
+struct argus_kineto_opts {
+    size_t max_events;       /* summariser events per step (0: 1M) */
+    size_t max_mem;          /* bytes of event tables held in memory (0: 48 MiB, at least
+                                32 KiB); past it they are spilled to a temporary file in
+                                $TMPDIR and summarised step by step from there */
+};
+
+/* Import one Kineto trace file: its summaries go to sink (clock_offset_ns 0) and the info
+ * is filled (also on error, as far as it got). 0, or negative errno with errbuf. */
+int argus_kineto_import(const char *path, const struct argus_kineto_opts *o,
+                        const struct argus_import_sink *sink, struct argus_kineto_info *info,
+                        char *errbuf, size_t errlen);
+
+/* Offset (ns) to add to b's clock to align it on a, from the collective end times both
+ * saw (matched in order; the median of the differences). 0 when none are common. */
+int64_t argus_kineto_align(const struct argus_kineto_info *a,
+                           const struct argus_kineto_info *b);
+
+/* Import a steps.csv: one summary per row. 0 or negative errno (errbuf names the line). */
+int argus_steps_csv_import(const char *path, const struct argus_import_sink *sink,
+                           uint32_t *max_rank, char *errbuf, size_t errlen);
+
+/* Largest rank (+1) and whether any record is present, by reading the spool once. */
+int argus_spool_scan(const char *path, uint32_t *n_ranks, char *errbuf, size_t errlen);
+/* Ingest every record of a spool file into js (damage: records before it are kept, the
+ * error is returned). */
+int argus_spool_import(const char *path, struct argus_jobstore *js, char *errbuf,
+                       size_t errlen);
+
+#endif /* ARGUS_IMPORT_IMPORT_H */

@@ -1,0 +1,58 @@
+/* report/report_int.h — helpers shared by the report writers (internal to analysis/): the JSON
+ * object of one anomaly (report.json and anomalies.jsonl), display names of kernels,
+ * UTF-8-safe strings and numbers for YAJL, and the job's distinct step ids.
+ */
+#ifndef ARGUS_REPORT_REPORT_INT_H
+#define ARGUS_REPORT_REPORT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <yajl/yajl_gen.h>
+
+#include "analysis/analysis.h"
+#include "store/jobstore.h"
+
+/* Generate one anomaly object with every field of REPORT_SCHEMA.md. */
+int an_gen_anomaly(yajl_gen g, const struct argus_jobstore *js, const struct argus_anomaly *a);
+/* A string, with invalid UTF-8 bytes replaced by '?'. */
+int an_gen_str(yajl_gen g, const char *s);
+/* A number printed with at most `decimals` decimals (trailing zeros cut); null if not
+ * finite. */
+int an_gen_num(yajl_gen g, double v, int decimals);
+int an_gen_uint(yajl_gen g, uint64_t v);
+/* Kernel name for reports: the dictionary's name or "0x<hash>". */
+const char *an_kernel_name(const struct argus_jobstore *js, uint64_t hash, char *buf,
+                           size_t len);
+/* Distinct step ids held by any rank, ascending; *out is malloc'ed (free it). */
+int an_job_steps(const struct argus_jobstore *js, uint64_t **out, size_t *n);
+/* Number of distinct hosts in the rank infos (at least 1). */
+uint32_t an_job_nodes(const struct argus_jobstore *js);
+/* Start and end of the job in ns: meta when set, else the summaries' extremes. */
+void an_job_span(const struct argus_jobstore *js, uint64_t *start, uint64_t *end);
+/* "rank 5", "ranks 1,3,5,7", "dp group 1,3,5,7" or "all ranks" into buf. */
+void an_describe_sources(const struct argus_anomaly *a, char *buf, size_t len);
+
+/* Pictures written for a report (report/svg.c): job = heatmap.svg, heat[i] =
+ * heatmap-<id>.svg and w1[i] = w1-<id>.svg of the i-th anomaly (i < AN_SVG_MAX). */
+#define AN_SVG_MAX 16
+struct an_svg_set {
+    uint8_t job;
+    uint8_t heat[AN_SVG_MAX], w1[AN_SVG_MAX];
+};
+/* Close the memstream f (opened on *data, *len) and write its text atomically to
+ * dir/name; frees and clears *data. 0 or negative errno with errbuf. */
+int an_emit_memstream(FILE *f, char **data, size_t *len, const char *dir, const char *name,
+                      char *errbuf, size_t errlen);
+int an_write_svgs(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
+                  struct an_svg_set *set, char *errbuf, size_t errlen);
+/* report.md, embedding the pictures of set (may be NULL). */
+int an_write_md(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
+                const struct an_svg_set *set, char *errbuf, size_t errlen);
+int an_write_csv(const char *dir, const struct argus_jobstore *js, char *errbuf,
+                 size_t errlen);
+/* metrics.prom (report/prometheus.c). */
+int an_write_prom(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
+                  char *errbuf, size_t errlen);
+
+#endif /* ARGUS_REPORT_REPORT_INT_H */

@@ -1,0 +1,167 @@
+/* report/summary.c — the few lines printed at the end of a run (where the report is, one
+ * line per anomaly) and anomalies.jsonl: each anomaly appended once across repeated
+ * online analyses. An anomaly is the same as one already logged when its kind and its
+ * sources (ranks, or group members) match and its steps overlap or touch the logged ones.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "analysis/internal.h"
+#include "report/report_int.h"
+#include "common/outdir.h"
+
+#define LINE_MAX_BYTES 8192
+
+static void print_kernel(FILE *out, const struct argus_jobstore *js, uint64_t h)
+{
+    char kb[40];
+    const char *n = an_kernel_name(js, h, kb, sizeof kb);
+    if (strlen(n) > 48)
+        fprintf(out, "%.45s...", n);
+    else
+        fputs(n, out);
+}
+
+void argus_report_print_summary(FILE *out, const char *dir, const struct argus_jobstore *js,
+                                const struct argus_result *r)
+{
+    if (!out || !r)
+        return;
+    fprintf(out, "argus: report written to %s/report.json\n", dir ? dir : ".");
+    if (r->n_anomalies == 0) {
+        fprintf(out, "argus: no anomalies in %llu steps of %u ranks\n",
+                (unsigned long long)r->steps.count,
+                js ? argus_jobstore_nranks(js) : r->n_ranks);
+        return;
+    }
+    for (size_t i = 0; i < r->n_anomalies; i++) {
+        const struct argus_anomaly *a = &r->anomalies[i];
+        char src[300];
+        an_describe_sources(a, src, sizeof src);
+        fprintf(out, "argus: anomaly %d: %s %s%s (steps %llu-%llu", a->id,
+                argus_anomaly_kind_name((enum argus_anomaly_kind)a->kind),
+                a->n_ranks ? "on " : "across ", src, (unsigned long long)a->step_first,
+                (unsigned long long)a->step_last);
+        if (a->phase >= 0)
+            fprintf(out, ", %s", argus_phase_name((enum argus_phase)a->phase));
+        fprintf(out, ", %.2fx)", a->slowdown);
+        for (uint32_t k = 0; k < a->n_kernels && k < 2 && js; k++) {
+            fputs(k ? ", " : ": kernels ", out);
+            print_kernel(out, js, a->kernels[k]);
+        }
+        if (a->trace[0])
+            fprintf(out, "; trace %s", a->trace);
+        fputc('\n', out);
+    }
+}
+
+void argus_anomaly_log_init(struct argus_anomaly_log *l)
+{
+    memset(l, 0, sizeof *l);
+}
+
+void argus_anomaly_log_free(struct argus_anomaly_log *l)
+{
+    free(l->keys);
+    memset(l, 0, sizeof *l);
+}
+
+uint64_t argus_anomaly_sources_hash(const struct argus_anomaly *a)
+{
+    const uint32_t *v = a->n_group ? a->group : a->ranks;
+    uint32_t n = a->n_group ? a->n_group : a->n_ranks;
+    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)a->group_type;
+    for (uint32_t i = 0; i < n; i++)
+        for (int b = 0; b < 4; b++) {
+            h ^= (v[i] >> (8 * b)) & 0xffu;
+            h *= 0x100000001b3ull;
+        }
+    return h;
+}
+
+/* Key text: "kind:hash:first:last". */
+static void make_key(char *k, int kind, uint64_t h, uint64_t first, uint64_t last)
+{
+    snprintf(k, 96, "%d:%016llx:%llu:%llu", kind, (unsigned long long)h,
+             (unsigned long long)first, (unsigned long long)last);
+}
+
+/* Index of a logged anomaly that is the same as a, or -1. */
+static long find_same(const struct argus_anomaly_log *l, const struct argus_anomaly *a,
+                      uint64_t h)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        int kind;
+        unsigned long long kh, f, t;
+        if (sscanf(l->keys[i], "%d:%llx:%llu:%llu", &kind, &kh, &f, &t) != 4)
+            continue;
+        if (kind != a->kind || kh != h)
+            continue;
+        if (a->step_first <= t + 1 && f <= a->step_last + 1)
+            return (long)i;
+    }
+    return -1;
+}
+
+int argus_anomaly_log_append(struct argus_anomaly_log *l, const char *dir,
+                             const struct argus_jobstore *js, const struct argus_result *r,
+                             char *errbuf, size_t errlen)
+{
+    char path[4096], dummy[8];
+    char *line = NULL;
+    int rc = 0;
+
+    if (!errbuf || !errlen) {
+        errbuf = dummy;
+        errlen = sizeof dummy;
+    }
+    errbuf[0] = '\0';
+    if (!l || !dir || !js || !r)
+        return -EINVAL;
+    if ((size_t)snprintf(path, sizeof path, "%s/anomalies.jsonl", dir) >= sizeof path) {
+        snprintf(errbuf, errlen, "%s: output directory name too long", dir);
+        return -ENAMETOOLONG;
+    }
+    for (size_t i = 0; i < r->n_anomalies; i++) {
+        const struct argus_anomaly *a = &r->anomalies[i];
+        const uint64_t h = argus_anomaly_sources_hash(a);
+        long at = find_same(l, a, h);
+        if (at >= 0) {
+            /* the same anomaly, grown: widen its logged span */
+            unsigned long long f, t, kh;
+            int kind;
+            if (sscanf(l->keys[at], "%d:%llx:%llu:%llu", &kind, &kh, &f, &t) == 4)
+                make_key(l->keys[at], a->kind, h, a->step_first < f ? a->step_first : f,
+                         a->step_last > t ? a->step_last : t);
+            continue;
+        }
+        if (!line && !(line = malloc(LINE_MAX_BYTES))) {
+            rc = -ENOMEM;
+            break;
+        }
+        long n = argus_report_anomaly_json(js, a, line, LINE_MAX_BYTES);
+        if (n < 0) {
+            snprintf(errbuf, errlen, "%s: anomaly %d does not fit in one line", path, a->id);
+            rc = (int)n;
+            break;
+        }
+        if (l->n == l->cap) {
+            size_t cap = l->cap ? 2 * l->cap : 16;
+            char(*keys)[96] = realloc(l->keys, cap * sizeof *keys);
+            if (!keys) {
+                rc = -ENOMEM;
+                break;
+            }
+            l->keys = keys;
+            l->cap = cap;
+        }
+        if ((rc = argus_file_append_line(path, line, errbuf, errlen)))
+            break;
+        make_key(l->keys[l->n++], a->kind, h, a->step_first, a->step_last);
+    }
+    free(line);
+    return rc;
+}

@@ -1,0 +1,43 @@
+/* report/trace_merge.h — rank 0's L4 merge: the target ranks' Chrome-trace events (each reply an
+ * array written by tracer/ring.c, timestamps already moved onto rank 0's clock by the
+ * rank's ping-pong offset) become one document, with each rank's offset refined on
+ * collective ends (ALGORITHMS.md §6.6, issue 7): all members of one collective finish
+ * together, so for a rank that shares collectives with the reference (the first part,
+ * the first source) the differences of end times of the same instances are its residual
+ * clock error. Instances are matched by (kernel name, step, occurrence in the step); per
+ * name the median difference and its spread (MAD) are computed; the name with the most
+ * consistent differences (MAD <= ARGUS_MERGE_MAX_MAD_NS, at least ARGUS_MERGE_MIN_MATCH
+ * instances) gives the correction. Collectives of other groups that only share a name
+ * (TP all-reduces of different TP groups) end at unrelated times, show a large spread
+ * and are not used. A rank without a consistent match keeps its ping-pong alignment.
+ *
+ * Parts are parsed with YAJL's tree API (each was already checked as JSON); events are
+ * re-emitted with YAJL's generator. Pure: no MPI, no globals.
+ */
+#ifndef ARGUS_REPORT_TRACE_MERGE_H
+#define ARGUS_REPORT_TRACE_MERGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ARGUS_MERGE_MIN_MATCH 3
+#define ARGUS_MERGE_MAX_MAD_NS 20000 /* 20 us */
+
+struct argus_trace_part {
+    uint32_t rank;
+    const char *json; /* a JSON array of Chrome-trace events, NUL-terminated */
+    size_t len;
+    /* out: the refinement applied to this part's timestamps (ns, added) and the number
+     * of collective instances it rests on (0: none applied) */
+    int64_t refine_ns;
+    uint32_t matched;
+    double mad_ns;
+};
+
+/* Write the events of parts[0..n) (refined as above) as the elements of one JSON array,
+ * without the brackets, separated by ",\n"; *wrote is set to 1 when at least one event
+ * was written. 0, -EINVAL (a part does not parse as an array) or -ENOMEM. */
+int argus_trace_merge(FILE *out, struct argus_trace_part *parts, size_t n, int *wrote);
+
+#endif /* ARGUS_REPORT_TRACE_MERGE_H */
