@@ -69,13 +69,13 @@ static struct {
     struct argus_rootbatch rb;      /* rank 0: the batch being condensed around a pull */
     uint64_t final_at;              /* monotonic ns the final window went up */
     struct argus_agent_stats st;
-} ag;
+} agent;
 
 /* ---- application side (the ring itself is handoff.c) ------------------------------ */
 
 void argus_agent_push_summary(const struct argus_step_summary *s)
 {
-    argus_handoff_push_summary(s, atomic_load(&ag.offset));
+    argus_handoff_push_summary(s, atomic_load(&agent.offset));
 }
 
 void argus_agent_push_name(uint64_t hash, const char *name)
@@ -90,7 +90,7 @@ void argus_agent_push_rankinfo(const struct argus_rank_info *ri)
 
 int64_t argus_agent_clock_offset(void)
 {
-    return atomic_load(&ag.offset);
+    return atomic_load(&agent.offset);
 }
 
 /* ---- the exchange (Argus thread) --------------------------------------------------- */
@@ -103,16 +103,16 @@ static int take_window(void)
     if (!argus_handoff_pop(&hw))
         return 0;
     uint64_t w = hw.window;
-    if (argus_bytebuf_append(&ag.out, hw.data, hw.len) != 0)
+    if (argus_bytebuf_append(&agent.out, hw.data, hw.len) != 0)
         argus_log_once(ARGUS_LOG_WARN, "out-oom", "rank %d: out of memory; a window of "
-                       "summaries is lost", ag.o.rank);
-    ag.t_ready[w % 64] = argus_clock_monotonic_ns();
-    ag.first_step[w % 64] = hw.has_first ? hw.first_step : ag.last_step + 1;
+                       "summaries is lost", agent.o.rank);
+    agent.t_ready[w % 64] = argus_clock_monotonic_ns();
+    agent.first_step[w % 64] = hw.has_first ? hw.first_step : agent.last_step + 1;
     if (hw.has_first)
-        ag.last_step = hw.first_step + (uint64_t)ag.o.window - 1;
-    ag.own_taken = w + 1;
+        agent.last_step = hw.first_step + (uint64_t)agent.o.window - 1;
+    agent.own_taken = w + 1;
     if (hw.final)
-        ag.own_final = 1;
+        agent.own_final = 1;
     argus_handoff_release(&hw);
     return 1;
 }
@@ -120,20 +120,20 @@ static int take_window(void)
 /* Rank 0: which ranks' windows never came; expanded to subtrees by rank0.c. */
 static void root_mark(uint32_t rank, uint64_t window)
 {
-    uint64_t step = window < ag.own_taken && window + 64 > ag.own_taken
-                        ? ag.first_step[window % 64] : ag.last_step + 1;
-    argus_rank0_mark_missing(ag.o.r0, rank, step, window);
+    uint64_t step = window < agent.own_taken && window + 64 > agent.own_taken
+                        ? agent.first_step[window % 64] : agent.last_step + 1;
+    argus_rank0_mark_missing(agent.o.r0, rank, step, window);
 }
 
 static void add_miss(uint32_t rank, uint64_t window)
 {
-    ag.st.missing_marked++;
-    if (ag.o.parent < 0) {
+    agent.st.missing_marked++;
+    if (agent.o.parent < 0) {
         root_mark(rank, window);
         return;
     }
     struct argus_treemsg_miss m = {.rank = rank, .window = window};
-    if (argus_bytebuf_append(&ag.miss, &m, sizeof m) != 0)
+    if (argus_bytebuf_append(&agent.miss, &m, sizeof m) != 0)
         argus_log_once(ARGUS_LOG_WARN, "miss-oom", "out of memory for missing-rank marks");
 }
 
@@ -145,34 +145,36 @@ static void child_message(struct child *c)
 
     if (argus_treemsg_parse(c->rx.buf.p, c->rx.buf.len, &m) != 0) {
         argus_log_once(ARGUS_LOG_WARN, "bad-msg", "rank %d: a damaged window message from "
-                       "rank %d was dropped", ag.o.rank, c->rank);
+                       "rank %d was dropped", agent.o.rank, c->rank);
         return;
     }
     if (c->missing)
-        ag.st.late_messages++;
+        agent.st.late_messages++;
     if (m.window + 1 > c->got)
         c->got = m.window + 1;
     if (m.flags & ARGUS_TREEMSG_FINAL)
         c->final = 1;
     for (uint32_t i = 0; i < m.nmissing; i++) {
         struct argus_treemsg_miss x = argus_treemsg_miss_at(&m, i);
-        ag.st.missing_marked--; /* counted where it was first marked */
+        agent.st.missing_marked--; /* counted where it was first marked */
         add_miss(x.rank, x.window);
     }
-    ag.st.bytes_in += c->rx.buf.len;
-    if (m.agg_len && ag.o.parent < 0) { /* merged when its batch begins (rootbatch.h) */
-        argus_pull_holder(&ag.pull, (int)(c - ag.ch));
-        if (ag.condense && argus_rootbatch_add_agg(&ag.rb, m.agg, m.agg_len) != 0)
+    agent.st.bytes_in += c->rx.buf.len;
+    if (m.agg_len && agent.o.parent < 0) { /* merged when its batch begins (rootbatch.h) */
+        argus_pull_holder(&agent.pull, (int)(c - agent.ch));
+        if (agent.condense && argus_rootbatch_add_agg(&agent.rb, m.agg, m.agg_len) != 0)
             argus_log_once(ARGUS_LOG_WARN, "out-oom", "rank %d: out of memory; a window of "
-                           "summaries is lost", ag.o.rank);
-    } else if (m.agg_len && (!ag.condense || argus_condense_merge(&ag.cd, m.agg, m.agg_len,
+                           "summaries is lost", agent.o.rank);
+    } else if (m.agg_len && (!agent.condense || argus_condense_merge(&agent.cd, m.agg, m.agg_len,
                                                                   err, sizeof err) != 0)) {
-        argus_log_once(ARGUS_LOG_WARN, "bad-agg", "rank %d: a window aggregate from rank %d "
-                       "was dropped (%s)", ag.o.rank, c->rank, ag.condense ? err : "unexpected");
+        argus_log_once(ARGUS_LOG_WARN, "bad-agg",
+                       "rank %d: a window aggregate from rank %d "
+                       "was dropped (%s)",
+                       agent.o.rank, c->rank, agent.condense ? err : "unexpected");
     }
-    if (argus_bytebuf_append(&ag.out, m.recs, m.recs_len) != 0)
+    if (argus_bytebuf_append(&agent.out, m.recs, m.recs_len) != 0)
         argus_log_once(ARGUS_LOG_WARN, "out-oom", "rank %d: out of memory; a window of "
-                       "summaries is lost", ag.o.rank);
+                       "summaries is lost", agent.o.rank);
 }
 
 /* Post or complete the receive of each child. 1 when something arrived. */
@@ -180,11 +182,11 @@ static int progress_children(void)
 {
     int any = 0;
 
-    for (int i = 0; i < ag.o.nchildren; i++) {
-        struct child *c = &ag.ch[i];
+    for (int i = 0; i < agent.o.nchildren; i++) {
+        struct child *c = &agent.ch[i];
         if (c->final)
             continue;
-        if (argus_recv_poll(&c->rx, c->rank, TAG_WIN, ag.o.comm) != 1)
+        if (argus_recv_poll(&c->rx, c->rank, TAG_WIN, agent.o.comm) != 1)
             continue;
         child_message(c);
         any = 1;
@@ -197,41 +199,41 @@ static void root_finish(int final);
 /* The send in flight; rank 0: its pull; a holding child: rank 0's asks. */
 static void progress_send(void)
 {
-    if (ag.hold && !ag.deaf)
-        argus_pull_serve(&ag.pull, &ag.cd);
-    if (ag.o.parent < 0) {
-        if (ag.condense && argus_rootbatch_poll(&ag.rb, argus_clock_monotonic_ns())) {
-            ag.sending = 0; /* answered, or too late */
+    if (agent.hold && !agent.deaf)
+        argus_pull_serve(&agent.pull, &agent.cd);
+    if (agent.o.parent < 0) {
+        if (agent.condense && argus_rootbatch_poll(&agent.rb, argus_clock_monotonic_ns())) {
+            agent.sending = 0; /* answered, or too late */
             root_finish(0);
         }
         return;
     }
-    if (!ag.sending)
+    if (!agent.sending)
         return;
     int done = 0;
-    if (MPI_Test(&ag.sreq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+    if (MPI_Test(&agent.sreq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
         argus_log_once(ARGUS_LOG_WARN, "send-fail", "rank %d: a window send failed",
-                       ag.o.rank);
+                       agent.o.rank);
         done = 1;
     }
     if (done)
-        ag.sending = 0;
+        agent.sending = 0;
 }
 
 /* Rank 0: the ready batch into the job store (condensed: its own final flag counts). */
 static void root_finish(int final)
 {
-    if (ag.condense) {
-        final = argus_rootbatch_deliver(&ag.rb, ag.o.r0);
+    if (agent.condense) {
+        final = argus_rootbatch_deliver(&agent.rb, agent.o.r0);
     } else {
-        argus_rank0_ingest(ag.o.r0, ag.out.p, ag.out.len);
-        ag.out.len = 0;
+        argus_rank0_ingest(agent.o.r0, agent.out.p, agent.out.len);
+        agent.out.len = 0;
         if (!final)
-            argus_rank0_report(ag.o.r0, 0);
+            argus_rank0_report(agent.o.r0, 0);
     }
-    ag.st.windows_sent++;
+    agent.st.windows_sent++;
     if (final)
-        ag.sent_final = 1;
+        agent.sent_final = 1;
 }
 
 /* Rank 0: the outbox into the job store; when condensing, in two steps around a pull
@@ -239,14 +241,14 @@ static void root_finish(int final)
  * later windows wait in the outbox (children's messages keep arriving there). */
 static void root_ship(int final)
 {
-    if (ag.sending) {
-        ag.fwd_pending = 1 + final;
+    if (agent.sending) {
+        agent.fwd_pending = 1 + final;
         return;
     }
-    ag.fwd_pending = 0;
-    const uint64_t dl = argus_clock_monotonic_ns() + (uint64_t)ag.o.deadline_ms * 1000000ull;
-    if (ag.condense && argus_rootbatch_begin(&ag.rb, &ag.out, final, dl)) {
-        ag.sending = 1;
+    agent.fwd_pending = 0;
+    const uint64_t dl = argus_clock_monotonic_ns() + (uint64_t)agent.o.deadline_ms * 1000000ull;
+    if (agent.condense && argus_rootbatch_begin(&agent.rb, &agent.out, final, dl)) {
+        agent.sending = 1;
         return;
     }
     root_finish(final);
@@ -255,10 +257,10 @@ static void root_ship(int final)
 /* Rank 0 abandoning the exchange: a pull in flight ends now with what answered. */
 static void root_no_wait(void)
 {
-    if (ag.o.parent >= 0 || !ag.sending)
+    if (agent.o.parent >= 0 || !agent.sending)
         return;
-    argus_rootbatch_poll(&ag.rb, UINT64_MAX);
-    ag.sending = 0;
+    argus_rootbatch_poll(&agent.rb, UINT64_MAX);
+    agent.sending = 0;
     root_finish(0);
 }
 
@@ -266,58 +268,60 @@ static void root_no_wait(void)
  * later windows wait in the outbox and go together) or, on rank 0, into the job store. */
 static void ship(int final)
 {
-    const uint8_t *recs = ag.out.p;
-    size_t nrecs = ag.out.len;
+    const uint8_t *recs = agent.out.p;
+    size_t nrecs = agent.out.len;
     uint64_t bad = 0;
-    if (ag.o.parent < 0) {
+    if (agent.o.parent < 0) {
         root_ship(final);
         return;
     }
-    if (ag.condense && !ag.sending) { /* reduce/condense.h */
-        if (argus_condense_run(&ag.cd, ag.out.p, ag.out.len, ag.hold ? ARGUS_CONDENSE_HOLD :
-                               ARGUS_CONDENSE_UP, &bad) || bad)
+    if (agent.condense && !agent.sending) { /* reduce/condense.h */
+        if (argus_condense_run(&agent.cd, agent.out.p, agent.out.len,
+                               agent.hold ? ARGUS_CONDENSE_HOLD : ARGUS_CONDENSE_UP, &bad)
+            || bad)
             argus_log_once(ARGUS_LOG_WARN, "condense", "rank %d: %s while condensing a "
-                           "window", ag.o.rank, bad ? "damaged records skipped" : "out of "
+                           "window", agent.o.rank, bad ? "damaged records skipped" : "out of "
                            "memory: its summaries are lost");
-        recs = ag.cd.out;
-        nrecs = ag.cd.outlen;
-        ag.out.len = 0;
+        recs = agent.cd.out;
+        nrecs = agent.cd.outlen;
+        agent.out.len = 0;
     }
-    if (ag.sending) {
-        ag.fwd_pending = 1 + final;
+    if (agent.sending) {
+        agent.fwd_pending = 1 + final;
         return;
     }
-    if (ag.mute) { /* test knob: a rank that stops sending */
-        ag.out.len = ag.miss.len = 0;
-        ag.fwd_pending = 0;
-        ag.sent_final = final;
+    if (agent.mute) { /* test knob: a rank that stops sending */
+        agent.out.len = agent.miss.len = 0;
+        agent.fwd_pending = 0;
+        agent.sent_final = final;
         return;
     }
     struct argus_treemsg m = {
         .flags = (uint16_t)(final ? ARGUS_TREEMSG_FINAL : 0),
-        .window = ag.fwd_next ? ag.fwd_next - 1 : 0,
-        .miss = (const struct argus_treemsg_miss *)(const void *)ag.miss.p,
-        .nmissing = (uint32_t)(ag.miss.len / sizeof(struct argus_treemsg_miss)),
-        .agg = ag.cd.enc, .agg_len = ag.condense ? ag.cd.enclen : 0,
+        .window = agent.fwd_next ? agent.fwd_next - 1 : 0,
+        .miss = (const struct argus_treemsg_miss *)(const void *)agent.miss.p,
+        .nmissing = (uint32_t)(agent.miss.len / sizeof(struct argus_treemsg_miss)),
+        .agg = agent.cd.enc, .agg_len = agent.condense ? agent.cd.enclen : 0,
         .recs = recs, .recs_len = nrecs};
-    if (argus_treemsg_build(&ag.send, &m) != 0)
+    if (argus_treemsg_build(&agent.send, &m) != 0)
         argus_log_once(ARGUS_LOG_WARN, "send-oom", "rank %d: a window is too large or out of "
-                       "memory; it is lost", ag.o.rank);
-    ag.miss.len = 0;
-    ag.out.len = 0;
-    ag.fwd_pending = 0;
-    if (MPI_Isend(ag.send.p, (int)ag.send.len, MPI_BYTE, ag.o.parent, TAG_WIN, ag.o.comm,
-                  &ag.sreq) != MPI_SUCCESS) {
+                       "memory; it is lost", agent.o.rank);
+    agent.miss.len = 0;
+    agent.out.len = 0;
+    agent.fwd_pending = 0;
+    if (MPI_Isend(agent.send.p, (int)agent.send.len, MPI_BYTE, agent.o.parent, TAG_WIN,
+                  agent.o.comm, &agent.sreq)
+        != MPI_SUCCESS) {
         argus_log_once(ARGUS_LOG_WARN, "send-fail", "rank %d: a window send failed",
-                       ag.o.rank);
+                       agent.o.rank);
         return;
     }
-    ag.sending = 1;
-    ag.st.bytes_sent += ag.send.len;
-    ag.st.windows_sent++;
+    agent.sending = 1;
+    agent.st.bytes_sent += agent.send.len;
+    agent.st.windows_sent++;
     if (final) {
-        ag.sent_final = 1;
-        ag.final_at = argus_clock_monotonic_ns();
+        agent.sent_final = 1;
+        agent.final_at = argus_clock_monotonic_ns();
     }
 }
 
@@ -325,38 +329,38 @@ static void ship(int final)
  * passed (late children are marked missing and not waited on again). */
 static void try_forward(uint64_t now)
 {
-    if (ag.fwd_pending && !ag.sending) {
-        ship(ag.fwd_pending == 2);
+    if (agent.fwd_pending && !agent.sending) {
+        ship(agent.fwd_pending == 2);
         return;
     }
-    while (ag.fwd_next < ag.own_taken && !ag.sent_final) {
-        uint64_t w = ag.fwd_next;
-        int last = ag.own_final && w + 1 == ag.own_taken;
-        uint64_t dl = ag.t_ready[w % 64] +
-                      (uint64_t)ag.o.deadline_ms * 1000000ull * (uint64_t)ag.o.height;
+    while (agent.fwd_next < agent.own_taken && !agent.sent_final) {
+        uint64_t w = agent.fwd_next;
+        int last = agent.own_final && w + 1 == agent.own_taken;
+        uint64_t dl = agent.t_ready[w % 64] +
+                      (uint64_t)agent.o.deadline_ms * 1000000ull * (uint64_t)agent.o.height;
         int waiting = 0;
-        for (int i = 0; i < ag.o.nchildren; i++) {
-            struct child *c = &ag.ch[i];
+        for (int i = 0; i < agent.o.nchildren; i++) {
+            struct child *c = &agent.ch[i];
             if (c->missing || c->final)
                 continue;
             if (c->got > w && !last)
                 continue;
             waiting = 1;
         }
-        if (waiting && now < dl && !atomic_load(&ag.abort_now))
+        if (waiting && now < dl && !atomic_load(&agent.abort_now))
             return;
-        for (int i = 0; i < ag.o.nchildren; i++) {
-            struct child *c = &ag.ch[i];
+        for (int i = 0; i < agent.o.nchildren; i++) {
+            struct child *c = &agent.ch[i];
             if (c->missing || c->final || (c->got > w && !last))
                 continue;
             c->missing = 1;
-            argus_pull_forget(&ag.pull, i);
+            argus_pull_forget(&agent.pull, i);
             add_miss((uint32_t)c->rank, c->got);
             argus_log(ARGUS_LOG_WARN, "rank %d: rank %d (and the ranks below it) sent nothing "
-                      "for window %llu within the deadline; marked missing", ag.o.rank,
+                      "for window %llu within the deadline; marked missing", agent.o.rank,
                       c->rank, (unsigned long long)c->got);
         }
-        ag.fwd_next = w + 1;
+        agent.fwd_next = w + 1;
         ship(last);
     }
 }
@@ -365,11 +369,11 @@ static void try_forward(uint64_t now)
  * every deadline for that (pull.h). */
 static int finished(void)
 {
-    if (!ag.sent_final || ag.sending || ag.fwd_pending)
+    if (!agent.sent_final || agent.sending || agent.fwd_pending)
         return 0;
-    return !ag.hold || argus_pull_released(&ag.pull) ||
-           argus_clock_monotonic_ns() - ag.final_at >
-               (uint64_t)ag.o.deadline_ms * 1000000ull * (uint64_t)(ag.o.height + 3);
+    return !agent.hold || argus_pull_released(&agent.pull) ||
+           argus_clock_monotonic_ns() - agent.final_at >
+               (uint64_t)agent.o.deadline_ms * 1000000ull * (uint64_t)(agent.o.height + 3);
 }
 
 static double thread_cpu_s(void)
@@ -393,12 +397,12 @@ static void run_loop(int threaded, uint64_t until)
         try_forward(argus_clock_monotonic_ns());
         if (threaded) { /* keep the clock offset current; L4 trace requests */
             any |= argus_clockkeep_poll();
-            atomic_store(&ag.offset, argus_clockkeep_offset());
-            any |= argus_tracereq_poll(atomic_load(&ag.offset), 0);
+            atomic_store(&agent.offset, argus_clockkeep_offset());
+            any |= argus_tracereq_poll(atomic_load(&agent.offset), 0);
         }
         if (until && argus_clock_monotonic_ns() >= until)
-            atomic_store(&ag.abort_now, 1);
-        if (atomic_load(&ag.abort_now))
+            atomic_store(&agent.abort_now, 1);
+        if (atomic_load(&agent.abort_now))
             break;
         if (any) {
             idle_ns = POLL_NS;
@@ -408,9 +412,9 @@ static void run_loop(int threaded, uint64_t until)
          * transfers need progress, so never more than POLL_MAX_NS */
         idle_ns = idle_ns * 2 > POLL_MAX_NS ? POLL_MAX_NS : idle_ns * 2;
         if (threaded) {
-            int busy = ag.sending || ag.fwd_next < ag.own_taken;
-            for (int i = 0; i < ag.o.nchildren; i++)
-                busy |= ag.ch[i].rx.posted;
+            int busy = agent.sending || agent.fwd_next < agent.own_taken;
+            for (int i = 0; i < agent.o.nchildren; i++)
+                busy |= agent.ch[i].rx.posted;
             argus_handoff_wait(busy ? POLL_NS : idle_ns);
         } else {
             struct timespec ts = {0, POLL_NS / 4};
@@ -419,33 +423,33 @@ static void run_loop(int threaded, uint64_t until)
     }
     if (!finished()) {
         /* Abandoned: leave requests to MPI, and let rank 0 report what it holds. */
-        for (int i = 0; i < ag.o.nchildren; i++) {
-            struct child *c = &ag.ch[i];
+        for (int i = 0; i < agent.o.nchildren; i++) {
+            struct child *c = &agent.ch[i];
             if (!c->final && !c->missing) {
                 c->missing = 1;
-                argus_pull_forget(&ag.pull, i);
+                argus_pull_forget(&agent.pull, i);
                 add_miss((uint32_t)c->rank, c->got);
             }
             argus_recv_abandon(&c->rx);
         }
-        if (ag.sending && ag.o.parent >= 0)
-            MPI_Request_free(&ag.sreq);
+        if (agent.sending && agent.o.parent >= 0)
+            MPI_Request_free(&agent.sreq);
         root_no_wait();
-        ag.sending = 0;
-        if (ag.o.parent < 0 && !ag.sent_final)
+        agent.sending = 0;
+        if (agent.o.parent < 0 && !agent.sent_final)
             ship(1);
         root_no_wait();
     }
-    argus_tracereq_finish(atomic_load(&ag.offset), threaded && !atomic_load(&ag.abort_now));
+    argus_tracereq_finish(atomic_load(&agent.offset), threaded && !atomic_load(&agent.abort_now));
     argus_clockkeep_free();
-    if (ag.o.parent < 0) {
-        ag.st.thread_cpu_s = thread_cpu_s();
-        argus_rank0_report(ag.o.r0, 1);
-        ag.o.r0->spilled_windows = argus_handoff_spilled();
-        argus_rank0_write_reduce_json(ag.o.r0, threaded ? ag.st.thread_cpu_s : -1.0,
+    if (agent.o.parent < 0) {
+        agent.st.thread_cpu_s = thread_cpu_s();
+        argus_rank0_report(agent.o.r0, 1);
+        agent.o.r0->spilled_windows = argus_handoff_spilled();
+        argus_rank0_write_reduce_json(agent.o.r0, threaded ? agent.st.thread_cpu_s : -1.0,
                                       argus_handoff_dropped(),
-                                      ag.st.bytes_in + ag.pull.bytes_in);
-        argus_rank0_close(ag.o.r0);
+                                      agent.st.bytes_in + agent.pull.bytes_in);
+        argus_rank0_close(agent.o.r0);
     }
 }
 
@@ -453,13 +457,13 @@ static void run_loop(int threaded, uint64_t until)
 static void sync_clock(int keep)
 {
     int64_t off = 0;
-    if (ag.o.parent < 0 && ag.o.nchildren == 0)
+    if (agent.o.parent < 0 && agent.o.nchildren == 0)
         return;
-    if (argus_clocksync_run(ag.o.comm, ag.o.parent, ag.kids, ag.o.nchildren, 16,
-                            ag.o.deadline_ms, &off) == 0)
-        atomic_store(&ag.offset, off);
+    if (argus_clocksync_run(agent.o.comm, agent.o.parent, agent.kids, agent.o.nchildren, 16,
+                            agent.o.deadline_ms, &off) == 0)
+        atomic_store(&agent.offset, off);
     if (keep)
-        argus_clockkeep_init(ag.o.comm, ag.o.parent, off, ag.o.clock_sync_ms);
+        argus_clockkeep_init(agent.o.comm, agent.o.parent, off, agent.o.clock_sync_ms);
 }
 
 static void *agent_main(void *arg)
@@ -467,11 +471,11 @@ static void *agent_main(void *arg)
     (void)arg;
     sync_clock(1);
     run_loop(1, 0);
-    ag.st.thread_cpu_s = thread_cpu_s();
-    pthread_mutex_lock(&ag.mu);
-    ag.done = 1;
-    pthread_cond_broadcast(&ag.cv);
-    pthread_mutex_unlock(&ag.mu);
+    agent.st.thread_cpu_s = thread_cpu_s();
+    pthread_mutex_lock(&agent.mu);
+    agent.done = 1;
+    pthread_cond_broadcast(&agent.cv);
+    pthread_mutex_unlock(&agent.mu);
     return NULL;
 }
 
@@ -480,38 +484,38 @@ int argus_agent_start(const struct argus_agent_opts *o)
     int rc = -ENOMEM;
     size_t reserve = (size_t)o->window * argus_summary_encoded_max(64);
 
-    memset(&ag, 0, sizeof ag);
-    ag.o = *o;
-    pthread_mutex_init(&ag.mu, NULL);
-    pthread_cond_init(&ag.cv, NULL);
-    ag.kids = calloc((size_t)(o->nchildren + 1), sizeof *ag.kids);
-    ag.ch = calloc((size_t)(o->nchildren + 1), sizeof *ag.ch);
-    if (!ag.kids || !ag.ch)
+    memset(&agent, 0, sizeof agent);
+    agent.o = *o;
+    pthread_mutex_init(&agent.mu, NULL);
+    pthread_cond_init(&agent.cv, NULL);
+    agent.kids = calloc((size_t)(o->nchildren + 1), sizeof *agent.kids);
+    agent.ch = calloc((size_t)(o->nchildren + 1), sizeof *agent.ch);
+    if (!agent.kids || !agent.ch)
         goto fail;
     for (int i = 0; i < o->nchildren; i++) {
-        ag.kids[i] = o->children[i];
-        ag.ch[i].rank = o->children[i];
+        agent.kids[i] = o->children[i];
+        agent.ch[i].rank = o->children[i];
     }
-    ag.o.children = ag.kids;
-    ag.condense = o->condense && (o->nchildren > 0 || o->parent < 0);
-    ag.hold = ag.condense && o->parent == 0;
-    argus_rootbatch_init(&ag.rb, &ag.cd, &ag.pull);
-    if ((ag.condense && argus_condense_init(&ag.cd, (uint32_t)o->size) != 0) ||
-        argus_pull_init(&ag.pull, o->comm, o->parent < 0 ? ag.kids : NULL,
-                        o->parent < 0 ? o->nchildren : 0, ag.hold ? 0 : -1) != 0 ||
+    agent.o.children = agent.kids;
+    agent.condense = o->condense && (o->nchildren > 0 || o->parent < 0);
+    agent.hold = agent.condense && o->parent == 0;
+    argus_rootbatch_init(&agent.rb, &agent.cd, &agent.pull);
+    if ((agent.condense && argus_condense_init(&agent.cd, (uint32_t)o->size) != 0) ||
+        argus_pull_init(&agent.pull, o->comm, o->parent < 0 ? agent.kids : NULL,
+                        o->parent < 0 ? o->nchildren : 0, agent.hold ? 0 : -1) != 0 ||
         argus_handoff_init(o->window, o->rank, reserve) != 0)
         goto fail;
     const char *mute = getenv("ARGUS_TEST_MUTE_RANK");
-    ag.mute = mute && atoi(mute) == o->rank && o->rank > 0;
+    agent.mute = mute && atoi(mute) == o->rank && o->rank > 0;
     const char *deaf = getenv("ARGUS_TEST_DEAF_PULL_RANK");
-    ag.deaf = deaf && atoi(deaf) == o->rank && o->rank > 0;
+    agent.deaf = deaf && atoi(deaf) == o->rank && o->rank > 0;
     return 0;
 fail:
-    argus_condense_free(&ag.cd);
-    argus_pull_free(&ag.pull);
-    free(ag.kids);
-    free(ag.ch);
-    memset(&ag, 0, sizeof ag);
+    argus_condense_free(&agent.cd);
+    argus_pull_free(&agent.pull);
+    free(agent.kids);
+    free(agent.ch);
+    memset(&agent, 0, sizeof agent);
     return rc;
 }
 
@@ -519,18 +523,18 @@ int argus_agent_go(void)
 {
     int rc = 0;
 
-    if (ag.o.threaded) {
-        rc = -pthread_create(&ag.th, NULL, agent_main, NULL);
+    if (agent.o.threaded) {
+        rc = -pthread_create(&agent.th, NULL, agent_main, NULL);
         if (rc == 0) {
-            ag.thread_on = 1;
+            agent.thread_on = 1;
             return 0;
         }
-        ag.o.threaded = 0;
+        agent.o.threaded = 0;
     }
     /* Nothing is consumed before MPI_Finalize: windows past the ring wait on local disk. */
     if (argus_handoff_spill_to_file() != 0)
         argus_log_once(ARGUS_LOG_WARN, "spill-open", "rank %d: no node-local file for "
-                       "windows; they wait in memory", ag.o.rank);
+                       "windows; they wait in memory", agent.o.rank);
     sync_clock(0);
     return rc;
 }
@@ -538,19 +542,19 @@ int argus_agent_go(void)
 static void agent_free(void)
 {
     argus_handoff_free();
-    for (int i = 0; i < ag.o.nchildren && ag.ch; i++)
-        free(ag.ch[i].rx.buf.p);
-    free(ag.kids);
-    free(ag.ch);
-    free(ag.out.p);
-    free(ag.send.p);
-    free(ag.miss.p);
-    argus_rootbatch_free(&ag.rb);
-    argus_condense_free(&ag.cd);
-    argus_pull_free(&ag.pull);
-    pthread_mutex_destroy(&ag.mu);
-    pthread_cond_destroy(&ag.cv);
-    memset(&ag, 0, sizeof ag);
+    for (int i = 0; i < agent.o.nchildren && agent.ch; i++)
+        free(agent.ch[i].rx.buf.p);
+    free(agent.kids);
+    free(agent.ch);
+    free(agent.out.p);
+    free(agent.send.p);
+    free(agent.miss.p);
+    argus_rootbatch_free(&agent.rb);
+    argus_condense_free(&agent.cd);
+    argus_pull_free(&agent.pull);
+    pthread_mutex_destroy(&agent.mu);
+    pthread_cond_destroy(&agent.cv);
+    memset(&agent, 0, sizeof agent);
 }
 
 void argus_agent_abandon(void)
@@ -563,10 +567,10 @@ static int wait_done_locked(uint64_t until_ns)
 {
     struct timespec ts = {.tv_sec = (time_t)(until_ns / 1000000000ull),
                           .tv_nsec = (long)(until_ns % 1000000000ull)};
-    while (!ag.done)
-        if (pthread_cond_timedwait(&ag.cv, &ag.mu, &ts) == ETIMEDOUT)
+    while (!agent.done)
+        if (pthread_cond_timedwait(&agent.cv, &agent.mu, &ts) == ETIMEDOUT)
             break;
-    return ag.done;
+    return agent.done;
 }
 
 int argus_agent_finish(void)
@@ -575,35 +579,35 @@ int argus_agent_finish(void)
 
     argus_handoff_close();
 
-    if (!ag.thread_on) {
+    if (!agent.thread_on) {
         /* No Argus thread: run the exchange here, for at most finalize_ms; then abandon
          * it as the threaded path does. */
-        run_loop(0, argus_clock_monotonic_ns() + (uint64_t)ag.o.finalize_ms * 1000000ull);
+        run_loop(0, argus_clock_monotonic_ns() + (uint64_t)agent.o.finalize_ms * 1000000ull);
         agent_free();
         return 0;
     }
-    pthread_mutex_lock(&ag.mu);
-    int ok = wait_done_locked(t0 + (uint64_t)ag.o.finalize_ms * 1000000ull);
+    pthread_mutex_lock(&agent.mu);
+    int ok = wait_done_locked(t0 + (uint64_t)agent.o.finalize_ms * 1000000ull);
     if (!ok) {
-        atomic_store(&ag.abort_now, 1);
+        atomic_store(&agent.abort_now, 1);
         argus_handoff_kick(); /* wake the thread from its wait for a window */
         argus_log(ARGUS_LOG_WARN, "rank %d: Argus's last exchange took longer than %ld ms; "
-                  "abandoned", ag.o.rank, ag.o.finalize_ms);
+                  "abandoned", agent.o.rank, agent.o.finalize_ms);
         ok = wait_done_locked(argus_clock_realtime_ns() + GRACE_MS * 1000000ull);
     }
-    pthread_mutex_unlock(&ag.mu);
+    pthread_mutex_unlock(&agent.mu);
     if (!ok) {
-        pthread_detach(ag.th); /* stuck inside MPI: leave it, never hang the app */
+        pthread_detach(agent.th); /* stuck inside MPI: leave it, never hang the app */
         return -ETIMEDOUT;
     }
-    pthread_join(ag.th, NULL);
-    ag.thread_on = 0;
+    pthread_join(agent.th, NULL);
+    agent.thread_on = 0;
     agent_free();
     return 0;
 }
 
 void argus_agent_get_stats(struct argus_agent_stats *st)
 {
-    *st = ag.st;
+    *st = agent.st;
     st->dropped_summaries = argus_handoff_dropped();
 }

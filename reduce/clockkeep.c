@@ -42,21 +42,21 @@ static struct {
     MPI_Request preq[2];     /* ping send, pong receive */
     int ping_out;
     uint64_t bursts;
-} ck;
+} clockkeep;
 
 int argus_clockkeep_init(MPI_Comm comm, int parent, int64_t start_offset, long period_ms)
 {
-    memset(&ck, 0, sizeof ck);
-    ck.comm = comm;
-    ck.parent = parent;
-    ck.period_ns = period_ms > 0 ? (uint64_t)period_ms * 1000000ull : 0;
-    ck.offset = start_offset;
-    argus_clockfit_init(&ck.fit, (int64_t)argus_clocksync_now(), start_offset);
+    memset(&clockkeep, 0, sizeof clockkeep);
+    clockkeep.comm = comm;
+    clockkeep.parent = parent;
+    clockkeep.period_ns = period_ms > 0 ? (uint64_t)period_ms * 1000000ull : 0;
+    clockkeep.offset = start_offset;
+    argus_clockfit_init(&clockkeep.fit, (int64_t)argus_clocksync_now(), start_offset);
     for (int i = 0; i < SLOTS; i++)
-        ck.oreq[i] = MPI_REQUEST_NULL;
-    ck.preq[0] = ck.preq[1] = MPI_REQUEST_NULL;
-    ck.next_burst = argus_clock_monotonic_ns() + ck.period_ns;
-    ck.on = 1;
+        clockkeep.oreq[i] = MPI_REQUEST_NULL;
+    clockkeep.preq[0] = clockkeep.preq[1] = MPI_REQUEST_NULL;
+    clockkeep.next_burst = argus_clock_monotonic_ns() + clockkeep.period_ns;
+    clockkeep.on = 1;
     return 0;
 }
 
@@ -69,16 +69,16 @@ static int answer(void)
     for (;;) {
         int slot = -1, flag = 0, done = 0;
         for (int i = 0; i < SLOTS && slot < 0; i++) {
-            if (ck.oreq[i] != MPI_REQUEST_NULL)
-                MPI_Test(&ck.oreq[i], &done, MPI_STATUS_IGNORE);
-            if (ck.oreq[i] == MPI_REQUEST_NULL)
+            if (clockkeep.oreq[i] != MPI_REQUEST_NULL)
+                MPI_Test(&clockkeep.oreq[i], &done, MPI_STATUS_IGNORE);
+            if (clockkeep.oreq[i] == MPI_REQUEST_NULL)
                 slot = i;
         }
         if (slot < 0)
             return any;
         MPI_Message msg;
         MPI_Status st;
-        if (MPI_Improbe(MPI_ANY_SOURCE, TAG_KPING, ck.comm, &flag, &msg, &st) != MPI_SUCCESS)
+        if (MPI_Improbe(MPI_ANY_SOURCE, TAG_KPING, clockkeep.comm, &flag, &msg, &st) != MPI_SUCCESS)
             return any;
         if (!flag) {
             /* after an answer, stay a moment for the burst's next ping */
@@ -91,12 +91,13 @@ static int answer(void)
         MPI_Get_count(&st, MPI_BYTE, &count);
         MPI_Mrecv(&seq, count == (int)sizeof seq ? count : 0, MPI_BYTE, &msg,
                   MPI_STATUS_IGNORE);
-        ck.out[slot] = (struct pong){seq, argus_clocksync_now(), ck.offset,
-                                     ck.parent < 0 ? 0
-                                     : ck.fit.rated ? argus_clockfit_uncertainty(&ck.fit)
-                                                    : -1};
-        MPI_Isend(&ck.out[slot], (int)sizeof ck.out[slot], MPI_BYTE, st.MPI_SOURCE, TAG_KPONG,
-                  ck.comm, &ck.oreq[slot]);
+        clockkeep.out[slot] =
+            (struct pong){seq, argus_clocksync_now(), clockkeep.offset,
+                          clockkeep.parent < 0  ? 0
+                          : clockkeep.fit.rated ? argus_clockfit_uncertainty(&clockkeep.fit)
+                                                : -1};
+        MPI_Isend(&clockkeep.out[slot], (int)sizeof clockkeep.out[slot], MPI_BYTE, st.MPI_SOURCE,
+                  TAG_KPONG, clockkeep.comm, &clockkeep.oreq[slot]);
         any = 1;
         last = argus_clock_monotonic_ns();
     }
@@ -104,101 +105,103 @@ static int answer(void)
 
 static void burst_end(void)
 {
-    if (ck.taken) {
-        argus_clockfit_solve(&ck.fit);
-        ck.bursts++;
+    if (clockkeep.taken) {
+        argus_clockfit_solve(&clockkeep.fit);
+        clockkeep.bursts++;
     }
-    ck.burst_until = 0;
-    ck.next_burst = argus_clock_monotonic_ns() + ck.period_ns;
+    clockkeep.burst_until = 0;
+    clockkeep.next_burst = argus_clock_monotonic_ns() + clockkeep.period_ns;
 }
 
 /* Advance the own burst of pings to the parent. */
 static int measure(uint64_t mono)
 {
-    if (ck.parent < 0 || ck.period_ns == 0)
+    if (clockkeep.parent < 0 || clockkeep.period_ns == 0)
         return 0;
-    if (!ck.burst_until) {
-        if (mono < ck.next_burst)
+    if (!clockkeep.burst_until) {
+        if (mono < clockkeep.next_burst)
             return 0;
-        ck.burst_until = mono + ARGUS_CLOCKKEEP_BURST_MS * 1000000ull;
-        ck.pings = ck.taken = 0;
-        ck.burst_clock = argus_clocksync_now();
+        clockkeep.burst_until = mono + ARGUS_CLOCKKEEP_BURST_MS * 1000000ull;
+        clockkeep.pings = clockkeep.taken = 0;
+        clockkeep.burst_clock = argus_clocksync_now();
     }
-    if (!ck.ping_out) {
-        ck.ping_buf = ++ck.seq;
-        MPI_Irecv(&ck.in, (int)sizeof ck.in, MPI_BYTE, ck.parent, TAG_KPONG, ck.comm,
-                  &ck.preq[1]);
-        ck.t1 = argus_clocksync_now();
-        MPI_Isend(&ck.ping_buf, (int)sizeof ck.ping_buf, MPI_BYTE, ck.parent, TAG_KPING,
-                  ck.comm, &ck.preq[0]);
-        ck.ping_out = 1;
+    if (!clockkeep.ping_out) {
+        clockkeep.ping_buf = ++clockkeep.seq;
+        MPI_Irecv(&clockkeep.in, (int)sizeof clockkeep.in, MPI_BYTE, clockkeep.parent, TAG_KPONG,
+                  clockkeep.comm, &clockkeep.preq[1]);
+        clockkeep.t1 = argus_clocksync_now();
+        MPI_Isend(&clockkeep.ping_buf, (int)sizeof clockkeep.ping_buf, MPI_BYTE, clockkeep.parent,
+                  TAG_KPING, clockkeep.comm, &clockkeep.preq[0]);
+        clockkeep.ping_out = 1;
     }
     /* wait for the pong a little: a pong noticed only at the next turn of the caller's
      * loop has a return leg as long as that loop's sleep, on every ping alike */
     int done = 0;
     const uint64_t spin_until = argus_clock_monotonic_ns() + SPIN_NS;
     do
-        MPI_Testall(2, ck.preq, &done, MPI_STATUSES_IGNORE);
+        MPI_Testall(2, clockkeep.preq, &done, MPI_STATUSES_IGNORE);
     while (!done && argus_clock_monotonic_ns() < spin_until);
     if (!done) {
-        if (mono > ck.burst_until) /* the parent is busy or gone: try again later; the
+        if (mono > clockkeep.burst_until) /* the parent is busy or gone: try again later; the
                                     * receive stays posted and takes the late pong */
             burst_end();
         return 0;
     }
     uint64_t t2 = argus_clocksync_now();
-    ck.ping_out = 0;
+    clockkeep.ping_out = 0;
     /* a pong that outlived an abandoned burst belongs to an older ping: not a bound;
      * nor is one from a parent whose own offset has not yet followed its drift (its
      * error would stay in our window for 16 bursts); the parent's uncertainty widens
      * the bound */
-    if (ck.in.seq == ck.seq && ck.t1 >= ck.burst_clock && ck.in.server_err >= 0) {
-        argus_clockfit_add(&ck.fit, (int64_t)ck.t1, (int64_t)t2,
-                           (int64_t)ck.in.t_server + ck.in.server_offset, ck.in.server_err);
-        ck.taken++;
+    if (clockkeep.in.seq == clockkeep.seq && clockkeep.t1 >= clockkeep.burst_clock
+        && clockkeep.in.server_err >= 0) {
+        argus_clockfit_add(&clockkeep.fit, (int64_t)clockkeep.t1, (int64_t)t2,
+                           (int64_t)clockkeep.in.t_server + clockkeep.in.server_offset,
+                           clockkeep.in.server_err);
+        clockkeep.taken++;
     }
-    if (++ck.pings >= ARGUS_CLOCKKEEP_BURST)
+    if (++clockkeep.pings >= ARGUS_CLOCKKEEP_BURST)
         burst_end();
     return 1;
 }
 
 int argus_clockkeep_poll(void)
 {
-    if (!ck.on)
+    if (!clockkeep.on)
         return 0;
     int any = answer();
     any |= measure(argus_clock_monotonic_ns());
-    ck.offset = argus_clockfit_at(&ck.fit, (int64_t)argus_clocksync_now());
+    clockkeep.offset = argus_clockfit_at(&clockkeep.fit, (int64_t)argus_clocksync_now());
     return any;
 }
 
 int64_t argus_clockkeep_offset(void)
 {
-    return ck.offset;
+    return clockkeep.offset;
 }
 
 uint64_t argus_clockkeep_bursts(void)
 {
-    return ck.bursts;
+    return clockkeep.bursts;
 }
 
 int64_t argus_clockkeep_band(void)
 {
-    return (int64_t)ck.fit.width;
+    return (int64_t)clockkeep.fit.width;
 }
 
 void argus_clockkeep_free(void)
 {
-    if (!ck.on)
+    if (!clockkeep.on)
         return;
     for (int i = 0; i < SLOTS; i++)
-        if (ck.oreq[i] != MPI_REQUEST_NULL)
-            MPI_Request_free(&ck.oreq[i]);
+        if (clockkeep.oreq[i] != MPI_REQUEST_NULL)
+            MPI_Request_free(&clockkeep.oreq[i]);
     for (int i = 0; i < 2; i++)
-        if (ck.preq[i] != MPI_REQUEST_NULL) {
+        if (clockkeep.preq[i] != MPI_REQUEST_NULL) {
             if (i == 1)
-                MPI_Cancel(&ck.preq[i]);
-            MPI_Request_free(&ck.preq[i]);
+                MPI_Cancel(&clockkeep.preq[i]);
+            MPI_Request_free(&clockkeep.preq[i]);
         }
-    memset(&ck, 0, sizeof ck);
+    memset(&clockkeep, 0, sizeof clockkeep);
 }

@@ -47,7 +47,7 @@ static struct {
     uint64_t spill_next;      /* id of the next unread spilled window */
     uint8_t *rbuf;            /* a spilled window read back (consumer) */
     size_t rcap;
-} ho;
+} handoff;
 
 #define SPILL_MAGIC 0x4c505341u /* "ASPL" */
 struct spill_hdr {
@@ -57,20 +57,20 @@ struct spill_hdr {
 
 int argus_handoff_init(long window, int rank, size_t reserve)
 {
-    memset(&ho, 0, sizeof ho);
-    ho.window = window;
-    ho.rank = rank;
-    pthread_mutex_init(&ho.mu, NULL);
-    pthread_cond_init(&ho.cv, NULL);
-    ho.scratch = malloc(sizeof *ho.scratch);
-    if (!ho.scratch)
+    memset(&handoff, 0, sizeof handoff);
+    handoff.window = window;
+    handoff.rank = rank;
+    pthread_mutex_init(&handoff.mu, NULL);
+    pthread_cond_init(&handoff.cv, NULL);
+    handoff.scratch = malloc(sizeof *handoff.scratch);
+    if (!handoff.scratch)
         goto fail;
     for (int i = 0; i < NBUF; i++)
-        if (argus_window_init(&ho.bufs[i], i == 0 ? reserve : 4096) != 0)
+        if (argus_window_init(&handoff.bufs[i], i == 0 ? reserve : 4096) != 0)
             goto fail;
-    ho.fill = 0;
-    ho.bstate[0] = B_FILL;
-    ho.spill_fd = -1;
+    handoff.fill = 0;
+    handoff.bstate[0] = B_FILL;
+    handoff.spill_fd = -1;
     return 0;
 fail:
     argus_handoff_free();
@@ -80,14 +80,14 @@ fail:
 void argus_handoff_free(void)
 {
     for (int i = 0; i < NBUF; i++)
-        argus_window_free(&ho.bufs[i]);
-    free(ho.scratch);
-    free(ho.rbuf);
-    if (ho.spill_fd >= 0)
-        close(ho.spill_fd);
-    pthread_mutex_destroy(&ho.mu);
-    pthread_cond_destroy(&ho.cv);
-    memset(&ho, 0, sizeof ho);
+        argus_window_free(&handoff.bufs[i]);
+    free(handoff.scratch);
+    free(handoff.rbuf);
+    if (handoff.spill_fd >= 0)
+        close(handoff.spill_fd);
+    pthread_mutex_destroy(&handoff.mu);
+    pthread_cond_destroy(&handoff.cv);
+    memset(&handoff, 0, sizeof handoff);
 }
 
 /* ---- producer (application thread) ------------------------------------------------- */
@@ -95,7 +95,7 @@ void argus_handoff_free(void)
 static int find_free(void)
 {
     for (int i = 0; i < NBUF; i++)
-        if (ho.bstate[i] == B_FREE)
+        if (handoff.bstate[i] == B_FREE)
             return i;
     return -1;
 }
@@ -106,13 +106,13 @@ static int find_free(void)
 static int spill_write(const void *p, size_t n)
 {
     for (size_t done = 0; done < n;) {
-        ssize_t w = pwrite(ho.spill_fd, (const uint8_t *)p + done, n - done,
-                           (off_t)(ho.spill_wpos + done));
+        ssize_t w = pwrite(handoff.spill_fd, (const uint8_t *)p + done, n - done,
+                           (off_t)(handoff.spill_wpos + done));
         if (w <= 0)
             return -1;
         done += (size_t)w;
     }
-    ho.spill_wpos += n;
+    handoff.spill_wpos += n;
     return 0;
 }
 
@@ -120,25 +120,26 @@ static int spill_write(const void *p, size_t n)
  * and start the next window in the same buffer. 0, or -1 (spilling is then off). */
 static int spill_locked(void)
 {
-    int f = ho.fill;
-    struct spill_hdr h = {SPILL_MAGIC, (uint32_t)ho.bhas_first[f], ho.bufs[f].len,
-                          ho.next_win, ho.bfirst[f]};
-    uint64_t at = ho.spill_wpos;
-    if (spill_write(&h, sizeof h) != 0 || spill_write(ho.bufs[f].buf, ho.bufs[f].len) != 0) {
-        ho.spill_wpos = at;
+    int f = handoff.fill;
+    struct spill_hdr h = {SPILL_MAGIC, (uint32_t)handoff.bhas_first[f], handoff.bufs[f].len,
+                          handoff.next_win, handoff.bfirst[f]};
+    uint64_t at = handoff.spill_wpos;
+    if (spill_write(&h, sizeof h) != 0
+        || spill_write(handoff.bufs[f].buf, handoff.bufs[f].len) != 0) {
+        handoff.spill_wpos = at;
         argus_log_once(ARGUS_LOG_WARN, "spill-fail", "rank %d: cannot write the node-local "
-                       "window file (%s); windows wait in memory", ho.rank, strerror(errno));
-        close(ho.spill_fd);
-        ho.spill_fd = -1;
+                       "window file (%s); windows wait in memory", handoff.rank, strerror(errno));
+        close(handoff.spill_fd);
+        handoff.spill_fd = -1;
         return -1;
     }
-    if (ho.unread++ == 0)
-        ho.spill_next = ho.next_win;
-    ho.spilled++;
-    ho.next_win++;
-    ho.steps_in_fill = 0;
-    argus_window_reset(&ho.bufs[f]);
-    ho.bhas_first[f] = 0;
+    if (handoff.unread++ == 0)
+        handoff.spill_next = handoff.next_win;
+    handoff.spilled++;
+    handoff.next_win++;
+    handoff.steps_in_fill = 0;
+    argus_window_reset(&handoff.bufs[f]);
+    handoff.bhas_first[f] = 0;
     return 0;
 }
 
@@ -146,85 +147,85 @@ static void handoff_locked(int final)
 {
     int nf = find_free();
 
-    if (nf < 0 && !final && ho.spill_fd >= 0 && spill_locked() == 0)
+    if (nf < 0 && !final && handoff.spill_fd >= 0 && spill_locked() == 0)
         return;      /* no thread: the window waits on disk, this buffer starts the next */
     if (nf < 0 && !final)
         return;      /* the thread is behind: keep filling this window */
-    int f = ho.fill;
-    ho.bstate[f] = B_READY;
-    ho.bwin[f] = ho.next_win++;
-    ho.bfinal[f] = final;
-    ho.rq[ho.rq_n++] = f;
-    ho.steps_in_fill = 0;
+    int f = handoff.fill;
+    handoff.bstate[f] = B_READY;
+    handoff.bwin[f] = handoff.next_win++;
+    handoff.bfinal[f] = final;
+    handoff.rq[handoff.rq_n++] = f;
+    handoff.steps_in_fill = 0;
     if (nf >= 0) {
-        ho.fill = nf;
-        ho.bstate[nf] = B_FILL;
-        argus_window_reset(&ho.bufs[nf]);
-        ho.bhas_first[nf] = 0;
+        handoff.fill = nf;
+        handoff.bstate[nf] = B_FILL;
+        argus_window_reset(&handoff.bufs[nf]);
+        handoff.bhas_first[nf] = 0;
     } else {
-        ho.fill = -1;
+        handoff.fill = -1;
     }
-    pthread_cond_broadcast(&ho.cv);
+    pthread_cond_broadcast(&handoff.cv);
 }
 
 void argus_handoff_push_summary(const struct argus_step_summary *s, int64_t off)
 {
-    pthread_mutex_lock(&ho.mu);
-    if (ho.fill < 0) {
-        pthread_mutex_unlock(&ho.mu);
+    pthread_mutex_lock(&handoff.mu);
+    if (handoff.fill < 0) {
+        pthread_mutex_unlock(&handoff.mu);
         return;
     }
-    struct argus_window *w = &ho.bufs[ho.fill];
-    if (ho.scratch && off != s->clock_offset_ns) {
+    struct argus_window *w = &handoff.bufs[handoff.fill];
+    if (handoff.scratch && off != s->clock_offset_ns) {
         size_t n = offsetof(struct argus_step_summary, kmodes) +
                    (size_t)s->n_kmodes * sizeof s->kmodes[0];
-        memcpy(ho.scratch, s, n);
-        ho.scratch->clock_offset_ns = off;
-        s = ho.scratch;
+        memcpy(handoff.scratch, s, n);
+        handoff.scratch->clock_offset_ns = off;
+        s = handoff.scratch;
     }
     if (w->cap > WIN_CAP_MAX || argus_window_add_summary(w, s) != 0) {
-        atomic_fetch_add(&ho.dropped, 1);
+        atomic_fetch_add(&handoff.dropped, 1);
         argus_log_once(ARGUS_LOG_WARN, "win-full", "rank %d: window buffer full or out of "
-                       "memory; step summaries are dropped", ho.rank);
-    } else if (!ho.bhas_first[ho.fill]) {
-        ho.bhas_first[ho.fill] = 1;
-        ho.bfirst[ho.fill] = s->step;
+                       "memory; step summaries are dropped", handoff.rank);
+    } else if (!handoff.bhas_first[handoff.fill]) {
+        handoff.bhas_first[handoff.fill] = 1;
+        handoff.bfirst[handoff.fill] = s->step;
     }
-    if (++ho.steps_in_fill >= (uint32_t)ho.window)
+    if (++handoff.steps_in_fill >= (uint32_t)handoff.window)
         handoff_locked(0);
-    pthread_mutex_unlock(&ho.mu);
+    pthread_mutex_unlock(&handoff.mu);
 }
 
 void argus_handoff_push_name(uint64_t hash, const char *name)
 {
-    pthread_mutex_lock(&ho.mu);
-    if (ho.fill >= 0 && argus_window_add_name(&ho.bufs[ho.fill], hash, name) != 0)
+    pthread_mutex_lock(&handoff.mu);
+    if (handoff.fill >= 0 && argus_window_add_name(&handoff.bufs[handoff.fill], hash, name) != 0)
         argus_log_once(ARGUS_LOG_WARN, "name-oom", "rank %d: out of memory for kernel names",
-                       ho.rank);
-    pthread_mutex_unlock(&ho.mu);
+                       handoff.rank);
+    pthread_mutex_unlock(&handoff.mu);
 }
 
 void argus_handoff_push_rankinfo(const struct argus_rank_info *ri)
 {
-    pthread_mutex_lock(&ho.mu);
-    if (ho.fill >= 0)
-        argus_window_add_rankinfo(&ho.bufs[ho.fill], ri);
-    pthread_mutex_unlock(&ho.mu);
+    pthread_mutex_lock(&handoff.mu);
+    if (handoff.fill >= 0)
+        argus_window_add_rankinfo(&handoff.bufs[handoff.fill], ri);
+    pthread_mutex_unlock(&handoff.mu);
 }
 
 void argus_handoff_close(void)
 {
-    pthread_mutex_lock(&ho.mu);
-    if (ho.fill >= 0)
+    pthread_mutex_lock(&handoff.mu);
+    if (handoff.fill >= 0)
         handoff_locked(1);
-    else if (ho.rq_n > 0) /* impossible: final already queued */
-        ho.bfinal[ho.rq[ho.rq_n - 1]] = 1;
-    pthread_mutex_unlock(&ho.mu);
+    else if (handoff.rq_n > 0) /* impossible: final already queued */
+        handoff.bfinal[handoff.rq[handoff.rq_n - 1]] = 1;
+    pthread_mutex_unlock(&handoff.mu);
 }
 
 uint64_t argus_handoff_dropped(void)
 {
-    return atomic_load(&ho.dropped);
+    return atomic_load(&handoff.dropped);
 }
 
 /* ---- consumer (Argus thread, or the finishing thread without one) ------------------ */
@@ -234,58 +235,59 @@ uint64_t argus_handoff_dropped(void)
 static int spill_pop_locked(struct argus_handoff_win *w)
 {
     struct spill_hdr h;
-    if (pread(ho.spill_fd, &h, sizeof h, (off_t)ho.spill_rpos) != (ssize_t)sizeof h ||
-        h.magic != SPILL_MAGIC || h.window != ho.spill_next || h.len > WIN_CAP_MAX)
+    if (pread(handoff.spill_fd, &h, sizeof h, (off_t)handoff.spill_rpos) != (ssize_t)sizeof h ||
+        h.magic != SPILL_MAGIC || h.window != handoff.spill_next || h.len > WIN_CAP_MAX)
         goto bad;
-    if (h.len > ho.rcap) {
-        uint8_t *p = realloc(ho.rbuf, h.len);
+    if (h.len > handoff.rcap) {
+        uint8_t *p = realloc(handoff.rbuf, h.len);
         if (!p)
             goto bad;
-        ho.rbuf = p;
-        ho.rcap = h.len;
+        handoff.rbuf = p;
+        handoff.rcap = h.len;
     }
-    if (h.len && pread(ho.spill_fd, ho.rbuf, h.len, (off_t)(ho.spill_rpos + sizeof h)) !=
-                     (ssize_t)h.len)
+    if (h.len
+        && pread(handoff.spill_fd, handoff.rbuf, h.len, (off_t)(handoff.spill_rpos + sizeof h))
+               != (ssize_t)h.len)
         goto bad;
-    ho.spill_rpos += sizeof h + h.len;
-    ho.unread--;
-    ho.spill_next++;
-    *w = (struct argus_handoff_win){ho.rbuf, h.len, h.window, h.first_step,
+    handoff.spill_rpos += sizeof h + h.len;
+    handoff.unread--;
+    handoff.spill_next++;
+    *w = (struct argus_handoff_win){handoff.rbuf, h.len, h.window, h.first_step,
                                     (int)h.has_first, 0, -1};
     return 1;
 bad:
     argus_log_once(ARGUS_LOG_WARN, "spill-read", "rank %d: cannot read back %llu windows "
-                   "from the node-local file; they are lost", ho.rank,
-                   (unsigned long long)ho.unread);
-    atomic_fetch_add(&ho.dropped, ho.unread * (uint64_t)ho.window);
-    ho.unread = 0;
+                   "from the node-local file; they are lost", handoff.rank,
+                   (unsigned long long)handoff.unread);
+    atomic_fetch_add(&handoff.dropped, handoff.unread * (uint64_t)handoff.window);
+    handoff.unread = 0;
     return 0;
 }
 
 int argus_handoff_pop(struct argus_handoff_win *w)
 {
-    pthread_mutex_lock(&ho.mu);
+    pthread_mutex_lock(&handoff.mu);
     /* Spilled windows come between the queued ones before and after them: by id. */
-    if (ho.unread && (ho.rq_n == 0 || ho.spill_next < ho.bwin[ho.rq[0]]) &&
+    if (handoff.unread && (handoff.rq_n == 0 || handoff.spill_next < handoff.bwin[handoff.rq[0]]) &&
         spill_pop_locked(w)) {
-        pthread_mutex_unlock(&ho.mu);
+        pthread_mutex_unlock(&handoff.mu);
         return 1;
     }
-    if (ho.rq_n == 0) {
-        pthread_mutex_unlock(&ho.mu);
+    if (handoff.rq_n == 0) {
+        pthread_mutex_unlock(&handoff.mu);
         return 0;
     }
-    int b = ho.rq[0];
-    memmove(&ho.rq[0], &ho.rq[1], (size_t)(--ho.rq_n) * sizeof ho.rq[0]);
-    ho.bstate[b] = B_BUSY;
-    w->data = ho.bufs[b].buf;
-    w->len = ho.bufs[b].len;
-    w->window = ho.bwin[b];
-    w->first_step = ho.bfirst[b];
-    w->has_first = ho.bhas_first[b];
-    w->final = ho.bfinal[b];
+    int b = handoff.rq[0];
+    memmove(&handoff.rq[0], &handoff.rq[1], (size_t)(--handoff.rq_n) * sizeof handoff.rq[0]);
+    handoff.bstate[b] = B_BUSY;
+    w->data = handoff.bufs[b].buf;
+    w->len = handoff.bufs[b].len;
+    w->window = handoff.bwin[b];
+    w->first_step = handoff.bfirst[b];
+    w->has_first = handoff.bhas_first[b];
+    w->final = handoff.bfinal[b];
     w->slot = b;
-    pthread_mutex_unlock(&ho.mu);
+    pthread_mutex_unlock(&handoff.mu);
     return 1;
 }
 
@@ -295,15 +297,15 @@ void argus_handoff_release(const struct argus_handoff_win *w)
 
     if (b < 0) /* a spilled window: rbuf is reused by the next one */
         return;
-    pthread_mutex_lock(&ho.mu);
-    argus_window_reset(&ho.bufs[b]);
-    ho.bstate[b] = B_FREE;
-    if (ho.fill < 0) { /* a final window waited for a buffer */
-        ho.fill = b;
-        ho.bstate[b] = B_FILL;
-        ho.bhas_first[b] = 0;
+    pthread_mutex_lock(&handoff.mu);
+    argus_window_reset(&handoff.bufs[b]);
+    handoff.bstate[b] = B_FREE;
+    if (handoff.fill < 0) { /* a final window waited for a buffer */
+        handoff.fill = b;
+        handoff.bstate[b] = B_FILL;
+        handoff.bhas_first[b] = 0;
     }
-    pthread_mutex_unlock(&ho.mu);
+    pthread_mutex_unlock(&handoff.mu);
 }
 
 void argus_handoff_wait(long ns)
@@ -316,17 +318,17 @@ void argus_handoff_wait(long ns)
         until.tv_sec++;
         until.tv_nsec -= 1000000000L;
     }
-    pthread_mutex_lock(&ho.mu);
-    if (ho.rq_n == 0)
-        pthread_cond_timedwait(&ho.cv, &ho.mu, &until);
-    pthread_mutex_unlock(&ho.mu);
+    pthread_mutex_lock(&handoff.mu);
+    if (handoff.rq_n == 0)
+        pthread_cond_timedwait(&handoff.cv, &handoff.mu, &until);
+    pthread_mutex_unlock(&handoff.mu);
 }
 
 void argus_handoff_kick(void)
 {
-    pthread_mutex_lock(&ho.mu);
-    pthread_cond_broadcast(&ho.cv);
-    pthread_mutex_unlock(&ho.mu);
+    pthread_mutex_lock(&handoff.mu);
+    pthread_cond_broadcast(&handoff.cv);
+    pthread_mutex_unlock(&handoff.mu);
 }
 
 int argus_handoff_spill_to_file(void)
@@ -340,16 +342,16 @@ int argus_handoff_spill_to_file(void)
     if (fd < 0)
         return -errno;
     unlink(path); /* gone with the process, whatever happens */
-    pthread_mutex_lock(&ho.mu);
-    ho.spill_fd = fd;
-    pthread_mutex_unlock(&ho.mu);
+    pthread_mutex_lock(&handoff.mu);
+    handoff.spill_fd = fd;
+    pthread_mutex_unlock(&handoff.mu);
     return 0;
 }
 
 uint64_t argus_handoff_spilled(void)
 {
-    pthread_mutex_lock(&ho.mu);
-    uint64_t n = ho.spilled;
-    pthread_mutex_unlock(&ho.mu);
+    pthread_mutex_lock(&handoff.mu);
+    uint64_t n = handoff.spilled;
+    pthread_mutex_unlock(&handoff.mu);
     return n;
 }

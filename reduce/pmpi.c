@@ -78,7 +78,7 @@ static struct {
     uint32_t n;
     uint64_t pid[PARENTS];
     uint32_t calls[PARENTS];
-} par = {.mu = PTHREAD_MUTEX_INITIALIZER};
+} pmpi_state = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* Order-independent id of comm's member set in world ranks (commgroups.h); 0 on error. */
 static uint64_t members_id(MPI_Comm comm, int size)
@@ -114,18 +114,18 @@ static uint32_t family_of(MPI_Comm parent)
     uint64_t pid = 0;
     if (PMPI_Comm_size(parent, &psize) == MPI_SUCCESS)
         pid = members_id(parent, psize);
-    pthread_mutex_lock(&par.mu);
+    pthread_mutex_lock(&pmpi_state.mu);
     uint32_t i = 0;
-    while (i < par.n && par.pid[i] != pid)
+    while (i < pmpi_state.n && pmpi_state.pid[i] != pid)
         i++;
-    if (i == par.n) {
-        if (par.n < PARENTS)
-            par.pid[par.n++] = pid;
+    if (i == pmpi_state.n) {
+        if (pmpi_state.n < PARENTS)
+            pmpi_state.pid[pmpi_state.n++] = pid;
         else
             i = PARENTS - 1;
     }
-    const uint32_t k = par.calls[i]++;
-    pthread_mutex_unlock(&par.mu);
+    const uint32_t k = pmpi_state.calls[i]++;
+    pthread_mutex_unlock(&pmpi_state.mu);
     return (uint32_t)argus_commgroups_mix(pid ^ ((uint64_t)k << 40 | 0xc0u));
 }
 

@@ -1,6 +1,6 @@
 /* selfinit.c — Argus initialises MPI itself for programs that never do (selfinit.h).
  *
- * States (si.lock): WAITING (the thread watches for the program's MPI_Init and for
+ * States (selfinit.lock): WAITING (the thread watches for the program's MPI_Init and for
  * something to trace) -> APP (the program initialised MPI: the thread is gone) or
  * STARTING -> SELF (MPI and Argus run on the thread) or FAILED; SELF -> DONE after the
  * thread finalized Argus and MPI, asked by atexit or by the program's MPI_Finalize.
@@ -41,7 +41,7 @@ static struct {
     uint64_t t0;  /* CLOCK_MONOTONIC at load */
     char claim[4096]; /* the rank's claim file, "" when none */
     int started;      /* the thread was started (set once, at load) */
-} si = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+} selfinit = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 int argus_selfinit_env_rank(void)
 {
@@ -134,18 +134,18 @@ static int rank_claim(char *path, size_t len)
 /* Wait (lock held) until the state is not in [from, to]. */
 static void wait_while(enum si_state from, enum si_state to)
 {
-    while (si.state >= from && si.state <= to)
-        pthread_cond_wait(&si.cv, &si.lock);
+    while (selfinit.state >= from && selfinit.state <= to)
+        pthread_cond_wait(&selfinit.cv, &selfinit.lock);
 }
 
-/* The same, but at most si.bound_ms: exit must never hang on MPI (an MPI_Init that never
+/* The same, but at most selfinit.bound_ms: exit must never hang on MPI (an MPI_Init that never
  * returns, a finalize waiting on a dead peer). 0 when the wait timed out. */
 static int wait_while_bounded(enum si_state from, enum si_state to)
 {
-    struct timespec until = argus_clock_abstime_in_ms(si.bound_ms);
-    while (si.state >= from && si.state <= to)
-        if (pthread_cond_timedwait(&si.cv, &si.lock, &until) == ETIMEDOUT)
-            return si.state < from || si.state > to;
+    struct timespec until = argus_clock_abstime_in_ms(selfinit.bound_ms);
+    while (selfinit.state >= from && selfinit.state <= to)
+        if (pthread_cond_timedwait(&selfinit.cv, &selfinit.lock, &until) == ETIMEDOUT)
+            return selfinit.state < from || selfinit.state > to;
     return 1;
 }
 
@@ -164,41 +164,41 @@ static void check_rank(void)
 static void *selfinit_main(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&si.lock);
-    while (si.state == SI_WAITING) {
-        uint64_t waited_ms = (argus_clock_monotonic_ns() - si.t0) / 1000000;
-        if (waited_ms >= (uint64_t)si.wait_ms && argus_tracer_wanted())
+    pthread_mutex_lock(&selfinit.lock);
+    while (selfinit.state == SI_WAITING) {
+        uint64_t waited_ms = (argus_clock_monotonic_ns() - selfinit.t0) / 1000000;
+        if (waited_ms >= (uint64_t)selfinit.wait_ms && argus_tracer_wanted())
             break;
         struct timespec ts = argus_clock_abstime_in_ms(POLL_MS);
-        pthread_cond_timedwait(&si.cv, &si.lock, &ts);
+        pthread_cond_timedwait(&selfinit.cv, &selfinit.lock, &ts);
     }
-    if (si.state != SI_WAITING) { /* the program initialised MPI itself */
-        pthread_mutex_unlock(&si.lock);
+    if (selfinit.state != SI_WAITING) { /* the program initialised MPI itself */
+        pthread_mutex_unlock(&selfinit.lock);
         return NULL;
     }
-    if (!rank_claim(si.claim, sizeof si.claim)) {
-        si.state = SI_IDLE; /* another process of this rank owns MPI */
-        si.claim[0] = '\0';
-        pthread_mutex_unlock(&si.lock);
+    if (!rank_claim(selfinit.claim, sizeof selfinit.claim)) {
+        selfinit.state = SI_IDLE; /* another process of this rank owns MPI */
+        selfinit.claim[0] = '\0';
+        pthread_mutex_unlock(&selfinit.lock);
         argus_log(ARGUS_LOG_INFO, "pid %ld: another process of this rank owns MPI; this one "
                   "stays out", (long)getpid());
         return NULL;
     }
-    si.state = SI_STARTING;
-    pthread_mutex_unlock(&si.lock);
+    selfinit.state = SI_STARTING;
+    pthread_mutex_unlock(&selfinit.lock);
 
     int provided = MPI_THREAD_SINGLE, initialized = 0;
     int rc = MPI_Initialized(&initialized) == MPI_SUCCESS && !initialized
                  ? PMPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided)
                  : MPI_ERR_OTHER;
-    pthread_mutex_lock(&si.lock);
-    si.state = rc == MPI_SUCCESS ? SI_SELF : SI_FAILED;
-    si.provided = provided;
-    pthread_cond_broadcast(&si.cv);
-    pthread_mutex_unlock(&si.lock);
+    pthread_mutex_lock(&selfinit.lock);
+    selfinit.state = rc == MPI_SUCCESS ? SI_SELF : SI_FAILED;
+    selfinit.provided = provided;
+    pthread_cond_broadcast(&selfinit.cv);
+    pthread_mutex_unlock(&selfinit.lock);
     if (rc != MPI_SUCCESS) {
-        if (si.claim[0])
-            unlink(si.claim);
+        if (selfinit.claim[0])
+            unlink(selfinit.claim);
         argus_log_once(ARGUS_LOG_WARN, "selfinit", "the program never called MPI_Init and "
                        "Argus could not initialise MPI for it; no diagnosis for this rank");
         return NULL;
@@ -208,18 +208,18 @@ static void *selfinit_main(void *arg)
     check_rank();
     argus_runtime_init(provided);
 
-    pthread_mutex_lock(&si.lock);
-    while (!si.fin_req)
-        pthread_cond_wait(&si.cv, &si.lock);
-    pthread_mutex_unlock(&si.lock);
+    pthread_mutex_lock(&selfinit.lock);
+    while (!selfinit.fin_req)
+        pthread_cond_wait(&selfinit.cv, &selfinit.lock);
+    pthread_mutex_unlock(&selfinit.lock);
     argus_runtime_finalize();
     PMPI_Finalize();
-    if (si.claim[0])
-        unlink(si.claim);
-    pthread_mutex_lock(&si.lock);
-    si.state = SI_DONE;
-    pthread_cond_broadcast(&si.cv);
-    pthread_mutex_unlock(&si.lock);
+    if (selfinit.claim[0])
+        unlink(selfinit.claim);
+    pthread_mutex_lock(&selfinit.lock);
+    selfinit.state = SI_DONE;
+    pthread_cond_broadcast(&selfinit.cv);
+    pthread_mutex_unlock(&selfinit.lock);
     return NULL;
 }
 
@@ -228,35 +228,37 @@ static int finalize_on_thread(void)
 {
     int owned;
 
-    pthread_mutex_lock(&si.lock);
+    pthread_mutex_lock(&selfinit.lock);
     if (!wait_while_bounded(SI_STARTING, SI_STARTING)) {
-        pthread_mutex_unlock(&si.lock);
+        pthread_mutex_unlock(&selfinit.lock);
         argus_log_once(ARGUS_LOG_WARN, "selfinit-stuck", "MPI_Init on Argus's thread did "
-                       "not return in %ld ms; the program exits without it", si.bound_ms);
+                       "not return in %ld ms; the program exits without it", selfinit.bound_ms);
         return 0;
     }
-    owned = si.state == SI_SELF || si.state == SI_DONE;
-    if (si.state == SI_SELF) {
-        si.fin_req = 1;
-        pthread_cond_broadcast(&si.cv);
+    owned = selfinit.state == SI_SELF || selfinit.state == SI_DONE;
+    if (selfinit.state == SI_SELF) {
+        selfinit.fin_req = 1;
+        pthread_cond_broadcast(&selfinit.cv);
         if (!wait_while_bounded(SI_SELF, SI_SELF))
-            argus_log_once(ARGUS_LOG_WARN, "selfinit-fin", "Argus's MPI_Finalize did not "
-                           "return in %ld ms; the program exits without waiting", si.bound_ms);
+            argus_log_once(ARGUS_LOG_WARN, "selfinit-fin",
+                           "Argus's MPI_Finalize did not "
+                           "return in %ld ms; the program exits without waiting",
+                           selfinit.bound_ms);
     }
-    pthread_mutex_unlock(&si.lock);
+    pthread_mutex_unlock(&selfinit.lock);
     return owned;
 }
 
 static void selfinit_atexit(void)
 {
-    if (getpid() != si.pid) /* a forked child: MPI belongs to the parent */
+    if (getpid() != selfinit.pid) /* a forked child: MPI belongs to the parent */
         return;
-    pthread_mutex_lock(&si.lock);
-    if (si.state == SI_WAITING) { /* nothing was initialised: let the thread go */
-        si.state = SI_IDLE;
-        pthread_cond_broadcast(&si.cv);
+    pthread_mutex_lock(&selfinit.lock);
+    if (selfinit.state == SI_WAITING) { /* nothing was initialised: let the thread go */
+        selfinit.state = SI_IDLE;
+        pthread_cond_broadcast(&selfinit.cv);
     }
-    pthread_mutex_unlock(&si.lock);
+    pthread_mutex_unlock(&selfinit.lock);
     finalize_on_thread();
 }
 
@@ -264,28 +266,28 @@ int argus_selfinit_claim(int *provided)
 {
     int mine = 0;
 
-    if (!si.started || getpid() != si.pid) /* no thread here, or a fork (whose copy of the
-                                              lock may have been held at fork time) */
+    if (!selfinit.started || getpid() != selfinit.pid) /* no thread here, or a fork (whose copy of
+                                              the lock may have been held at fork time) */
         return 0;
-    pthread_mutex_lock(&si.lock);
-    if (si.state == SI_WAITING || si.state == SI_IDLE) {
-        si.state = SI_APP;
-        pthread_cond_broadcast(&si.cv);
+    pthread_mutex_lock(&selfinit.lock);
+    if (selfinit.state == SI_WAITING || selfinit.state == SI_IDLE) {
+        selfinit.state = SI_APP;
+        pthread_cond_broadcast(&selfinit.cv);
     } else {
         wait_while(SI_STARTING, SI_STARTING);
-        if (si.state == SI_SELF) {
+        if (selfinit.state == SI_SELF) {
             mine = 1;
             if (provided)
-                *provided = si.provided;
+                *provided = selfinit.provided;
         }
     }
-    pthread_mutex_unlock(&si.lock);
+    pthread_mutex_unlock(&selfinit.lock);
     return mine;
 }
 
 int argus_selfinit_finalize(void)
 {
-    if (!si.started || getpid() != si.pid)
+    if (!selfinit.started || getpid() != selfinit.pid)
         return 0;
     return finalize_on_thread();
 }
@@ -306,21 +308,21 @@ __attribute__((constructor)) static void selfinit_load(void)
     if (!c.mpi_self_init)
         return;
     argus_log_set_level((enum argus_log_level)c.log);
-    si.pid = getpid();
-    si.wait_ms = c.mpi_self_init_ms;
-    si.bound_ms = c.finalize_ms + 20000;
-    si.t0 = argus_clock_monotonic_ns();
-    si.state = SI_WAITING;
+    selfinit.pid = getpid();
+    selfinit.wait_ms = c.mpi_self_init_ms;
+    selfinit.bound_ms = c.finalize_ms + 20000;
+    selfinit.t0 = argus_clock_monotonic_ns();
+    selfinit.state = SI_WAITING;
     /* Signals stay with the program's threads. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&thr, NULL, selfinit_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
-        si.state = SI_IDLE;
+        selfinit.state = SI_IDLE;
         return;
     }
     pthread_detach(thr);
-    si.started = 1;
+    selfinit.started = 1;
     atexit(selfinit_atexit);
 }

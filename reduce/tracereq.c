@@ -58,7 +58,7 @@ static struct {
     int sending;
     struct collect *col;     /* rank 0: [plans->max] */
     struct argus_tracereq_stats st;
-} tq;
+} tracereq;
 
 static uint32_t crc_of(const void *hdr, size_t hlen, const void *body, size_t blen)
 {
@@ -67,14 +67,14 @@ static uint32_t crc_of(const void *hdr, size_t hlen, const void *body, size_t bl
 
 int argus_tracereq_init(const struct argus_tracereq_opts *o)
 {
-    memset(&tq, 0, sizeof tq);
-    tq.o = *o;
+    memset(&tracereq, 0, sizeof tracereq);
+    tracereq.o = *o;
     if (o->rank == 0 && o->plans && o->plans->max) {
-        tq.col = calloc(o->plans->max, sizeof *tq.col);
-        if (!tq.col)
+        tracereq.col = calloc(o->plans->max, sizeof *tracereq.col);
+        if (!tracereq.col)
             return -ENOMEM;
     }
-    tq.on = 1;
+    tracereq.on = 1;
     return 0;
 }
 
@@ -96,23 +96,23 @@ static int dump_local(const struct trq *q, int64_t offset_ns, char **json, struc
         if (clk[1])
             shift += (int64_t)(clk[1] - clk[0]);
     } else {
-        ring = tq.o.api_ring;
+        ring = tracereq.o.api_ring;
     }
     argus_tracer_coords(&c);
     if (c.tp_size || c.pp_size || c.dp_size)
-        snprintf(label, sizeof label, "rank %d (DP %u PP %u TP %u)", tq.o.rank, c.dp, c.pp,
+        snprintf(label, sizeof label, "rank %d (DP %u PP %u TP %u)", tracereq.o.rank, c.dp, c.pp,
                  c.tp);
     else
-        snprintf(label, sizeof label, "rank %d", tq.o.rank);
+        snprintf(label, sizeof label, "rank %d", tracereq.o.rank);
     *json = NULL;
     FILE *f = open_memstream(json, &len);
     if (!f)
         return -ENOMEM;
-    size_t max = tq.o.max_events;
+    size_t max = tracereq.o.max_events;
     if (q->max_events && q->max_events < max)
         max = q->max_events;
-    int rc = ring ? argus_ring_dump_events(ring, f, (uint32_t)tq.o.rank, label, q->from, q->to,
-                                           shift, q->t0_ns, max, &info)
+    int rc = ring ? argus_ring_dump_events(ring, f, (uint32_t)tracereq.o.rank, label, q->from,
+                                           q->to, shift, q->t0_ns, max, &info)
                   : (fputs("[]\n", f) == EOF ? -EIO : 0);
     if (fclose(f) != 0 && rc == 0)
         rc = -EIO;
@@ -124,7 +124,7 @@ static int dump_local(const struct trq *q, int64_t offset_ns, char **json, struc
     memset(h, 0, sizeof *h);
     h->magic = TRP_MAGIC;
     h->id = q->id;
-    h->rank = (uint32_t)tq.o.rank;
+    h->rank = (uint32_t)tracereq.o.rank;
     h->truncated = (uint32_t)info.truncated;
     h->events = info.events;
     h->first_step = info.first_step;
@@ -149,18 +149,18 @@ static int serve(int64_t offset_ns)
     MPI_Message msg;
     MPI_Status st;
 
-    if (tq.sending) {
+    if (tracereq.sending) {
         int done = 0;
-        if (MPI_Test(&tq.sreq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        if (MPI_Test(&tracereq.sreq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             done = 1;
         if (!done)
             return 0;
-        tq.sending = 0;
-        free(tq.reply);
-        tq.reply = NULL;
+        tracereq.sending = 0;
+        free(tracereq.reply);
+        tracereq.reply = NULL;
         any = 1;
     }
-    if (MPI_Improbe(0, TAG_TRQ, tq.o.comm, &flag, &msg, &st) != MPI_SUCCESS || !flag)
+    if (MPI_Improbe(0, TAG_TRQ, tracereq.o.comm, &flag, &msg, &st) != MPI_SUCCESS || !flag)
         return any;
     struct trq q;
     MPI_Get_count(&st, MPI_BYTE, &count);
@@ -169,41 +169,41 @@ static int serve(int64_t offset_ns)
         MPI_Mrecv(dummy, count > 0 && count <= 64 ? count : 0, MPI_BYTE, &msg,
                   MPI_STATUS_IGNORE);
         argus_log_once(ARGUS_LOG_WARN, "trq-bad", "rank %d: a damaged trace request was "
-                       "ignored", tq.o.rank);
+                       "ignored", tracereq.o.rank);
         return 1;
     }
     MPI_Mrecv(&q, (int)sizeof q, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
     if (!check_trq(&q)) {
         argus_log_once(ARGUS_LOG_WARN, "trq-bad", "rank %d: a damaged trace request was "
-                       "ignored", tq.o.rank);
+                       "ignored", tracereq.o.rank);
         return 1;
     }
     struct trp h;
     char *json = NULL;
     if (dump_local(&q, offset_ns, &json, &h) != 0) {
         argus_log_once(ARGUS_LOG_WARN, "trq-dump", "rank %d: out of memory for a trace dump; "
-                       "rank 0 gets none from this rank", tq.o.rank);
+                       "rank 0 gets none from this rank", tracereq.o.rank);
         return 1;
     }
     size_t n = sizeof h + h.len;
-    tq.reply = malloc(n);
-    if (!tq.reply || n > (size_t)INT32_MAX) {
+    tracereq.reply = malloc(n);
+    if (!tracereq.reply || n > (size_t)INT32_MAX) {
         free(json);
-        free(tq.reply);
-        tq.reply = NULL;
+        free(tracereq.reply);
+        tracereq.reply = NULL;
         return 1;
     }
-    memcpy(tq.reply, &h, sizeof h);
-    memcpy(tq.reply + sizeof h, json, h.len);
+    memcpy(tracereq.reply, &h, sizeof h);
+    memcpy(tracereq.reply + sizeof h, json, h.len);
     free(json);
-    if (MPI_Isend(tq.reply, (int)n, MPI_BYTE, 0, TAG_TRP, tq.o.comm, &tq.sreq) !=
+    if (MPI_Isend(tracereq.reply, (int)n, MPI_BYTE, 0, TAG_TRP, tracereq.o.comm, &tracereq.sreq) !=
         MPI_SUCCESS) {
-        free(tq.reply);
-        tq.reply = NULL;
+        free(tracereq.reply);
+        tracereq.reply = NULL;
         return 1;
     }
-    tq.sending = 1;
-    tq.st.served++;
+    tracereq.sending = 1;
+    tracereq.st.served++;
     return 1;
 }
 
@@ -219,17 +219,17 @@ static int target_index(const struct argus_trace_plan *p, uint32_t rank)
 
 static void ask(size_t i, int64_t offset_ns)
 {
-    struct argus_trace_plan *p = &tq.o.plans->v[i];
-    struct collect *c = &tq.col[i];
+    struct argus_trace_plan *p = &tracereq.o.plans->v[i];
+    struct collect *c = &tracereq.col[i];
 
     memset(c, 0, sizeof *c);
     c->q = (struct trq){.magic = TRQ_MAGIC, .id = (uint32_t)(i + 1), .from = p->from,
-                        .to = p->to, .t0_ns = tq.o.t0_ns,
-                        .max_events = (uint32_t)tq.o.max_events};
+                        .to = p->to, .t0_ns = tracereq.o.t0_ns,
+                        .max_events = (uint32_t)tracereq.o.max_events};
     c->q.crc = argus_crc32c(&c->q, sizeof c->q);
     p->state = ARGUS_TRACE_ASKED;
     p->asked_ns = argus_clock_monotonic_ns();
-    tq.st.asked++;
+    tracereq.st.asked++;
     for (uint32_t k = 0; k < p->ntargets; k++) {
         if (p->targets[k] == 0) {
             if (dump_local(&c->q, offset_ns, &c->p[k].json, &c->p[k].h) == 0)
@@ -237,7 +237,7 @@ static void ask(size_t i, int64_t offset_ns)
             continue;
         }
         if (MPI_Isend(&c->q, (int)sizeof c->q, MPI_BYTE, (int)p->targets[k], TAG_TRQ,
-                      tq.o.comm, &c->req[c->nreq]) == MPI_SUCCESS)
+                      tracereq.o.comm, &c->req[c->nreq]) == MPI_SUCCESS)
             c->nreq++;
     }
 }
@@ -262,8 +262,8 @@ static int collect_replies(void)
         int flag = 0, count = 0;
         MPI_Message msg;
         MPI_Status st;
-        if (MPI_Improbe(MPI_ANY_SOURCE, TAG_TRP, tq.o.comm, &flag, &msg, &st) != MPI_SUCCESS ||
-            !flag)
+        if (MPI_Improbe(MPI_ANY_SOURCE, TAG_TRP, tracereq.o.comm, &flag, &msg, &st) != MPI_SUCCESS
+            || !flag)
             return any;
         any = 1;
         MPI_Get_count(&st, MPI_BYTE, &count);
@@ -281,18 +281,18 @@ static int collect_replies(void)
         int k = -1;
         if (h.magic == TRP_MAGIC && (size_t)count == sizeof h + h.len &&
             h.crc == crc_of(&c, sizeof c, buf + sizeof h, h.len) && h.id >= 1 &&
-            i < tq.o.plans->n && tq.o.plans->v[i].state == ARGUS_TRACE_ASKED &&
+            i < tracereq.o.plans->n && tracereq.o.plans->v[i].state == ARGUS_TRACE_ASKED &&
             (int)h.rank == st.MPI_SOURCE)
-            k = target_index(&tq.o.plans->v[i], h.rank);
-        if (k < 0 || tq.col[i].p[k].got || !json_ok(buf + sizeof h, h.len)) {
+            k = target_index(&tracereq.o.plans->v[i], h.rank);
+        if (k < 0 || tracereq.col[i].p[k].got || !json_ok(buf + sizeof h, h.len)) {
             argus_log_once(ARGUS_LOG_WARN, "trp-bad", "a damaged or unexpected trace reply "
                            "from rank %d was dropped", st.MPI_SOURCE);
             free(buf);
             continue;
         }
-        tq.st.replies++;
-        tq.st.reply_bytes += h.len;
-        struct part *pt = &tq.col[i].p[k];
+        tracereq.st.replies++;
+        tracereq.st.reply_bytes += h.len;
+        struct part *pt = &tracereq.col[i].p[k];
         pt->h = h;
         pt->json = malloc((size_t)h.len + 1);
         if (pt->json) {
@@ -321,8 +321,8 @@ static void write_ranks(FILE *f, const char *key, const struct argus_trace_plan 
 /* Write plan i's trace with what arrived, or mark it failed. */
 static void finish_plan(size_t i)
 {
-    struct argus_trace_plan *p = &tq.o.plans->v[i];
-    struct collect *c = &tq.col[i];
+    struct argus_trace_plan *p = &tracereq.o.plans->v[i];
+    struct collect *c = &tracereq.col[i];
     uint64_t first = UINT64_MAX, last = 0, events = 0;
     uint32_t answered = 0;
     char rel[128], path[4400];
@@ -351,25 +351,25 @@ static void finish_plan(size_t i)
                      (unsigned long long)p->from, (unsigned long long)p->to);
         else
             snprintf(p->why, sizeof p->why, "no target rank answered");
-        tq.st.failed++;
+        tracereq.st.failed++;
         goto out;
     }
     snprintf(rel, sizeof rel, "traces/%s-steps-%llu-%llu.json", kind,
              (unsigned long long)first, (unsigned long long)last);
-    for (size_t j = 0; j < tq.o.plans->n; j++)
-        if (j != i && strcmp(tq.o.plans->v[j].path, rel) == 0) {
+    for (size_t j = 0; j < tracereq.o.plans->n; j++)
+        if (j != i && strcmp(tracereq.o.plans->v[j].path, rel) == 0) {
             snprintf(rel, sizeof rel, "traces/%s-%zu-steps-%llu-%llu.json", kind, i + 1,
                      (unsigned long long)first, (unsigned long long)last);
             break;
         }
-    snprintf(path, sizeof path, "%s/%s", tq.o.dir, rel);
+    snprintf(path, sizeof path, "%s/%s", tracereq.o.dir, rel);
     char *doc = NULL;
     size_t doclen = 0;
     FILE *f = open_memstream(&doc, &doclen);
     if (!f) {
         p->state = ARGUS_TRACE_FAILED;
         snprintf(p->why, sizeof p->why, "out of memory for %s", rel);
-        tq.st.failed++;
+        tracereq.st.failed++;
         goto out;
     }
     struct argus_trace_part parts[ARGUS_TRACE_TARGETS];
@@ -387,7 +387,7 @@ static void finish_plan(size_t i)
         free(doc);
         p->state = ARGUS_TRACE_FAILED;
         snprintf(p->why, sizeof p->why, "the replies could not be merged (out of memory)");
-        tq.st.failed++;
+        tracereq.st.failed++;
         goto out;
     }
     for (uint32_t m = 0; m < np; m++) { /* sources on top, labelled; peers below */
@@ -422,13 +422,13 @@ static void finish_plan(size_t i)
         snprintf(p->why, sizeof p->why, "cannot write %s", rel);
         argus_log_once(ARGUS_LOG_WARN, "trace-write", "%s; L4 traces are not kept",
                        bad || !doc ? "out of memory for a trace" : err);
-        tq.st.failed++;
+        tracereq.st.failed++;
         goto out;
     }
     free(doc);
     snprintf(p->path, sizeof p->path, "%s", rel);
     p->state = ARGUS_TRACE_WRITTEN;
-    tq.st.written++;
+    tracereq.st.written++;
 out:
     for (uint32_t k = 0; k < ARGUS_TRACE_TARGETS; k++) {
         free(c->p[k].json);
@@ -438,10 +438,10 @@ out:
 
 static int root_round(int64_t offset_ns, int final)
 {
-    struct argus_traceplan *tp = tq.o.plans;
+    struct argus_traceplan *tp = tracereq.o.plans;
     int any = 0;
 
-    if (!tp || !tq.col)
+    if (!tp || !tracereq.col)
         return 0;
     for (size_t i = 0; i < tp->n; i++)
         if (tp->v[i].state == ARGUS_TRACE_WANTED && !final) {
@@ -456,9 +456,9 @@ static int root_round(int64_t offset_ns, int final)
             continue;
         uint32_t got = 0;
         for (uint32_t k = 0; k < p->ntargets; k++)
-            got += (uint32_t)tq.col[i].p[k].got;
+            got += (uint32_t)tracereq.col[i].p[k].got;
         uint64_t waited = now - p->asked_ns;
-        if (got == p->ntargets || waited > (uint64_t)tq.o.timeout_ms * 1000000ull ||
+        if (got == p->ntargets || waited > (uint64_t)tracereq.o.timeout_ms * 1000000ull ||
             (final && waited > FINAL_WAIT_NS)) {
             finish_plan(i);
             any = 1;
@@ -469,21 +469,21 @@ static int root_round(int64_t offset_ns, int final)
 
 int argus_tracereq_poll(int64_t offset_ns, int final)
 {
-    if (!tq.on)
+    if (!tracereq.on)
         return 0;
-    if (tq.o.rank == 0)
+    if (tracereq.o.rank == 0)
         return root_round(offset_ns, final);
     return serve(offset_ns);
 }
 
 int argus_tracereq_busy(void)
 {
-    if (!tq.on)
+    if (!tracereq.on)
         return 0;
-    if (tq.o.rank != 0)
-        return tq.sending;
-    for (size_t i = 0; tq.o.plans && i < tq.o.plans->n; i++)
-        if (tq.o.plans->v[i].state == ARGUS_TRACE_ASKED)
+    if (tracereq.o.rank != 0)
+        return tracereq.sending;
+    for (size_t i = 0; tracereq.o.plans && i < tracereq.o.plans->n; i++)
+        if (tracereq.o.plans->v[i].state == ARGUS_TRACE_ASKED)
             return 1;
     return 0;
 }
@@ -502,26 +502,26 @@ void argus_tracereq_finish(int64_t offset_ns, int linger)
 
 void argus_tracereq_free(void)
 {
-    if (!tq.on)
+    if (!tracereq.on)
         return;
-    if (tq.sending) {
+    if (tracereq.sending) {
         /* still in flight at the very end: leave the buffer to MPI, never free it early */
-        MPI_Request_free(&tq.sreq);
-        tq.reply = NULL;
+        MPI_Request_free(&tracereq.sreq);
+        tracereq.reply = NULL;
     }
-    free(tq.reply);
-    if (tq.col && tq.o.plans)
-        for (size_t i = 0; i < tq.o.plans->n; i++) {
-            for (int r = 0; r < tq.col[i].nreq; r++)
-                MPI_Request_free(&tq.col[i].req[r]);
+    free(tracereq.reply);
+    if (tracereq.col && tracereq.o.plans)
+        for (size_t i = 0; i < tracereq.o.plans->n; i++) {
+            for (int r = 0; r < tracereq.col[i].nreq; r++)
+                MPI_Request_free(&tracereq.col[i].req[r]);
             for (uint32_t k = 0; k < ARGUS_TRACE_TARGETS; k++)
-                free(tq.col[i].p[k].json);
+                free(tracereq.col[i].p[k].json);
         }
-    free(tq.col);
-    memset(&tq, 0, sizeof tq);
+    free(tracereq.col);
+    memset(&tracereq, 0, sizeof tracereq);
 }
 
 void argus_tracereq_get_stats(struct argus_tracereq_stats *st)
 {
-    *st = tq.st;
+    *st = tracereq.st;
 }

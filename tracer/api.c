@@ -68,42 +68,43 @@ static struct {
     uint32_t api_corr;            /* sequence number of argus_kernel events */
     uint64_t clk[3]; /* qlock: the latest clock triple, 0s when none */
     atomic_int api_seen; /* argus_step_begin was called (even while inactive) */
-} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .qlock = PTHREAD_MUTEX_INITIALIZER,
+} tracer_api = {.lock = PTHREAD_MUTEX_INITIALIZER, .qlock = PTHREAD_MUTEX_INITIALIZER,
        .dlock = PTHREAD_MUTEX_INITIALIZER};
 
 static void q_summary(void *ctx, const struct argus_step_summary *s)
 {
     (void)ctx;
-    pthread_mutex_lock(&g.qlock);
-    if (g.sq_n == SUMQ) { /* drop the oldest */
-        g.sq_head = (g.sq_head + 1) % SUMQ;
-        g.sq_n--;
-        g.lost_summaries++;
+    pthread_mutex_lock(&tracer_api.qlock);
+    if (tracer_api.sq_n == SUMQ) { /* drop the oldest */
+        tracer_api.sq_head = (tracer_api.sq_head + 1) % SUMQ;
+        tracer_api.sq_n--;
+        tracer_api.lost_summaries++;
     }
-    struct argus_step_summary *d = &g.sq[(g.sq_head + g.sq_n) % SUMQ];
+    struct argus_step_summary *d = &tracer_api.sq[(tracer_api.sq_head + tracer_api.sq_n) % SUMQ];
     memcpy(d, s, offsetof(struct argus_step_summary, kmodes) +
                      s->n_kmodes * sizeof s->kmodes[0]);
-    if (g.clk[1]) { /* the latest clock triple of the GPU tracer, when there is one */
-        d->clock_gpu_ns = g.clk[0];
-        d->clock_real_ns = g.clk[1];
-        d->clock_mono_ns = g.clk[2];
+    if (tracer_api.clk[1]) { /* the latest clock triple of the GPU tracer, when there is one */
+        d->clock_gpu_ns = tracer_api.clk[0];
+        d->clock_real_ns = tracer_api.clk[1];
+        d->clock_mono_ns = tracer_api.clk[2];
     }
-    g.sq_n++;
-    pthread_mutex_unlock(&g.qlock);
+    tracer_api.sq_n++;
+    pthread_mutex_unlock(&tracer_api.qlock);
 }
 
 static void q_name(void *ctx, uint64_t hash, const char *name)
 {
     (void)ctx;
-    pthread_mutex_lock(&g.qlock);
-    if (g.nq_n < NAMEQ) {
-        g.nq[g.nq_n].hash = hash;
-        snprintf(g.nq[g.nq_n].name, sizeof g.nq[g.nq_n].name, "%s", name);
-        g.nq_n++;
+    pthread_mutex_lock(&tracer_api.qlock);
+    if (tracer_api.nq_n < NAMEQ) {
+        tracer_api.nq[tracer_api.nq_n].hash = hash;
+        snprintf(tracer_api.nq[tracer_api.nq_n].name, sizeof tracer_api.nq[tracer_api.nq_n].name,
+                 "%s", name);
+        tracer_api.nq_n++;
     } else {
-        g.lost_names++;
+        tracer_api.lost_names++;
     }
-    pthread_mutex_unlock(&g.qlock);
+    pthread_mutex_unlock(&tracer_api.qlock);
 }
 
 /* Hand queued names, then summaries, to the sinks (names first: a summary's names must
@@ -116,32 +117,33 @@ static void deliver_as(int wait)
     struct qname nm;
 
     if (wait)
-        pthread_mutex_lock(&g.dlock);
-    else if (pthread_mutex_trylock(&g.dlock) != 0)
+        pthread_mutex_lock(&tracer_api.dlock);
+    else if (pthread_mutex_trylock(&tracer_api.dlock) != 0)
         return;
     for (;;) {
-        pthread_mutex_lock(&g.qlock);
-        int have_name = g.nq_n > 0, have_sum = !have_name && g.sq_n > 0;
+        pthread_mutex_lock(&tracer_api.qlock);
+        int have_name = tracer_api.nq_n > 0, have_sum = !have_name && tracer_api.sq_n > 0;
         if (have_name) {
-            nm = g.nq[0];
-            memmove(g.nq, g.nq + 1, (g.nq_n - 1) * sizeof *g.nq);
-            g.nq_n--;
+            nm = tracer_api.nq[0];
+            memmove(tracer_api.nq, tracer_api.nq + 1,
+                    (tracer_api.nq_n - 1) * sizeof *tracer_api.nq);
+            tracer_api.nq_n--;
         } else if (have_sum) {
-            const struct argus_step_summary *s = &g.sq[g.sq_head];
+            const struct argus_step_summary *s = &tracer_api.sq[tracer_api.sq_head];
             memcpy(&one, s, offsetof(struct argus_step_summary, kmodes) +
                                 s->n_kmodes * sizeof s->kmodes[0]);
-            g.sq_head = (g.sq_head + 1) % SUMQ;
-            g.sq_n--;
+            tracer_api.sq_head = (tracer_api.sq_head + 1) % SUMQ;
+            tracer_api.sq_n--;
         }
-        pthread_mutex_unlock(&g.qlock);
-        if (have_name && g.user_name)
-            g.user_name(g.user_ctx, nm.hash, nm.name);
-        else if (have_sum && g.user_summary)
-            g.user_summary(g.user_ctx, &one);
+        pthread_mutex_unlock(&tracer_api.qlock);
+        if (have_name && tracer_api.user_name)
+            tracer_api.user_name(tracer_api.user_ctx, nm.hash, nm.name);
+        else if (have_sum && tracer_api.user_summary)
+            tracer_api.user_summary(tracer_api.user_ctx, &one);
         if (!have_name && !have_sum)
             break;
     }
-    pthread_mutex_unlock(&g.dlock);
+    pthread_mutex_unlock(&tracer_api.dlock);
 }
 
 static void deliver(void) { deliver_as(0); }
@@ -149,11 +151,11 @@ static void deliver(void) { deliver_as(0); }
 /* Enter a call on the summariser; 0 when the tracer is off (then do nothing). */
 static int enter(void)
 {
-    if (!atomic_load_explicit(&g.active, memory_order_relaxed))
+    if (!atomic_load_explicit(&tracer_api.active, memory_order_relaxed))
         return 0;
-    atomic_fetch_add(&g.busy, 1);
-    if (!atomic_load(&g.active)) {
-        atomic_fetch_sub_explicit(&g.busy, 1, memory_order_release);
+    atomic_fetch_add(&tracer_api.busy, 1);
+    if (!atomic_load(&tracer_api.active)) {
+        atomic_fetch_sub_explicit(&tracer_api.busy, 1, memory_order_release);
         return 0;
     }
     return 1;
@@ -161,7 +163,7 @@ static int enter(void)
 
 static void leave(void)
 {
-    atomic_fetch_sub_explicit(&g.busy, 1, memory_order_release);
+    atomic_fetch_sub_explicit(&tracer_api.busy, 1, memory_order_release);
 }
 
 static uint64_t now_or(uint64_t t_ns)
@@ -177,8 +179,8 @@ ARGUS_EXPORT int argus_tracer_start(const struct argus_tracer_opts *o)
 
     if (!o)
         return -EINVAL;
-    pthread_mutex_lock(&g.lock);
-    if (atomic_load(&g.active)) {
+    pthread_mutex_lock(&tracer_api.lock);
+    if (atomic_load(&tracer_api.active)) {
         rc = -EALREADY;
         goto out;
     }
@@ -190,26 +192,27 @@ ARGUS_EXPORT int argus_tracer_start(const struct argus_tracer_opts *o)
     so.on_summary = q_summary;
     so.on_name = q_name;
     so.ctx = NULL;
-    if (!g.sq)
-        g.sq = calloc(SUMQ, sizeof *g.sq); /* kept for the process: stop may race a drain */
-    if (!g.nq)
-        g.nq = calloc(NAMEQ, sizeof *g.nq);
-    if (!g.sq || !g.nq) {
+    if (!tracer_api.sq)
+        tracer_api.sq =
+            calloc(SUMQ, sizeof *tracer_api.sq); /* kept for the process: stop may race a drain */
+    if (!tracer_api.nq)
+        tracer_api.nq = calloc(NAMEQ, sizeof *tracer_api.nq);
+    if (!tracer_api.sq || !tracer_api.nq) {
         rc = -ENOMEM;
         goto out;
     }
-    g.user_summary = o->on_summary;
-    g.user_name = o->on_name;
-    g.user_ctx = o->ctx;
+    tracer_api.user_summary = o->on_summary;
+    tracer_api.user_name = o->on_name;
+    tracer_api.user_ctx = o->ctx;
     rc = argus_summarizer_create(&so, &sm);
     if (rc < 0)
         goto out;
-    argus_summarizer_set_coords(sm, &g.coords);
-    g.sm = sm;
-    g.api_ring = o->ring;
-    atomic_store(&g.active, 1); /* publishes g.sm */
+    argus_summarizer_set_coords(sm, &tracer_api.coords);
+    tracer_api.sm = sm;
+    tracer_api.api_ring = o->ring;
+    atomic_store(&tracer_api.active, 1); /* publishes tracer_api.sm */
 out:
-    pthread_mutex_unlock(&g.lock);
+    pthread_mutex_unlock(&tracer_api.lock);
     return rc;
 }
 
@@ -217,36 +220,36 @@ ARGUS_EXPORT void argus_tracer_stop(void)
 {
     const struct timespec nap = {0, 50000};
     uint64_t deadline;
-    argus_gpu_drain_fn drain = atomic_load(&g.gpu_drain);
+    argus_gpu_drain_fn drain = atomic_load(&tracer_api.gpu_drain);
 
-    if (drain && atomic_load(&g.active))
+    if (drain && atomic_load(&tracer_api.active))
         drain(); /* the GPU's last steps reach the summariser while it is still there */
     deliver_as(1);
-    pthread_mutex_lock(&g.lock);
-    if (!atomic_load(&g.active))
+    pthread_mutex_lock(&tracer_api.lock);
+    if (!atomic_load(&tracer_api.active))
         goto out;
-    atomic_store(&g.active, 0);
+    atomic_store(&tracer_api.active, 0);
     deadline = argus_clock_monotonic_ns() + STOP_WAIT_NS;
-    while (atomic_load(&g.busy) != 0 && argus_clock_monotonic_ns() < deadline)
+    while (atomic_load(&tracer_api.busy) != 0 && argus_clock_monotonic_ns() < deadline)
         nanosleep(&nap, NULL);
-    atomic_store(&g.final_dropped, argus_summarizer_dropped(g.sm));
-    atomic_store(&g.final_kernels, argus_summarizer_kernels(g.sm));
-    if (atomic_load(&g.busy) != 0) {
+    atomic_store(&tracer_api.final_dropped, argus_summarizer_dropped(tracer_api.sm));
+    atomic_store(&tracer_api.final_kernels, argus_summarizer_kernels(tracer_api.sm));
+    if (atomic_load(&tracer_api.busy) != 0) {
         /* A call is stuck inside (e.g. stop from within on_summary): leak, never crash. */
         argus_log_once(ARGUS_LOG_WARN, "tracer-stop-busy",
                        "tracer stopped while a call was in flight; its memory is kept");
     } else {
-        argus_summarizer_free(g.sm);
-        g.api_ring = NULL;
+        argus_summarizer_free(tracer_api.sm);
+        tracer_api.api_ring = NULL;
     }
-    g.sm = NULL;
+    tracer_api.sm = NULL;
 out:
-    pthread_mutex_unlock(&g.lock);
+    pthread_mutex_unlock(&tracer_api.lock);
 }
 
 struct argus_summarizer *argus_tracer_acquire(void)
 {
-    return enter() ? g.sm : NULL;
+    return enter() ? tracer_api.sm : NULL;
 }
 
 void argus_tracer_release(void)
@@ -256,52 +259,52 @@ void argus_tracer_release(void)
 
 ARGUS_EXPORT void argus_tracer_deliver(void)
 {
-    if (atomic_load_explicit(&g.active, memory_order_relaxed))
+    if (atomic_load_explicit(&tracer_api.active, memory_order_relaxed))
         deliver();
 }
 
 void argus_tracer_set_gpu_hooks(argus_gpu_mark_fn mark, argus_gpu_drain_fn drain,
                                 struct argus_ring *ring)
 {
-    g.ring = ring;
-    atomic_store(&g.gpu_drain, drain);
-    atomic_store(&g.gpu_mark, mark);
+    tracer_api.ring = ring;
+    atomic_store(&tracer_api.gpu_drain, drain);
+    atomic_store(&tracer_api.gpu_mark, mark);
 }
 
 int argus_tracer_wanted(void)
 {
-    return atomic_load_explicit(&g.gpu_mark, memory_order_relaxed) != NULL ||
-           atomic_load_explicit(&g.api_seen, memory_order_relaxed);
+    return atomic_load_explicit(&tracer_api.gpu_mark, memory_order_relaxed) != NULL ||
+           atomic_load_explicit(&tracer_api.api_seen, memory_order_relaxed);
 }
 
 struct argus_ring *argus_tracer_ring(void)
 {
-    return atomic_load(&g.gpu_mark) ? g.ring : NULL;
+    return atomic_load(&tracer_api.gpu_mark) ? tracer_api.ring : NULL;
 }
 
 void argus_tracer_set_clock_triple(uint64_t cupti_ns, uint64_t real_ns, uint64_t mono_ns)
 {
-    pthread_mutex_lock(&g.qlock); /* qlock: q_summary stamps it into each summary */
-    g.clk[0] = cupti_ns;
-    g.clk[1] = real_ns;
-    g.clk[2] = mono_ns;
-    pthread_mutex_unlock(&g.qlock);
+    pthread_mutex_lock(&tracer_api.qlock); /* qlock: q_summary stamps it into each summary */
+    tracer_api.clk[0] = cupti_ns;
+    tracer_api.clk[1] = real_ns;
+    tracer_api.clk[2] = mono_ns;
+    pthread_mutex_unlock(&tracer_api.qlock);
 }
 
 void argus_tracer_clock_triple(uint64_t out[3])
 {
-    pthread_mutex_lock(&g.qlock);
-    memcpy(out, g.clk, sizeof g.clk);
-    pthread_mutex_unlock(&g.qlock);
+    pthread_mutex_lock(&tracer_api.qlock);
+    memcpy(out, tracer_api.clk, sizeof tracer_api.clk);
+    pthread_mutex_unlock(&tracer_api.qlock);
 }
 
 uint64_t argus_tracer_lost_summaries(void)
 {
     uint64_t n;
 
-    pthread_mutex_lock(&g.qlock);
-    n = g.lost_summaries;
-    pthread_mutex_unlock(&g.qlock);
+    pthread_mutex_lock(&tracer_api.qlock);
+    n = tracer_api.lost_summaries;
+    pthread_mutex_unlock(&tracer_api.qlock);
     return n;
 }
 
@@ -309,9 +312,9 @@ ARGUS_EXPORT void argus_tracer_coords(struct argus_coords *out)
 {
     if (!out)
         return;
-    pthread_mutex_lock(&g.lock);
-    *out = g.coords;
-    pthread_mutex_unlock(&g.lock);
+    pthread_mutex_lock(&tracer_api.lock);
+    *out = tracer_api.coords;
+    pthread_mutex_unlock(&tracer_api.lock);
 }
 
 ARGUS_EXPORT uint64_t argus_tracer_dropped(void)
@@ -319,8 +322,8 @@ ARGUS_EXPORT uint64_t argus_tracer_dropped(void)
     uint64_t v;
 
     if (!enter())
-        return atomic_load(&g.final_dropped);
-    v = argus_summarizer_dropped(g.sm);
+        return atomic_load(&tracer_api.final_dropped);
+    v = argus_summarizer_dropped(tracer_api.sm);
     leave();
     return v;
 }
@@ -330,15 +333,15 @@ ARGUS_EXPORT uint64_t argus_tracer_kernels(void)
     uint64_t v;
 
     if (!enter())
-        return atomic_load(&g.final_kernels);
-    v = argus_summarizer_kernels(g.sm);
+        return atomic_load(&tracer_api.final_kernels);
+    v = argus_summarizer_kernels(tracer_api.sm);
     leave();
     return v;
 }
 
 ARGUS_EXPORT int argus_active(void)
 {
-    return atomic_load_explicit(&g.active, memory_order_relaxed) ? 1 : 0;
+    return atomic_load_explicit(&tracer_api.active, memory_order_relaxed) ? 1 : 0;
 }
 
 static int layout_ok(int size, int index)
@@ -364,20 +367,20 @@ ARGUS_EXPORT int argus_set_layout(int tp_size, int pp_size, int dp_size, int ep_
     c.pp = (uint16_t)pp;
     c.dp = (uint16_t)dp;
     c.ep = (uint16_t)ep;
-    /* Under the lock, active cannot change and g.sm stays valid; the summariser is only
+    /* Under the lock, active cannot change and tracer_api.sm stays valid; the summariser is only
      * otherwise touched by this same (step-loop) thread. */
-    pthread_mutex_lock(&g.lock);
-    g.coords = c;
-    if (atomic_load(&g.active))
-        argus_summarizer_set_coords(g.sm, &c);
-    pthread_mutex_unlock(&g.lock);
+    pthread_mutex_lock(&tracer_api.lock);
+    tracer_api.coords = c;
+    if (atomic_load(&tracer_api.active))
+        argus_summarizer_set_coords(tracer_api.sm, &c);
+    pthread_mutex_unlock(&tracer_api.lock);
     return 0;
 }
 
 /* 1 when a GPU collector takes the mark (then the summariser is fed by its thread). */
 static int gpu_mark(int kind, uint64_t step, uint64_t t_ns, unsigned phase)
 {
-    argus_gpu_mark_fn f = atomic_load_explicit(&g.gpu_mark, memory_order_acquire);
+    argus_gpu_mark_fn f = atomic_load_explicit(&tracer_api.gpu_mark, memory_order_acquire);
 
     if (!f)
         return 0;
@@ -387,15 +390,15 @@ static int gpu_mark(int kind, uint64_t step, uint64_t t_ns, unsigned phase)
 
 ARGUS_EXPORT void argus_step_begin(uint64_t step, uint64_t t_ns)
 {
-    atomic_store_explicit(&g.api_seen, 1, memory_order_relaxed);
+    atomic_store_explicit(&tracer_api.api_seen, 1, memory_order_relaxed);
     if (gpu_mark(0, step, t_ns, 0)) {
         argus_tracer_deliver();
         return;
     }
     if (!enter())
         return;
-    atomic_store_explicit(&g.api_step, step, memory_order_relaxed);
-    argus_summarizer_step_begin(g.sm, step, now_or(t_ns));
+    atomic_store_explicit(&tracer_api.api_step, step, memory_order_relaxed);
+    argus_summarizer_step_begin(tracer_api.sm, step, now_or(t_ns));
     leave();
 }
 
@@ -407,7 +410,7 @@ ARGUS_EXPORT void argus_step_end(uint64_t step, uint64_t t_ns)
     }
     if (!enter())
         return;
-    argus_summarizer_step_end(g.sm, step, now_or(t_ns));
+    argus_summarizer_step_end(tracer_api.sm, step, now_or(t_ns));
     leave();
     deliver();
 }
@@ -418,7 +421,7 @@ ARGUS_EXPORT void argus_phase_push(const char *name, uint64_t t_ns)
         return;
     if (!enter())
         return;
-    argus_summarizer_phase_push(g.sm, name, now_or(t_ns));
+    argus_summarizer_phase_push(tracer_api.sm, name, now_or(t_ns));
     leave();
 }
 
@@ -428,24 +431,31 @@ ARGUS_EXPORT void argus_phase_pop(uint64_t t_ns)
         return;
     if (!enter())
         return;
-    argus_summarizer_phase_pop(g.sm, now_or(t_ns));
+    argus_summarizer_phase_pop(tracer_api.sm, now_or(t_ns));
     leave();
 }
 
 ARGUS_EXPORT void argus_kernel(const char *name, uint64_t start_ns, uint64_t end_ns,
                                uint32_t device, uint32_t stream, enum argus_kernel_class cls)
 {
-    if (atomic_load_explicit(&g.gpu_mark, memory_order_relaxed))
+    if (atomic_load_explicit(&tracer_api.gpu_mark, memory_order_relaxed))
         return; /* the GPU is traced for real */
     if (!enter())
         return;
     uint64_t t0 = now_or(start_ns), t1 = now_or(end_ns);
-    argus_summarizer_kernel(g.sm, name, t0, t1, device, stream, (int)cls);
-    if (g.api_ring)
-        argus_ring_add_copy(g.api_ring, &(struct argus_ring_ev){
-            .name = name, .step = atomic_load_explicit(&g.api_step, memory_order_relaxed),
-            .start_ns = t0, .end_ns = t1, .device = device, .stream = stream,
-            .corr = ++g.api_corr, .kclass = (uint8_t)((unsigned)cls < ARGUS_KC_COUNT ? cls : 0)});
+    argus_summarizer_kernel(tracer_api.sm, name, t0, t1, device, stream, (int)cls);
+    if (tracer_api.api_ring)
+        argus_ring_add_copy(
+            tracer_api.api_ring,
+            &(struct argus_ring_ev){
+                .name = name,
+                .step = atomic_load_explicit(&tracer_api.api_step, memory_order_relaxed),
+                .start_ns = t0,
+                .end_ns = t1,
+                .device = device,
+                .stream = stream,
+                .corr = ++tracer_api.api_corr,
+                .kclass = (uint8_t)((unsigned)cls < ARGUS_KC_COUNT ? cls : 0)});
     leave();
 }
 

@@ -13,7 +13,7 @@ static struct {
     uint32_t n, dropped;
     uint64_t gen;
     struct argus_comm_group v[ARGUS_MAX_COMM_GROUPS];
-} cg = {.mu = PTHREAD_MUTEX_INITIALIZER};
+} commgroups_state = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 int argus_commgroups_add(const struct argus_comm_group *g)
 {
@@ -21,43 +21,43 @@ int argus_commgroups_add(const struct argus_comm_group *g)
 
     if (!g || g->size < 2)
         return 0;
-    pthread_mutex_lock(&cg.mu);
-    if (cg.n < ARGUS_MAX_COMM_GROUPS) {
-        cg.v[cg.n++] = *g;
-        cg.gen++;
+    pthread_mutex_lock(&commgroups_state.mu);
+    if (commgroups_state.n < ARGUS_MAX_COMM_GROUPS) {
+        commgroups_state.v[commgroups_state.n++] = *g;
+        commgroups_state.gen++;
     } else { /* no new generation: a program making communicators every step past the
               * bound must not make every rank send its rank info again every step */
-        cg.dropped++;
+        commgroups_state.dropped++;
         rc = -ENOSPC;
     }
-    pthread_mutex_unlock(&cg.mu);
+    pthread_mutex_unlock(&commgroups_state.mu);
     return rc;
 }
 
 uint32_t argus_commgroups_get(struct argus_comm_group *out, uint32_t max, uint32_t *dropped)
 {
-    pthread_mutex_lock(&cg.mu);
-    uint32_t n = cg.n < max ? cg.n : max;
+    pthread_mutex_lock(&commgroups_state.mu);
+    uint32_t n = commgroups_state.n < max ? commgroups_state.n : max;
     if (n)
-        memcpy(out, cg.v, n * sizeof *out);
+        memcpy(out, commgroups_state.v, n * sizeof *out);
     if (dropped)
-        *dropped = cg.dropped + (cg.n - n);
-    pthread_mutex_unlock(&cg.mu);
+        *dropped = commgroups_state.dropped + (commgroups_state.n - n);
+    pthread_mutex_unlock(&commgroups_state.mu);
     return n;
 }
 
 uint64_t argus_commgroups_generation(void)
 {
-    pthread_mutex_lock(&cg.mu);
-    uint64_t g = cg.gen;
-    pthread_mutex_unlock(&cg.mu);
+    pthread_mutex_lock(&commgroups_state.mu);
+    uint64_t g = commgroups_state.gen;
+    pthread_mutex_unlock(&commgroups_state.mu);
     return g;
 }
 
 void argus_commgroups_reset(void)
 {
-    pthread_mutex_lock(&cg.mu);
-    cg.n = cg.dropped = 0;
-    cg.gen++;
-    pthread_mutex_unlock(&cg.mu);
+    pthread_mutex_lock(&commgroups_state.mu);
+    commgroups_state.n = commgroups_state.dropped = 0;
+    commgroups_state.gen++;
+    pthread_mutex_unlock(&commgroups_state.mu);
 }

@@ -129,7 +129,7 @@ static struct {
     struct argus_period *per;
     struct argus_nvtx_map map;
     uint64_t clk_cupti, clk_real, clk_mono; /* the latest clock triple (drain thread) */
-} gi = {.once = PTHREAD_MUTEX_INITIALIZER};
+} cupti_state = {.once = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t now_cupti(void)
 {
@@ -142,7 +142,7 @@ static uint64_t now_cupti(void)
 static void CUPTIAPI buf_request(uint8_t **buf, size_t *size, size_t *max)
 {
     *max = 0;
-    if (argus_collect_buf_get(gi.c, buf, size) != 0) {
+    if (argus_collect_buf_get(cupti_state.c, buf, size) != 0) {
         *buf = NULL;
         *size = 0;
     }
@@ -152,23 +152,25 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t sid, uint8_t *buf, siz
                                   size_t valid)
 {
     (void)ctx, (void)sid, (void)size;
-    argus_collect_buf_done(gi.c, buf, valid);
+    argus_collect_buf_done(cupti_state.c, buf, valid);
 }
 
 /* Read the (CUPTI, realtime, monotonic) triple and publish it to the summaries. */
 static void clock_triple_take(void)
 {
-    gi.clk_cupti = now_cupti();
-    gi.clk_real = argus_clock_realtime_ns();
-    gi.clk_mono = argus_clock_monotonic_ns();
-    argus_tracer_set_clock_triple(gi.clk_cupti, gi.clk_real, gi.clk_mono);
+    cupti_state.clk_cupti = now_cupti();
+    cupti_state.clk_real = argus_clock_realtime_ns();
+    cupti_state.clk_mono = argus_clock_monotonic_ns();
+    argus_tracer_set_clock_triple(cupti_state.clk_cupti, cupti_state.clk_real,
+                                  cupti_state.clk_mono);
 }
 
 /* Called by the collector at step boundaries; refreshes the clock triple once a second so
  * drift between the GPU and host clocks can be followed over a long job. */
 static int flush_all(int forced)
 {
-    if (!forced && argus_clock_monotonic_ns() - gi.clk_mono >= 1000000000ull) /* drain thr. */
+    if (!forced
+        && argus_clock_monotonic_ns() - cupti_state.clk_mono >= 1000000000ull) /* drain thr. */
         clock_triple_take();
     return cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0) ==
                    CUPTI_SUCCESS ? 0 : -EIO;
@@ -185,7 +187,7 @@ static uint64_t dropped_count(void)
 static void on_step(void *ctx, int begin, uint64_t step)
 {
     (void)ctx;
-    argus_collect_mark(gi.c, begin ? ARGUS_MARK_STEP_BEGIN : ARGUS_MARK_STEP_END, step,
+    argus_collect_mark(cupti_state.c, begin ? ARGUS_MARK_STEP_BEGIN : ARGUS_MARK_STEP_END, step,
                        now_cupti(), 0);
     argus_tracer_deliver(); /* summaries reach reduce/ on the application thread */
 }
@@ -193,7 +195,7 @@ static void on_step(void *ctx, int begin, uint64_t step)
 static void on_phase(void *ctx, int push, unsigned phase)
 {
     (void)ctx;
-    argus_collect_mark(gi.c, push ? ARGUS_MARK_PHASE_PUSH : ARGUS_MARK_PHASE_POP, 0,
+    argus_collect_mark(cupti_state.c, push ? ARGUS_MARK_PHASE_PUSH : ARGUS_MARK_PHASE_POP, 0,
                        now_cupti(), phase);
 }
 
@@ -204,7 +206,7 @@ static const char *attr_message(const nvtxEventAttributes_t *ea)
     if (ea->messageType == NVTX_MESSAGE_TYPE_ASCII)
         return ea->message.ascii;
     if (ea->messageType == NVTX_MESSAGE_TYPE_REGISTERED)
-        return argus_nvtx_string_get(&gi.map, ea->message.registered);
+        return argus_nvtx_string_get(&cupti_state.map, ea->message.registered);
     return NULL; /* unicode names are not mapped */
 }
 
@@ -218,24 +220,25 @@ static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callback
         return;
     switch (id) {
     case CUPTI_CBID_NVTX_nvtxRangePushA:
-        argus_nvtx_push(&gi.map, ((const nvtxRangePushA_params *)d->functionParams)->message);
+        argus_nvtx_push(&cupti_state.map,
+                        ((const nvtxRangePushA_params *)d->functionParams)->message);
         break;
     case CUPTI_CBID_NVTX_nvtxRangePushEx:
-        argus_nvtx_push(&gi.map, attr_message(
+        argus_nvtx_push(&cupti_state.map, attr_message(
             ((const nvtxRangePushEx_params *)d->functionParams)->eventAttrib));
         break;
     case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
-        argus_nvtx_push(&gi.map, attr_message(
+        argus_nvtx_push(&cupti_state.map, attr_message(
             ((const nvtxDomainRangePushEx_params *)d->functionParams)->core.eventAttrib));
         break;
     case CUPTI_CBID_NVTX_nvtxRangePop:
     case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-        argus_nvtx_pop(&gi.map);
+        argus_nvtx_pop(&cupti_state.map);
         break;
     case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA:
         if (d->functionReturnValue)
             argus_nvtx_string_put(
-                &gi.map, *(const nvtxStringHandle_t *)d->functionReturnValue,
+                &cupti_state.map, *(const nvtxStringHandle_t *)d->functionReturnValue,
                 ((const nvtxDomainRegisterStringA_params *)d->functionParams)->string);
         break;
     default:
@@ -243,18 +246,18 @@ static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callback
     }
 }
 
-int argus_cupti_active(void) { return __atomic_load_n(&gi.on, __ATOMIC_ACQUIRE); }
+int argus_cupti_active(void) { return __atomic_load_n(&cupti_state.on, __ATOMIC_ACQUIRE); }
 
 void argus_cupti_mark(int kind, uint64_t step, uint64_t t_ns, unsigned phase)
 {
     if (argus_cupti_active())
-        argus_collect_mark(gi.c, (enum argus_mark_kind)kind, step, t_ns, phase);
+        argus_collect_mark(cupti_state.c, (enum argus_mark_kind)kind, step, t_ns, phase);
 }
 
 static void drain_final(void)
 {
     if (argus_cupti_active())
-        argus_collect_stop(gi.c); /* forced flush, replay every step; thread joined */
+        argus_collect_stop(cupti_state.c); /* forced flush, replay every step; thread joined */
 }
 
 static void at_exit(void)
@@ -284,16 +287,16 @@ static int setup(const struct argus_config *cfg)
     char err[256];
     int rc;
 
-    gi.map.on_step = on_step;
-    gi.map.on_phase = on_phase;
-    if (argus_nvtx_map_init(&gi.map, cfg->phase_map, cfg->step_range, err, sizeof err))
+    cupti_state.map.on_step = on_step;
+    cupti_state.map.on_phase = on_phase;
+    if (argus_nvtx_map_init(&cupti_state.map, cfg->phase_map, cfg->step_range, err, sizeof err))
         argus_log_once(ARGUS_LOG_WARN, "phase-map", "%s; using the defaults", err);
     if (cfg->ring_events && argus_ring_create((size_t)cfg->ring_events,
-                                              (unsigned)cfg->ring_steps, &gi.ring) == 0)
-        o.ring = gi.ring;
-    if (cfg->step_detect && argus_period_create((size_t)cfg->period_max, &gi.per) == 0)
-        o.period = gi.per;
-    rc = argus_collect_create(&o, &gi.c);
+                                              (unsigned)cfg->ring_steps, &cupti_state.ring) == 0)
+        o.ring = cupti_state.ring;
+    if (cfg->step_detect && argus_period_create((size_t)cfg->period_max, &cupti_state.per) == 0)
+        o.period = cupti_state.per;
+    rc = argus_collect_create(&o, &cupti_state.c);
     if (rc)
         return rc;
     if (cuptiActivityRegisterCallbacks(buf_request, buf_complete) != CUPTI_SUCCESS ||
@@ -303,14 +306,14 @@ static int setup(const struct argus_config *cfg)
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD) != CUPTI_SUCCESS ||
         (cfg->graph_trace &&
          cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE) != CUPTI_SUCCESS) ||
-        cuptiEnableDomain(1, gi.sub, CUPTI_CB_DOMAIN_NVTX) != CUPTI_SUCCESS)
+        cuptiEnableDomain(1, cupti_state.sub, CUPTI_CB_DOMAIN_NVTX) != CUPTI_SUCCESS)
         return -EIO;
     clock_triple_take();
-    rc = argus_collect_start(gi.c);
+    rc = argus_collect_start(cupti_state.c);
     if (rc)
         return rc;
-    __atomic_store_n(&gi.on, 1, __ATOMIC_RELEASE);
-    argus_tracer_set_gpu_hooks(argus_cupti_mark, drain_final, gi.ring);
+    __atomic_store_n(&cupti_state.on, 1, __ATOMIC_RELEASE);
+    argus_tracer_set_gpu_hooks(argus_cupti_mark, drain_final, cupti_state.ring);
     atexit(at_exit);
     return 0;
 }
@@ -324,10 +327,10 @@ ARGUS_EXPORT int InitializeInjection(void)
     uint32_t ver = 0;
     int rc;
 
-    pthread_mutex_lock(&gi.once);
-    if (gi.tried)
+    pthread_mutex_lock(&cupti_state.once);
+    if (cupti_state.tried)
         goto out;
-    gi.tried = 1;
+    cupti_state.tried = 1;
     argus_log_init();
     argus_config_load(&cfg, NULL, NULL, 0);
     if (cfg.mode == ARGUS_MODE_OFF || !cfg.cupti)
@@ -346,7 +349,7 @@ ARGUS_EXPORT int InitializeInjection(void)
                                  .subscriberName = "Argus",
                                  .oldSubscriberName = old,
                                  .oldSubscriberSize = sizeof old};
-    CUptiResult cr = cuptiSubscribe_v2(&gi.sub, callback, NULL, &sp);
+    CUptiResult cr = cuptiSubscribe_v2(&cupti_state.sub, callback, NULL, &sp);
     if (cr != CUPTI_SUCCESS) {
         argus_log_once(ARGUS_LOG_WARN, "cupti", "CUPTI is held by %s; Argus GPU tracing is "
                        "off", cr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && old[0]
@@ -361,9 +364,9 @@ ARGUS_EXPORT int InitializeInjection(void)
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_OVERHEAD);
-        cuptiUnsubscribe(gi.sub);
+        cuptiUnsubscribe(cupti_state.sub);
     }
 out:
-    pthread_mutex_unlock(&gi.once);
+    pthread_mutex_unlock(&cupti_state.once);
     return 1; /* never refuse the program */
 }

@@ -54,7 +54,7 @@ static struct {
     const void *comm[KNOWN];
     uint64_t id[KNOWN];
     uint32_t splits[KNOWN];
-} nh = {.mu = PTHREAD_MUTEX_INITIALIZER};
+} ncclhook_state = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* The real function: the next definition after ours, else libnccl.so.2 if loaded. */
 static void *real(const char *name)
@@ -85,26 +85,26 @@ static void remember(const void *comm, uint64_t id)
 {
     if (!comm)
         return;
-    pthread_mutex_lock(&nh.mu);
+    pthread_mutex_lock(&ncclhook_state.mu);
     uint32_t i = 0;
-    while (i < nh.n && nh.comm[i] != comm)
+    while (i < ncclhook_state.n && ncclhook_state.comm[i] != comm)
         i++;
-    if (i == nh.n && nh.n < KNOWN)
-        nh.n++;
+    if (i == ncclhook_state.n && ncclhook_state.n < KNOWN)
+        ncclhook_state.n++;
     if (i < KNOWN) {
-        nh.comm[i] = comm;
-        nh.id[i] = id;
-        nh.splits[i] = 0;
+        ncclhook_state.comm[i] = comm;
+        ncclhook_state.id[i] = id;
+        ncclhook_state.splits[i] = 0;
     }
-    pthread_mutex_unlock(&nh.mu);
+    pthread_mutex_unlock(&ncclhook_state.mu);
 }
 
 static void note_init(void *const *comm, int nranks, const argus_nccl_id *uid, int rank)
 {
     const uint64_t id = bytes_hash(uid->internal, NCCL_ID_BYTES);
-    pthread_mutex_lock(&nh.mu);
-    const uint32_t k = nh.inits++;
-    pthread_mutex_unlock(&nh.mu);
+    pthread_mutex_lock(&ncclhook_state.mu);
+    const uint32_t k = ncclhook_state.inits++;
+    pthread_mutex_unlock(&ncclhook_state.mu);
     if (comm)
         remember(*comm, id);
     if (nranks < 2 || rank < 0 || rank >= nranks)
@@ -153,14 +153,14 @@ ARGUS_EXPORT int ncclCommSplit(void *comm, int color, int key, void **newcomm, v
     uint64_t pid = 0;
     uint32_t k = 0;
     int found = 0;
-    pthread_mutex_lock(&nh.mu);
-    for (uint32_t i = 0; i < nh.n && !found; i++)
-        if (nh.comm[i] == comm) {
-            pid = nh.id[i];
-            k = nh.splits[i]++;
+    pthread_mutex_lock(&ncclhook_state.mu);
+    for (uint32_t i = 0; i < ncclhook_state.n && !found; i++)
+        if (ncclhook_state.comm[i] == comm) {
+            pid = ncclhook_state.id[i];
+            k = ncclhook_state.splits[i]++;
             found = 1;
         }
-    pthread_mutex_unlock(&nh.mu);
+    pthread_mutex_unlock(&ncclhook_state.mu);
     if (rc != 0 || !found || !newcomm || !*newcomm)
         return rc;
     query_fn count = (query_fn)real("ncclCommCount");
