@@ -1,4 +1,4 @@
-/* tracer_bench.c — the issue-6 figures of the tracer, printed as one JSON line:
+/* tracer_bench.c — the tracer's cost and size figures, printed as one JSON line:
  *   ns_per_record        synthetic CUpti_ActivityKernel10 records (built from the installed
  *                        headers) through the CUPTI adapter (cuptiActivityGetNextRecord
  *                        walk) and the step summariser, step build included, one core
@@ -12,7 +12,7 @@
  *                        8 of them NCCL), as the summariser builds it with coverage 0.97;
  *   compression_ratio    raw Kernel10 bytes / bytes_per_rank_step;
  *   kmodes               kernel modes in that summary;
- *   budget_record_bytes  the same step as tracer/budget.c's record (not shipped);
+ *   budget_record_bytes  the same step as bench/budget.c's record (never shipped);
  *   rss_kb_*             resident memory after 1,000 and after all small steps of the
  *                        memory run (flat = ring + tables only).
  * Not a test. Usage: tracer_bench [steps [mem_steps]] (defaults 20 and 100000).
@@ -25,9 +25,10 @@
 
 #include <cupti.h>
 
+#include "bench/budget.h"
+#include "common/kclass.h"
 #include "common/wire.h"
 #include "tests/common/realistic_step.h"
-#include "tracer/budget.h"
 #include "tracer/collect.h"
 #include "tracer/cupti_adapter.h"
 #include "tracer/ring.h"

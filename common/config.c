@@ -100,15 +100,16 @@ static int parse_BOOL(const struct argus_config_var *v, const char *s, void *dst
     return 0;
 }
 
-static const char *const mode_words[] = {"off", "on", "full"};
+static const char *const mode_words[] = {"off", "on"};
+#define N_MODE_WORDS ((int)(sizeof mode_words / sizeof mode_words[0]))
 
 static int parse_MODE(const struct argus_config_var *v, const char *s, void *dst,
                       size_t dstsz, char *errbuf, size_t errlen)
 {
-    int i = word_index(s, mode_words, 3);
+    int i = word_index(s, mode_words, N_MODE_WORDS);
 
     if (i < 0 || dstsz != sizeof(int)) {
-        argus_seterr(errbuf, errlen, "%s=%.64s%s: not one of off, on, full", v->name,
+        argus_seterr(errbuf, errlen, "%s=%.64s%s: not one of off, on", v->name,
                s ? s : "", ell(s));
         return -EINVAL;
     }
@@ -222,7 +223,7 @@ void argus_config_print(const struct argus_config *c, FILE *out)
 #define P_BOOL(NAME, f) fprintf(out, "%s=%d\n", #NAME, c->f ? 1 : 0)
 #define P_STR(NAME, f) fprintf(out, "%s=%s\n", #NAME, c->f)
 #define P_MODE(NAME, f)                                                                   \
-    fprintf(out, "%s=%s\n", #NAME, (c->f >= 0 && c->f < 3) ? mode_words[c->f] : "off")
+    fprintf(out, "%s=%s\n", #NAME, (c->f >= 0 && c->f < N_MODE_WORDS) ? mode_words[c->f] : "off")
 #define P_LEVEL(NAME, f)                                                                  \
     fprintf(out, "%s=%s\n", #NAME, (c->f >= 0 && c->f < 4) ? level_words[c->f] : "warn")
 #define X(NAME, field, type, def, mn, mx, help) P_##type(NAME, field);

@@ -1,7 +1,7 @@
-/* config.h — the environment contract (DESIGN.md contract 1): one table of every ARGUS_*
- * variable with its type, default and bounds. spank/ and wrapper/ set these; the ranks
- * read them with argus_config_load. etc/argus.conf documents the same table (a unit test
- * checks that every variable here appears there).
+/* config.h — the environment contract (docs/ARCHITECTURE.md, contract 1): one table of
+ * every ARGUS_* variable with its type, default and bounds. spank/ and wrapper/ set these;
+ * the ranks read them with argus_config_load. etc/argus.conf documents the same table (a
+ * unit test checks that every variable here appears there).
  *
  * Precedence: compiled default < environment. A malformed or out-of-bounds value is an
  * error naming the variable, the value and the accepted range; the caller decides whether
@@ -15,11 +15,11 @@
 
 /* X(NAME, field, type, default, min, max, help)
  * type: BOOL (0/1, on/off, yes/no, true/false), INT (decimal, bounds inclusive),
- *       DOUBLE (bounds inclusive), STR (any, max 4095 bytes), MODE (off|on|full),
+ *       DOUBLE (bounds inclusive), STR (any, max 4095 bytes), MODE (off|on),
  *       LEVEL (error|warn|info|debug). */
 #define ARGUS_CONFIG_TABLE(X)                                                             \
     X(ARGUS_MODE, mode, MODE, "off", 0, 0,                                                \
-      "off: libargus stays inert; on: summarise and diagnose; full: also keep raw events") \
+      "off: libargus stays inert; on: summarise and diagnose")                            \
     X(ARGUS_OUTDIR, outdir, STR, ".", 0, 0,                                               \
       "directory under which argus-<jobid>/ is created")                                  \
     X(ARGUS_JOBID, jobid, STR, "", 0, 0,                                                  \
@@ -77,7 +77,7 @@
     X(ARGUS_MPI_SELF_INIT_MS, mpi_self_init_ms, INT, "2000", 0, 600000,                   \
       "how long after the program starts Argus waits for its own MPI_Init first")
 
-enum argus_mode { ARGUS_MODE_OFF = 0, ARGUS_MODE_ON = 1, ARGUS_MODE_FULL = 2 };
+enum argus_mode { ARGUS_MODE_OFF = 0, ARGUS_MODE_ON = 1 };
 
 #define ARGUS_CONFIG_STR_MAX 4096
 

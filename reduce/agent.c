@@ -68,7 +68,8 @@ static struct {
     struct argus_pull pull;         /* rank 0 and holding children */
     struct argus_rootbatch rb;      /* rank 0: the batch being condensed around a pull */
     uint64_t final_at;              /* monotonic ns the final window went up */
-    struct argus_agent_stats st;
+    uint64_t bytes_in;              /* bytes of window messages received (reduce.json) */
+    double thread_cpu_s;            /* the Argus thread's CPU time (reduce.json) */
 } agent;
 
 /* ---- application side (the ring itself is handoff.c) ------------------------------ */
@@ -86,11 +87,6 @@ void argus_agent_push_name(uint64_t hash, const char *name)
 void argus_agent_push_rankinfo(const struct argus_rank_info *ri)
 {
     argus_handoff_push_rankinfo(ri);
-}
-
-int64_t argus_agent_clock_offset(void)
-{
-    return atomic_load(&agent.offset);
 }
 
 /* ---- the exchange (Argus thread) --------------------------------------------------- */
@@ -127,7 +123,6 @@ static void root_mark(uint32_t rank, uint64_t window)
 
 static void add_miss(uint32_t rank, uint64_t window)
 {
-    agent.st.missing_marked++;
     if (agent.o.parent < 0) {
         root_mark(rank, window);
         return;
@@ -148,18 +143,15 @@ static void child_message(struct child *c)
                        "rank %d was dropped", agent.o.rank, c->rank);
         return;
     }
-    if (c->missing)
-        agent.st.late_messages++;
     if (m.window + 1 > c->got)
         c->got = m.window + 1;
     if (m.flags & ARGUS_TREEMSG_FINAL)
         c->final = 1;
     for (uint32_t i = 0; i < m.nmissing; i++) {
         struct argus_treemsg_miss x = argus_treemsg_miss_at(&m, i);
-        agent.st.missing_marked--; /* counted where it was first marked */
         add_miss(x.rank, x.window);
     }
-    agent.st.bytes_in += c->rx.buf.len;
+    agent.bytes_in += c->rx.buf.len;
     if (m.agg_len && agent.o.parent < 0) { /* merged when its batch begins (rootbatch.h) */
         argus_pull_holder(&agent.pull, (int)(c - agent.ch));
         if (agent.condense && argus_rootbatch_add_agg(&agent.rb, m.agg, m.agg_len) != 0)
@@ -231,7 +223,6 @@ static void root_finish(int final)
         if (!final)
             argus_rank0_report(agent.o.r0, 0);
     }
-    agent.st.windows_sent++;
     if (final)
         agent.sent_final = 1;
 }
@@ -317,8 +308,6 @@ static void ship(int final)
         return;
     }
     agent.sending = 1;
-    agent.st.bytes_sent += agent.send.len;
-    agent.st.windows_sent++;
     if (final) {
         agent.sent_final = 1;
         agent.final_at = argus_clock_monotonic_ns();
@@ -443,12 +432,12 @@ static void run_loop(int threaded, uint64_t until)
     argus_tracereq_finish(atomic_load(&agent.offset), threaded && !atomic_load(&agent.abort_now));
     argus_clockkeep_free();
     if (agent.o.parent < 0) {
-        agent.st.thread_cpu_s = thread_cpu_s();
+        agent.thread_cpu_s = thread_cpu_s();
         argus_rank0_report(agent.o.r0, 1);
         agent.o.r0->spilled_windows = argus_handoff_spilled();
-        argus_rank0_write_reduce_json(agent.o.r0, threaded ? agent.st.thread_cpu_s : -1.0,
+        argus_rank0_write_reduce_json(agent.o.r0, threaded ? agent.thread_cpu_s : -1.0,
                                       argus_handoff_dropped(),
-                                      agent.st.bytes_in + agent.pull.bytes_in);
+                                      agent.bytes_in + agent.pull.bytes_in);
         argus_rank0_close(agent.o.r0);
     }
 }
@@ -471,7 +460,7 @@ static void *agent_main(void *arg)
     (void)arg;
     sync_clock(1);
     run_loop(1, 0);
-    agent.st.thread_cpu_s = thread_cpu_s();
+    agent.thread_cpu_s = thread_cpu_s();
     pthread_mutex_lock(&agent.mu);
     agent.done = 1;
     pthread_cond_broadcast(&agent.cv);
@@ -604,10 +593,4 @@ int argus_agent_finish(void)
     agent.thread_on = 0;
     agent_free();
     return 0;
-}
-
-void argus_agent_get_stats(struct argus_agent_stats *st)
-{
-    *st = agent.st;
-    st->dropped_summaries = argus_handoff_dropped();
 }

@@ -53,18 +53,8 @@ void argus_agent_abandon(void);
 void argus_agent_push_summary(const struct argus_step_summary *s);
 void argus_agent_push_name(uint64_t hash, const char *name);
 void argus_agent_push_rankinfo(const struct argus_rank_info *ri);
-/* The rank's clock offset to rank 0 (ns, add to local time), as estimated so far. */
-int64_t argus_agent_clock_offset(void);
 /* Send the last (partial) window marked final, wait for the exchange to end (bounded),
  * stop the thread. Rank 0 writes the final report. MPI_Finalize thread only. */
 int argus_agent_finish(void); /* 0, or -ETIMEDOUT when the thread was left behind */
-
-/* Counters for reduce.json and the tests. */
-struct argus_agent_stats {
-    uint64_t windows_sent, bytes_sent, bytes_in, dropped_summaries, missing_marked;
-    uint64_t late_messages;
-    double thread_cpu_s;
-};
-void argus_agent_get_stats(struct argus_agent_stats *st);
 
 #endif /* ARGUS_REDUCE_AGENT_H */

@@ -1,7 +1,8 @@
-/* clockkeep.h — keeps a rank's clock offset to rank 0 current while the job runs (issue 7:
- * "a drift of 20 ppm is tracked"). The start-up ping-pong (clocksync.h) measures the
- * offset once; clocks then drift (20 ppm is 72 ms an hour), which would misplace every
- * later step on rank 0's time line. So, from the Argus thread's loop and never blocking:
+/* clockkeep.h — keeps a rank's clock offset to rank 0 current while the job runs
+ * (docs/ALGORITHMS.md, "Clock alignment: keeping the offset"). The start-up ping-pong
+ * (clocksync.h) measures the offset once; clocks then drift (20 ppm is 72 ms an hour),
+ * which would misplace every later step on rank 0's time line. So, from the Argus thread's
+ * loop and never blocking:
  *  - every rank answers its children's pings at any time with its clock reading and its
  *    own current offset to rank 0 (a few fixed reply slots; a ping that finds none free
  *    goes unanswered and the child's burst times it out);

@@ -1,10 +1,11 @@
 /* clocksync.h — per-rank clock offset to rank 0 by Cristian-style ping-pong along the
- * reduction tree (ALGORITHMS.md §6.6): each rank pings its parent `rounds` times, keeps
- * the minimum-RTT sample (offset = t_parent - (t_send + rtt/2)), and adds its parent's
- * offset to rank 0, which the parent sends down once it knows it. Every rank serves its
- * children's pings at the same time, so the whole tree settles in about depth × rounds
- * round trips. Non-blocking point-to-point on comm, bounded by timeout_ms in all; a
- * silent parent gives -ETIMEDOUT (offset 0) and never hangs.
+ * reduction tree (docs/ALGORITHMS.md, "Clock alignment: start-up ping-pong"): each rank
+ * pings its parent `rounds` times, keeps the minimum-RTT sample (offset = t_parent -
+ * (t_send + rtt/2)), and adds its parent's offset to rank 0, which the parent sends down
+ * once it knows it. Every rank serves its children's pings at the same time, so the whole
+ * tree settles in about depth × rounds round trips. Non-blocking point-to-point on comm,
+ * bounded by timeout_ms in all; a silent parent gives -ETIMEDOUT (offset 0) and never
+ * hangs.
  *
  * Also the refinement on collective end times (argus_clock_refine): members of one
  * collective finish together, so the median over instances of (end_ref - end_r) measures

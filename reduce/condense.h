@@ -1,9 +1,10 @@
-/* reduce/condense.h — how a node of the reduction tree keeps rank 0's inbound bytes bounded in a
- * large job (ARGUS_CONDENSE; DESIGN.md contract 4). Full step summaries cost ~0.9 KB per
- * rank and step; at 16,384 ranks that is ~15 MB per step into rank 0. A condensing node
- * instead forwards, per batch of windows:
- *   - its window aggregate (aggregate.h): one 56-byte row per (rank, step) of its subtree
- *     and per-(kernel, mode, stage) merged sketches with the top/bottom extremes; and
+/* reduce/condense.h — how a node of the reduction tree keeps rank 0's inbound bytes bounded
+ * in a large job (ARGUS_CONDENSE; docs/ARCHITECTURE.md, contract 5). Full step summaries
+ * cost ~0.9 KB per rank and step; at 16,384 ranks that is ~15 MB per step into rank 0. A
+ * condensing node instead forwards, per batch of windows:
+ *   - its window aggregate (common/aggregate.h): one row per (rank, step) of its subtree
+ *     (12-16 bytes in its compact wire form, common/aggrow.h) and per-(kernel, mode,
+ *     stage) merged sketches with the top/bottom extremes; and
  *   - full summaries ("exemplars", flagged ARGUS_SF_EXEMPLAR) for only
  *       (a) reference ranks: data-parallel index < ARGUS_CONDENSE_REF_DP when the layout
  *           is known (every (pp, tp) position keeps that many ordinary peers), else a

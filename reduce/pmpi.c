@@ -21,11 +21,11 @@
 #include "tracer/commgroups.h"
 #include "tracer/tracer.h"
 
-/* Cheap pre-check: only an explicit ARGUS_MODE=on|full changes the thread level. */
+/* Cheap pre-check: only an explicit ARGUS_MODE=on changes the thread level. */
 static int argus_wanted(void)
 {
     const char *m = getenv("ARGUS_MODE");
-    return m && (strcasecmp(m, "on") == 0 || strcasecmp(m, "full") == 0);
+    return m && strcasecmp(m, "on") == 0;
 }
 
 ARGUS_EXPORT int MPI_Init(int *argc, char ***argv)

@@ -43,7 +43,9 @@ static struct {
     int started;      /* the thread was started (set once, at load) */
 } selfinit = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
-int argus_selfinit_env_rank(void)
+/* The launcher's idea of this process's rank (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK,
+ * SLURM_PROCID, RANK, in that order) or -1; for the cross-check against MPI's rank. */
+static int launcher_rank(void)
 {
     static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
                                        "SLURM_PROCID", "RANK"};
@@ -89,7 +91,7 @@ static int rank_claim(char *path, size_t len)
     const char *ns = getenv("OMPI_MCA_ess_base_jobid");
     const char *tmp = getenv("TMPDIR");
     char job[128];
-    int rank = argus_selfinit_env_rank();
+    int rank = launcher_rank();
 
     if (!ns)
         ns = getenv("PMIX_NAMESPACE");
@@ -151,7 +153,7 @@ static int wait_while_bounded(enum si_state from, enum si_state to)
 
 static void check_rank(void)
 {
-    int mpi_rank = -1, env_rank = argus_selfinit_env_rank();
+    int mpi_rank = -1, env_rank = launcher_rank();
 
     MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
     if (env_rank >= 0 && env_rank != mpi_rank)
@@ -300,8 +302,7 @@ __attribute__((constructor)) static void selfinit_load(void)
     pthread_t thr;
     sigset_t all, old;
 
-    if (!m || (strcasecmp(m, "on") != 0 && strcasecmp(m, "full") != 0) ||
-        !(launched_by_mpi() || lone_process()))
+    if (!m || strcasecmp(m, "on") != 0 || !(launched_by_mpi() || lone_process()))
         return;
     argus_config_defaults(&c);
     (void)argus_config_load(&c, getenv, err, sizeof err); /* runtime.c reports bad values */

@@ -1,5 +1,5 @@
-/* selfinit.h — MPI for programs that never call MPI_Init (issue 7): PyTorch with NCCL,
- * launched by mpirun or srun --mpi=pmix with libargus.so preloaded.
+/* selfinit.h — MPI for programs that never call MPI_Init (docs/ARCHITECTURE.md, "Threads"):
+ * PyTorch with NCCL, launched by mpirun or srun --mpi=pmix with libargus.so preloaded.
  *
  * When ARGUS_MODE is on, ARGUS_MPI_SELF_INIT is 1 and the process was started by an MPI
  * launcher (OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_RANK set) or is a lone process (no
@@ -29,9 +29,5 @@
 
 int argus_selfinit_claim(int *provided);
 int argus_selfinit_finalize(void);
-
-/* The launcher's idea of this process's rank (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK,
- * SLURM_PROCID, RANK, in that order) or -1; for the cross-check against MPI's rank. */
-int argus_selfinit_env_rank(void);
 
 #endif /* ARGUS_REDUCE_SELFINIT_H */

@@ -15,12 +15,12 @@ int argus_tree_first_child(int r, int fanin);
 /* Depth of the tree (0 for one rank). */
 int argus_tree_depth(int size, int fanin);
 
-/* Topology-aware tree (ALGORITHMS.md §6.7): node_of[r] names r's node (any int, equal
- * for ranks sharing a node, e.g. the lowest rank there). Inside a node the ranks (in
- * rank order) form a k-ary tree under the node's lowest rank, its leader; the leaders
- * (in rank order) form a k-ary tree under rank 0, which must lead its node (it is the
- * lowest rank there). Fills parent[size] (-1 for rank 0). 0 or -EINVAL. O(size log size).
- * Only the leaders' links cross nodes. */
+/* Topology-aware tree (docs/ALGORITHMS.md, "The reduction tree"): node_of[r] names r's node
+ * (any int, equal for ranks sharing a node, e.g. the lowest rank there). Inside a node the
+ * ranks (in rank order) form a k-ary tree under the node's lowest rank, its leader; the
+ * leaders (in rank order) form a k-ary tree under rank 0, which must lead its node (it is
+ * the lowest rank there). Fills parent[size] (-1 for rank 0). 0 or -EINVAL. O(size log
+ * size). Only the leaders' links cross nodes. */
 int argus_tree_build_topo(int size, const int *node_of, int fanin, int *parent);
 /* Children of r under parent[] in rank order, up to max of them; returns how many
  * there are. O(size). */

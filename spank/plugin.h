@@ -25,9 +25,6 @@ extern struct argus_spank_state argus_spank_g;
 extern struct spank_option argus_spank_option;
 int argus_spank_option_cb(int val, const char *optarg, int remote);
 
-/* Parse the arguments into argus_spank_g (every context calls it from init). */
-void argus_spank_load_policy(int ac, char **av);
-
 /* srun / sbatch / salloc (submit.c). */
 int argus_submit_init(spank_t sp);
 int argus_submit_post_opt(spank_t sp);

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define KNOWN_KEYS "default, enforce, outdir, window, libdir, allow_full"
+#define KNOWN_KEYS "default, enforce, outdir, window, libdir"
 
 static int copy_str(char *dst, size_t len, const char *src)
 {
@@ -29,7 +29,6 @@ void argus_policy_defaults(struct argus_policy *p, const char *default_libdir)
     memset(p, 0, sizeof *p);
     p->def_mode = ARGUS_MODE_OFF;
     p->enforce = ARGUS_ENFORCE_NONE;
-    p->allow_full = 0;
     snprintf(p->outdir, sizeof p->outdir, "%%w");
     snprintf(p->libdir, sizeof p->libdir, "%s", default_libdir ? default_libdir : "");
 }
@@ -40,8 +39,6 @@ int argus_mode_parse(const char *s)
         return ARGUS_MODE_ON;
     if (strcmp(s, "off") == 0)
         return ARGUS_MODE_OFF;
-    if (strcmp(s, "full") == 0)
-        return ARGUS_MODE_FULL;
     return -EINVAL;
 }
 
@@ -50,7 +47,6 @@ const char *argus_mode_name(int mode)
     switch (mode) {
     case ARGUS_MODE_OFF: return "off";
     case ARGUS_MODE_ON: return "on";
-    case ARGUS_MODE_FULL: return "full";
     default: return "?";
     }
 }
@@ -59,8 +55,7 @@ const char *argus_mode_name(int mode)
 static int parse_word(struct argus_policy *p, const char *word, unsigned *seen, char *err,
                       size_t errlen)
 {
-    static const char *const keys[] = {"default", "enforce", "outdir", "window", "libdir",
-                                       "allow_full"};
+    static const char *const keys[] = {"default", "enforce", "outdir", "window", "libdir"};
     const char *eq = strchr(word, '=');
     size_t klen;
     int k = -1;
@@ -75,8 +70,8 @@ static int parse_word(struct argus_policy *p, const char *word, unsigned *seen, 
         if (strlen(keys[i]) == klen && strncmp(word, keys[i], klen) == 0)
             k = i;
     if (k < 0) {
-        argus_seterr(err, errlen, "plugstack.conf: unknown key '%.*s' in '%s' (keys: %s)", (int)klen,
-               word, word, KNOWN_KEYS);
+        argus_seterr(err, errlen, "plugstack.conf: unknown key '%.*s' in '%s' (keys: %s)",
+                     (int)klen, word, word, KNOWN_KEYS);
         return -EINVAL;
     }
     if (*seen & (1u << k)) {
@@ -135,18 +130,10 @@ static int parse_word(struct argus_policy *p, const char *word, unsigned *seen, 
         if (copy_str(p->libdir, sizeof p->libdir - sizeof "/libargus.so", v) != 0)
             goto too_long;
         return 0;
-    case 5: /* allow_full */
-        if (strcmp(v, "yes") == 0)
-            p->allow_full = 1;
-        else if (strcmp(v, "no") == 0)
-            p->allow_full = 0;
-        else
-            goto bad_value;
-        return 0;
     }
 bad_value:
     argus_seterr(err, errlen, "plugstack.conf: %s has a bad value (accepted: %s)", word,
-           k == 0 ? "on, off" : k == 1 ? "on, off, none" : "yes, no");
+           k == 0 ? "on, off" : "on, off, none");
     return -EINVAL;
 too_long:
     argus_seterr(err, errlen, "plugstack.conf: %s: value too long", word);
@@ -178,8 +165,7 @@ int argus_policy_decide(const struct argus_policy *p, int requested, int *mode, 
 {
     switch (p->enforce) {
     case ARGUS_ENFORCE_ON:
-        *mode = requested == ARGUS_MODE_FULL && p->allow_full ? ARGUS_MODE_FULL
-                                                              : ARGUS_MODE_ON;
+        *mode = ARGUS_MODE_ON;
         if (requested == ARGUS_MODE_OFF) {
             argus_seterr(err, errlen, "--argus=off is not allowed: this site runs Argus on every "
                    "job (plugstack.conf enforce=on); Argus stays on");
@@ -188,7 +174,7 @@ int argus_policy_decide(const struct argus_policy *p, int requested, int *mode, 
         break;
     case ARGUS_ENFORCE_OFF:
         *mode = ARGUS_MODE_OFF;
-        if (requested == ARGUS_MODE_ON || requested == ARGUS_MODE_FULL) {
+        if (requested == ARGUS_MODE_ON) {
             argus_seterr(err, errlen, "--argus=%s is not allowed: Argus is disabled on this site "
                    "(plugstack.conf enforce=off)", argus_mode_name(requested));
             return -EPERM;
@@ -197,12 +183,6 @@ int argus_policy_decide(const struct argus_policy *p, int requested, int *mode, 
     default:
         *mode = requested == ARGUS_REQ_NONE ? p->def_mode : requested;
         break;
-    }
-    if (*mode == ARGUS_MODE_FULL && !p->allow_full) {
-        *mode = ARGUS_MODE_ON;
-        argus_seterr(err, errlen, "--argus=full is not allowed on this site (plugstack.conf "
-               "allow_full=no); use --argus=on");
-        return -EPERM;
     }
     return 0;
 }

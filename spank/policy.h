@@ -21,14 +21,13 @@ enum argus_enforce { ARGUS_ENFORCE_NONE = 0, ARGUS_ENFORCE_ON, ARGUS_ENFORCE_OFF
 struct argus_policy {
     int def_mode;            /* default=on|off: ARGUS_MODE_ON or ARGUS_MODE_OFF */
     int enforce;             /* enum argus_enforce */
-    int allow_full;          /* allow_full=yes|no */
     char outdir[PATH_MAX];   /* outdir= template; "%w" (the job's working directory) */
     char window[32];         /* window= value, "" when not given */
     char libdir[PATH_MAX];   /* libdir= (absolute), where libargus.so lives */
 };
 
-/* Fill p with the defaults: default=off enforce=none allow_full=no outdir=%w, libdir =
- * default_libdir (the configured $(libdir)). */
+/* Fill p with the defaults: default=off enforce=none outdir=%w, libdir = default_libdir
+ * (the configured $(libdir)). */
 void argus_policy_defaults(struct argus_policy *p, const char *default_libdir);
 
 /* Parse plugstack.conf arguments ("key=value" words) into p, starting from defaults.
@@ -37,8 +36,8 @@ void argus_policy_defaults(struct argus_policy *p, const char *default_libdir);
 int argus_policy_parse(struct argus_policy *p, int ac, char *const av[],
                        const char *default_libdir, char *err, size_t errlen);
 
-/* Parse a --argus / ARGUS value: "on", "off", "full"; NULL or "" (bare --argus) is "on".
- * Returns the mode (enum argus_mode) or -EINVAL. */
+/* Parse a --argus / ARGUS value: "on" or "off"; NULL or "" (bare --argus) is "on".
+ * Returns the mode (enum argus_mode) or -EINVAL for anything else. */
 int argus_mode_parse(const char *s);
 const char *argus_mode_name(int mode);
 

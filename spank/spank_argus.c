@@ -21,15 +21,16 @@ struct argus_spank_state argus_spank_g = {.requested = ARGUS_REQ_NONE};
 
 struct spank_option argus_spank_option = {
     .name = "argus",
-    .arginfo = "on|off|full",
+    .arginfo = "on|off",
     .usage = "Trace and diagnose this job with Argus (output: argus-<jobid>.<stepid>/ in "
-             "the site's output directory; see argus(8)). Also: ARGUS=on|off|full.",
+             "the site's output directory; see argus(8)). Also: ARGUS=on|off.",
     .has_arg = 2, /* optional: a bare --argus means on */
     .val = 0,
     .cb = argus_spank_option_cb,
 };
 
-void argus_spank_load_policy(int ac, char **av)
+/* Parse the plugstack.conf arguments into argus_spank_g (every context, from init). */
+static void load_policy(int ac, char **av)
 {
     argus_spank_g.policy_ok =
         argus_policy_parse(&argus_spank_g.pol, ac, av, ARGUS_SPANK_LIBDIR,
@@ -43,7 +44,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
     if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR && ctx != S_CTX_REMOTE)
         return 0; /* slurmd, prolog/epilog: nothing to do */
     argus_spank_g.requested = ARGUS_REQ_NONE;
-    argus_spank_load_policy(ac, av);
+    load_policy(ac, av);
     if (spank_option_register(sp, &argus_spank_option) != ESPANK_SUCCESS)
         slurm_verbose("argus: cannot register --argus (another plugin owns it?)");
     if (ctx == S_CTX_REMOTE) {

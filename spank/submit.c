@@ -25,7 +25,7 @@ int argus_spank_option_cb(int val, const char *optarg, int remote)
     if (mode < 0) {
         if (remote)
             return 0;
-        slurm_spank_log(ARGUS_SPANK_PREFIX "--argus=%s: expected on, off or full", optarg);
+        slurm_spank_log(ARGUS_SPANK_PREFIX "--argus=%s: expected on or off", optarg);
         return -1;
     }
     argus_spank_g.requested = mode;
@@ -83,7 +83,7 @@ int argus_submit_post_opt(spank_t sp)
         return 0;
     mode = argus_mode_parse(env);
     if (mode < 0) {
-        slurm_spank_log(ARGUS_SPANK_PREFIX "ARGUS=%s ignored: expected on, off or full", env);
+        slurm_spank_log(ARGUS_SPANK_PREFIX "ARGUS=%s ignored: expected on or off", env);
         return 0;
     }
     if (argus_policy_decide(&argus_spank_g.pol, mode, &eff, err, sizeof err) != 0)

@@ -54,7 +54,6 @@ static struct {
     struct argus_step_summary *sq; /* [SUMQ] */
     struct qname *nq;              /* [NAMEQ] */
     size_t sq_head, sq_n, nq_n;
-    uint64_t lost_summaries, lost_names;
     argus_summary_sink_fn user_summary;
     argus_name_sink_fn user_name;
     void *user_ctx;
@@ -78,7 +77,6 @@ static void q_summary(void *ctx, const struct argus_step_summary *s)
     if (tracer_api.sq_n == SUMQ) { /* drop the oldest */
         tracer_api.sq_head = (tracer_api.sq_head + 1) % SUMQ;
         tracer_api.sq_n--;
-        tracer_api.lost_summaries++;
     }
     struct argus_step_summary *d = &tracer_api.sq[(tracer_api.sq_head + tracer_api.sq_n) % SUMQ];
     memcpy(d, s, offsetof(struct argus_step_summary, kmodes) +
@@ -101,9 +99,7 @@ static void q_name(void *ctx, uint64_t hash, const char *name)
         snprintf(tracer_api.nq[tracer_api.nq_n].name, sizeof tracer_api.nq[tracer_api.nq_n].name,
                  "%s", name);
         tracer_api.nq_n++;
-    } else {
-        tracer_api.lost_names++;
-    }
+    } /* else dropped: the queue is full (tracer.h) */
     pthread_mutex_unlock(&tracer_api.qlock);
 }
 
@@ -296,16 +292,6 @@ void argus_tracer_clock_triple(uint64_t out[3])
     pthread_mutex_lock(&tracer_api.qlock);
     memcpy(out, tracer_api.clk, sizeof tracer_api.clk);
     pthread_mutex_unlock(&tracer_api.qlock);
-}
-
-uint64_t argus_tracer_lost_summaries(void)
-{
-    uint64_t n;
-
-    pthread_mutex_lock(&tracer_api.qlock);
-    n = tracer_api.lost_summaries;
-    pthread_mutex_unlock(&tracer_api.qlock);
-    return n;
 }
 
 ARGUS_EXPORT void argus_tracer_coords(struct argus_coords *out)

@@ -53,11 +53,3 @@ uint64_t argus_commgroups_generation(void)
     pthread_mutex_unlock(&commgroups_state.mu);
     return g;
 }
-
-void argus_commgroups_reset(void)
-{
-    pthread_mutex_lock(&commgroups_state.mu);
-    commgroups_state.n = commgroups_state.dropped = 0;
-    commgroups_state.gen++;
-    pthread_mutex_unlock(&commgroups_state.mu);
-}

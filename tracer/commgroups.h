@@ -23,9 +23,6 @@ uint32_t argus_commgroups_get(struct argus_comm_group *out, uint32_t max, uint32
  * to know whether to send the rank info again. */
 uint64_t argus_commgroups_generation(void);
 
-/* Forget everything (tests). */
-void argus_commgroups_reset(void);
-
 /* Order-independent identity of a member set: start with acc = 0, fold in every member's
  * world rank with argus_commgroups_hash_add, finish with the member count. Equal sets
  * give equal ids on every rank whatever the order the members were visited in. */

@@ -31,8 +31,6 @@
 
 /* ---- part 1: records ----------------------------------------------------------------- */
 
-uint32_t argus_cupti_api_version(void) { return CUPTI_API_VERSION; }
-
 static const char *memcpy_name(unsigned kind)
 {
     switch (kind) {
@@ -246,17 +244,20 @@ static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callback
     }
 }
 
-int argus_cupti_active(void) { return __atomic_load_n(&cupti_state.on, __ATOMIC_ACQUIRE); }
+/* Whether the injected collector is running in this process. */
+static int cupti_active(void) { return __atomic_load_n(&cupti_state.on, __ATOMIC_ACQUIRE); }
 
-void argus_cupti_mark(int kind, uint64_t step, uint64_t t_ns, unsigned phase)
+/* The argus_gpu_mark_fn hook (tracer.h): an argus.h mark goes to the collector. kind:
+ * enum argus_mark_kind; phase only for pushes. */
+static void cupti_mark(int kind, uint64_t step, uint64_t t_ns, unsigned phase)
 {
-    if (argus_cupti_active())
+    if (cupti_active())
         argus_collect_mark(cupti_state.c, (enum argus_mark_kind)kind, step, t_ns, phase);
 }
 
 static void drain_final(void)
 {
-    if (argus_cupti_active())
+    if (cupti_active())
         argus_collect_stop(cupti_state.c); /* forced flush, replay every step; thread joined */
 }
 
@@ -313,7 +314,7 @@ static int setup(const struct argus_config *cfg)
     if (rc)
         return rc;
     __atomic_store_n(&cupti_state.on, 1, __ATOMIC_RELEASE);
-    argus_tracer_set_gpu_hooks(argus_cupti_mark, drain_final, cupti_state.ring);
+    argus_tracer_set_gpu_hooks(cupti_mark, drain_final, cupti_state.ring);
     atexit(at_exit);
     return 0;
 }

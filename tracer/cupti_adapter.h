@@ -1,6 +1,7 @@
 /* cupti_adapter.h — internal to tracer/: the one file that speaks CUPTI
  * (cupti_adapter.c, built only when configure found CUPTI). This header names no CUPTI
- * type, so tests and the rest of the tracer include it freely.
+ * type, so its callers outside the adapter, tests/tracer/test_cupti.c and
+ * bench/tracer_bench.c, include it freely.
  */
 #ifndef ARGUS_TRACER_CUPTI_ADAPTER_H
 #define ARGUS_TRACER_CUPTI_ADAPTER_H
@@ -21,14 +22,8 @@
 size_t argus_cupti_walk(uint8_t *buf, size_t valid, struct argus_act_stats *st,
                         argus_act_fn fn, void *ctx);
 
-/* The CUPTI version this build was compiled against (CUPTI_API_VERSION). */
-uint32_t argus_cupti_api_version(void);
-
-/* Called by the tracer when the rank is known / at finalize (tracer/api.c): whether the
- * injected collector is running in this process (then argus.h marks go to it). */
-int argus_cupti_active(void);
-/* Forward an argus.h mark to the collector (no-op when not active). kind: enum
- * argus_mark_kind; phase only for pushes. */
-void argus_cupti_mark(int kind, uint64_t step, uint64_t t_ns, unsigned phase);
+/* The rest of the adapter is InitializeInjection (the CUDA driver calls it). It hands the
+ * tracer its argus.h mark forwarder and its final drain through argus_tracer_set_gpu_hooks
+ * (tracer.h); api.c calls them only through those hooks. */
 
 #endif /* ARGUS_TRACER_CUPTI_ADAPTER_H */

@@ -1,11 +1,11 @@
 /* modes.c — stable radix sort of (key, value) pairs and the mode split of one kernel's
  * durations: log-duration binned KDE with Scott's bandwidth on a robust sigma and a
- * prominence gate (ALGORITHMS.md §6.2), the 1.5x ratio-gap rule below ARGUS_MODES_KDE_MIN
- * points (see modes.h). The same KDE runs on a fine-bin histogram for the summariser
- * (argus_modes_kde_bins: each bin's points at its centre) and fills the kernel's kept
- * split, which argus_memo_fits checks against later steps (sm_internal.h). No allocation,
- * no state: the summariser passes its preallocated arrays; the KDE grid lives on the
- * stack (1 KB). */
+ * prominence gate (docs/ALGORITHMS.md, "Kernel modes"), the 1.5x ratio-gap rule below
+ * ARGUS_MODES_KDE_MIN points (see modes.h). The same KDE runs on a fine-bin histogram for
+ * the summariser (argus_modes_kde_bins: each bin's points at its centre) and fills the
+ * kernel's kept split, which argus_memo_fits checks against later steps (sm_internal.h). No
+ * allocation, no state: the summariser passes its preallocated arrays; the KDE grid lives
+ * on the stack (1 KB). */
 #include "tracer/modes.h"
 
 #include "tracer/sm_internal.h"

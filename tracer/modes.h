@@ -64,17 +64,16 @@ struct argus_kde_info {
 };
 
 /* Modes of y[0..n) (ascending, any log scale): binned KDE on ARGUS_KDE_GRID points over
- * [min - 3h, max + 3h], Gaussian truncated at 4h, h = sigma * n^(-1/5) (Scott) with
- * sigma = min(sd, IQR / 1.349), h >= ARGUS_KDE_HMIN. Neighbouring peaks merge unless the
- * valley <= ARGUS_KDE_PROMINENCE x the lower peak and both sides hold
- * >= max(2, n / 100) points; beyond ARGUS_MODES_MAX the closest pair merges first.
- * Cuts fall at the valleys. Scott over-smooths mixtures (sigma includes the spread
- * between modes), so passes at h/2 and h/4 are tried too and the finest split that passes
- * the gate wins; in those passes each side needs max(5, n / 20) points and a valley must
- * be significantly empty (its points within +-min(Scott's h, half the way to the lower
- * peak), plus 3 Poisson sigmas and 1, below half
- * of those around the lower peak). Same output contract as argus_modes_split. info (the winning pass's
- * grid) may be NULL. */
+ * [min - 3h, max + 3h], Gaussian truncated at 4h, h = sigma * n^(-1/5) (Scott) with sigma =
+ * min(sd, IQR / 1.349), h >= ARGUS_KDE_HMIN. Neighbouring peaks merge unless the valley <=
+ * ARGUS_KDE_PROMINENCE x the lower peak and both sides hold >= max(2, n / 100) points;
+ * beyond ARGUS_MODES_MAX the closest pair merges first. Cuts fall at the valleys. Scott
+ * over-smooths mixtures (sigma includes the spread between modes), so passes at h/2 and h/4
+ * are tried too and the finest split that passes the gate wins; in those passes each side
+ * needs max(5, n / 20) points and a valley must be significantly empty (its points within
+ * +-min(Scott's h, half the way to the lower peak), plus 3 Poisson sigmas and 1, below half
+ * of those around the lower peak). Same output contract as argus_modes_split. info (the
+ * winning pass's grid) may be NULL. */
 unsigned argus_modes_kde(const double *y, size_t n, size_t bounds[ARGUS_MODES_MAX + 1],
                          struct argus_kde_info *info);
 

@@ -1,14 +1,15 @@
 /* period.h — internal to tracer/: automatic step detection when nothing marks steps
- * (ALGORITHMS.md §6.1). A training step launches the same kernel sequence every step,
- * so the sequence of interned kernel ids is periodic up to inserted noise kernels
- * (data-dependent, MoE). The detector keeps the last L ids, and when not locked looks for
- * anchors: ids whose occurrences are evenly spaced (within 10%); for each candidate
- * spacing, smallest first, it confirms the repeat by aligning consecutive anchor-to-anchor
- * segments (insertions skipped, lookahead 4) and accepts when >= 95 % of ids match over
- * all compared pairs (the last 64). The period P is the matched length (noise excluded, exact). Collective
- * anchors are preferred at equal spacing (the gradient sync); the step boundary is the
- * kernel after a collective anchor, or the anchor itself otherwise. Locked, each push is
- * O(1); the lock is dropped when the anchor stays away for 1.5 x the longest seen gap.
+ * (docs/ALGORITHMS.md, "Step detection"). A training step launches the same kernel sequence
+ * every step, so the sequence of interned kernel ids is periodic up to inserted noise
+ * kernels (data-dependent, MoE). The detector keeps the last L ids, and when not locked
+ * looks for anchors: ids whose occurrences are evenly spaced (within 10%); for each
+ * candidate spacing, smallest first, it confirms the repeat by aligning consecutive
+ * anchor-to-anchor segments (insertions skipped, lookahead 4) and accepts when >= 95 % of
+ * ids match over all compared pairs (the last 64). The period P is the matched length
+ * (noise excluded, exact). Collective anchors are preferred at equal spacing (the gradient
+ * sync); the step boundary is the kernel after a collective anchor, or the anchor itself
+ * otherwise. Locked, each push is O(1); the lock is dropped when the anchor stays away for
+ * 1.5 x the longest seen gap.
  *
  * Memory fixed at create (about 40 bytes x 4 x max_period); detection runs O(n) at
  * n = 1024, 2048, ... pushes, then every L/4 (amortised O(1) per push). One thread.

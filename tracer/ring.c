@@ -257,9 +257,9 @@ static void write_events(yajl_gen g, uint32_t rank, const char *label,
     }
 }
 
-static int dump(struct argus_ring *r, FILE *out, uint32_t rank, const char *label,
-                uint64_t from, uint64_t to, int64_t shift_ns, uint64_t t0_ns,
-                size_t max_events, int document, struct argus_ring_dump_info *info)
+int argus_ring_dump_events(struct argus_ring *r, FILE *out, uint32_t rank, const char *label,
+                           uint64_t from, uint64_t to, int64_t shift_ns, uint64_t t0_ns,
+                           size_t max_events, struct argus_ring_dump_info *info)
 {
     struct argus_ring_ev *v = NULL;
     size_t n = 0;
@@ -276,17 +276,9 @@ static int dump(struct argus_ring *r, FILE *out, uint32_t rank, const char *labe
     }
     yajl_gen_config(g, yajl_gen_print_callback, print_cb, out);
     yajl_gen_config(g, yajl_gen_validate_utf8, 1);
-    if (document) {
-        yajl_gen_map_open(g);
-        gstr(g, "displayTimeUnit");
-        gstr(g, "ns");
-        gstr(g, "traceEvents");
-    }
     yajl_gen_array_open(g);
     write_events(g, rank, label, v, n, shift_ns, t0_ns);
     yajl_gen_array_close(g);
-    if (document)
-        yajl_gen_map_close(g);
     yajl_gen_free(g);
     fputc('\n', out);
     if (info) {
@@ -297,17 +289,4 @@ static int dump(struct argus_ring *r, FILE *out, uint32_t rank, const char *labe
     }
     free(v);
     return ferror(out) ? -EIO : 0;
-}
-
-int argus_ring_dump_events(struct argus_ring *r, FILE *out, uint32_t rank, const char *label,
-                           uint64_t from, uint64_t to, int64_t shift_ns, uint64_t t0_ns,
-                           size_t max_events, struct argus_ring_dump_info *info)
-{
-    return dump(r, out, rank, label, from, to, shift_ns, t0_ns, max_events, 0, info);
-}
-
-int argus_ring_dump_chrome(struct argus_ring *r, FILE *out, uint32_t rank, const char *label,
-                           uint64_t from, uint64_t to, uint64_t t0_ns)
-{
-    return dump(r, out, rank, label, from, to, 0, t0_ns, 0, 1, NULL);
 }

@@ -48,19 +48,13 @@ struct argus_ring_dump_info {
 
 /* Write the kept events of steps [from, to] — at most keep_steps steps, the newest of
  * that range the ring holds — as one JSON array of Chrome-trace events (process and
- * thread names first), a document of its own. shift_ns is added to each timestamp (clock
+ * thread names first), a document of its own. label: the process name ("rank 3" or
+ * "DP 1 PP 0 TP 1"; NULL: "rank N"). shift_ns is added to each timestamp (clock
  * alignment to a reference clock) and t0_ns subtracted; ts and dur in µs. At most
  * max_events "X" events (0: no limit): the newest are kept. info may be NULL.
  * 0 or -errno. */
 int argus_ring_dump_events(struct argus_ring *r, FILE *out, uint32_t rank, const char *label,
                            uint64_t from, uint64_t to, int64_t shift_ns, uint64_t t0_ns,
                            size_t max_events, struct argus_ring_dump_info *info);
-
-/* The same events (no shift, no limit) as one Chrome-trace JSON document
- * ({"displayTimeUnit": "ns", "traceEvents": [...]}). label: the process name ("rank 3"
- * or "DP 1 PP 0 TP 1"; NULL: "rank N"); t0_ns is subtracted from every timestamp (0
- * keeps absolute µs). 0 or -errno. */
-int argus_ring_dump_chrome(struct argus_ring *r, FILE *out, uint32_t rank, const char *label,
-                           uint64_t from, uint64_t to, uint64_t t0_ns);
 
 #endif /* ARGUS_TRACER_RING_H */

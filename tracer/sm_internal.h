@@ -148,7 +148,6 @@ struct busy_run {
 struct argus_summarizer {
     struct argus_summarizer_opts o;
     struct argus_coords coords;
-    int64_t clock_offset;
 
     /* Name table: open addressing on the hash, at most half full. */
     struct name_slot *slots;

@@ -566,7 +566,6 @@ void argus_sm_build_summary(struct argus_summarizer *sm, uint64_t step, uint64_t
     s->flags = sm->step_flags;
     s->start_ns = sm->begin;
     s->end_ns = end;
-    s->clock_offset_ns = sm->clock_offset;
     s->coords = sm->coords;
     s->phase_wall_ns[ARGUS_PH_FORWARD] = sm->phase_wall[ARGUS_PH_FORWARD];
     s->phase_wall_ns[ARGUS_PH_BACKWARD] = sm->phase_wall[ARGUS_PH_BACKWARD];

@@ -148,12 +148,6 @@ void argus_summarizer_set_coords(struct argus_summarizer *sm, const struct argus
         sm->coords = *c;
 }
 
-void argus_summarizer_set_clock_offset(struct argus_summarizer *sm, int64_t offset_ns)
-{
-    if (sm)
-        sm->clock_offset = offset_ns;
-}
-
 uint64_t argus_summarizer_dropped(const struct argus_summarizer *sm)
 {
     return sm ? __atomic_load_n(&sm->total_dropped, __ATOMIC_RELAXED) : 0;

@@ -37,10 +37,10 @@ struct argus_summarizer_opts {
     argus_summary_sink_fn on_summary;
     argus_name_sink_fn on_name;
     void *ctx;
-    /* The budget (issue 6): every collective/p2p mode is kept; compute, memcpy and memset
-     * modes by descending time until kept modes cover this share of the step's kernel
-     * time; the rest fold into one "[other]" record per class. 0 or >= 1: keep every
-     * mode (up to ARGUS_MAX_KMODES). */
+    /* The budget (docs/ALGORITHMS.md, "Step summary and record budget"): every
+     * collective/p2p mode is kept; compute, memcpy and memset modes by descending time
+     * until kept modes cover this share of the step's kernel time; the rest fold into one
+     * "[other]" record per class. 0 or >= 1: keep every mode (up to ARGUS_MAX_KMODES). */
     double coverage;
 };
 
@@ -48,7 +48,8 @@ int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_
 void argus_summarizer_free(struct argus_summarizer *sm);
 
 void argus_summarizer_set_coords(struct argus_summarizer *sm, const struct argus_coords *c);
-void argus_summarizer_set_clock_offset(struct argus_summarizer *sm, int64_t offset_ns);
+/* Summaries leave with clock_offset_ns 0: the rank's offset is stamped where it is known
+ * (reduce/handoff.c as a window is filled, import/argus_analyze.c offline). */
 
 void argus_summarizer_step_begin(struct argus_summarizer *sm, uint64_t step, uint64_t t_ns);
 /* Builds the summary and calls on_summary. */

@@ -36,11 +36,12 @@ void argus_tracer_stop(void);
 /* ---- GPU collection (tracer/cupti_adapter.c, tracer/collect.c) ----------------------
  * The summariser for the collector's drain thread: NULL when the tracer is not started
  * (release must follow every non-NULL acquire). Summaries and names built on that
- * thread are queued (fixed slots; the oldest is dropped and counted when full) and handed
- * to the sinks by argus_tracer_deliver, which the NVTX step callbacks, the argus.h step
- * calls and argus_tracer_stop call on the application thread, and the Argus thread
- * (reduce/agent.c) calls while it waits, so that steps found by period detection in a
- * program that marks nothing still travel. One deliverer at a time. */
+ * thread are queued (fixed slots; when full, the oldest summary or the newest name is
+ * dropped, and nothing reports the loss) and handed to the sinks by argus_tracer_deliver,
+ * which the NVTX step callbacks, the argus.h step calls and argus_tracer_stop call on the
+ * application thread, and the Argus thread (reduce/agent.c) calls while it waits, so that
+ * steps found by period detection in a program that marks nothing still travel. One
+ * deliverer at a time. */
 struct argus_summarizer *argus_tracer_acquire(void);
 void argus_tracer_release(void);
 void argus_tracer_deliver(void);
@@ -64,8 +65,6 @@ struct argus_ring *argus_tracer_ring(void);
  * carries the latest triple in its header (clock_gpu_ns, clock_real_ns, clock_mono_ns). */
 void argus_tracer_set_clock_triple(uint64_t cupti_ns, uint64_t real_ns, uint64_t mono_ns);
 void argus_tracer_clock_triple(uint64_t out[3]);
-/* Summaries dropped because the delivery queue was full; names likewise. */
-uint64_t argus_tracer_lost_summaries(void);
 
 /* Layout given by argus_set_layout (all zero when none was given). */
 void argus_tracer_coords(struct argus_coords *out);

@@ -32,7 +32,7 @@ static void usage(FILE *out)
             "Options:\n"
             "  -o, --outdir DIR     write argus-<jobid>/ under DIR (default: current directory)\n"
             "  -w, --window N       steps per reduction window (default 10)\n"
-            "  -m, --mode MODE      on (default), full, or off\n"
+            "  -m, --mode MODE      on (default) or off\n"
             "  -l, --log LEVEL      error, warn (default), info or debug\n"
             "      --print-config   print the effective ARGUS_* configuration and exit\n"
             "  -h, --help           this text\n"

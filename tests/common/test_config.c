@@ -132,10 +132,13 @@ static void test_double_bool_mode_level_str(void **state)
 
     expect_accept("ARGUS_MODE", "off");
     expect_accept("ARGUS_MODE", "on");
-    expect_accept("ARGUS_MODE", "full");
-    expect_reject("ARGUS_MODE", "fulll", "off, on, full");
-    expect_reject("ARGUS_MODE", "", "off, on, full");
-    expect_reject("ARGUS_MODE", "1", "off, on, full");
+    expect_accept("ARGUS_MODE", "ON");
+    /* full was never more than on; it is refused like any other word */
+    expect_reject("ARGUS_MODE", "full", "not one of off, on");
+    expect_reject("ARGUS_MODE", "FULL", "not one of off, on");
+    expect_reject("ARGUS_MODE", "fulll", "not one of off, on");
+    expect_reject("ARGUS_MODE", "", "not one of off, on");
+    expect_reject("ARGUS_MODE", "1", "not one of off, on");
 
     expect_accept("ARGUS_LOG", "debug");
     expect_accept("ARGUS_LOG", "error");
@@ -163,14 +166,14 @@ static void test_load(void **state)
     char err[256];
     (void)state;
 
-    static const char *const good[] = {"ARGUS_MODE=full", "ARGUS_WINDOW=20",
+    static const char *const good[] = {"ARGUS_MODE=on", "ARGUS_WINDOW=20",
                                        "ARGUS_OUTDIR=/tmp/out", "ARGUS_RATIO=1.5",
                                        "ARGUS_SPOOL=off", "ARGUS_LOG=debug",
                                        "ARGUS_FANIN=1024", "ARGUS_MAX_EVENTS=1024",
                                        "ARGUS_JOBID=j1", "OTHER=1", NULL};
     fake_env = good;
     assert_int_equal(argus_config_load(&c, fake_lookup, err, sizeof err), 0);
-    assert_int_equal(c.mode, ARGUS_MODE_FULL);
+    assert_int_equal(c.mode, ARGUS_MODE_ON);
     assert_int_equal(c.window, 20);
     assert_string_equal(c.outdir, "/tmp/out");
     assert_true(fabs(c.ratio - 1.5) < 1e-12);
@@ -190,6 +193,14 @@ static void test_load(void **state)
     assert_int_equal(c.fanin, 4);
     assert_int_equal(c.mode, ARGUS_MODE_ON);
     assert_true(fabs(c.ratio - 3.0) < 1e-12);
+
+    /* ARGUS_MODE=full: one line, the default (off) kept, the rest still read. */
+    static const char *const full[] = {"ARGUS_MODE=full", "ARGUS_WINDOW=20", NULL};
+    fake_env = full;
+    assert_int_equal(argus_config_load(&c, fake_lookup, err, sizeof err), -EINVAL);
+    assert_string_equal(err, "ARGUS_MODE=full: not one of off, on");
+    assert_int_equal(c.mode, ARGUS_MODE_OFF);
+    assert_int_equal(c.window, 20);
 
     fake_env = NULL;
     assert_int_equal(argus_config_load(&c, fake_lookup, err, sizeof err), 0);

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Site policy through plugstack.conf against a real srun: default=off keeps Argus out of
 # the tasks; --argus=on turns it on; default=on enforce=on refuses --argus=off with a
-# message naming the key; enforce=off refuses --argus=on; allow_full=no refuses full; a
-# bad --argus value is refused; the ARGUS variable stands in for the option.
+# message naming the key; enforce=off refuses --argus=on; a bad --argus value (full
+# among them: there is no such mode) is refused in one line; ARGUS=full is ignored in one
+# line and the job runs; the ARGUS variable stands in for the option; allow_full= is an
+# unknown key (one line, Argus off, the job runs).
 . "$(dirname "$0")/lib.sh"
 cluster_start 6837
 no_argus() { ! grep -qE '^(ARGUS_[A-Z_]*|LD_PRELOAD|CUDA_INJECTION64_PATH|NVTX_INJECTION64_PATH)=' "$WORK/$1.out"; }
@@ -14,20 +16,30 @@ no_argus off || fail "default=off: Argus in the tasks' environment"
 [ -s "$WORK/off.err" ] && { cat "$WORK/off.err" >&2; fail "default=off printed something"; }
 ARGUS=on run_srun envvar -n 2 env || fail "ARGUS=on srun failed"
 [ "$(grep -c '^ARGUS_MODE=on$' "$WORK/envvar.out")" = 2 ] || fail "ARGUS=on did not turn Argus on"
-run_srun full --argus=full -n 1 true && fail "--argus=full accepted under allow_full=no"
-grep -q 'allow_full=no' "$WORK/full.err" || { cat "$WORK/full.err" >&2; fail "no allow_full message"; }
-run_srun bogus --argus=bogus -n 1 true && fail "--argus=bogus accepted"
-grep -q '^argus: --argus=bogus: expected on, off or full' "$WORK/bogus.err" ||
-    { cat "$WORK/bogus.err" >&2; fail "no message for a bad value"; }
+for v in bogus full; do
+    run_srun "bad$v" --argus=$v -n 1 true && fail "--argus=$v accepted"
+    [ "$(grep -c '^argus: ' "$WORK/bad$v.err")" = 1 ] &&
+        grep -q "^argus: --argus=$v: expected on or off\$" "$WORK/bad$v.err" ||
+        { cat "$WORK/bad$v.err" >&2; fail "--argus=$v: not one line saying what is accepted"; }
+done
+ARGUS=full run_srun envfull -n 1 env || fail "ARGUS=full: the job did not run"
+no_argus envfull || fail "ARGUS=full under default=off: Argus in the tasks' environment"
+[ "$(grep -c '^argus: ' "$WORK/envfull.err")" = 1 ] &&
+    grep -q '^argus: ARGUS=full ignored: expected on or off$' "$WORK/envfull.err" ||
+    { cat "$WORK/envfull.err" >&2; fail "ARGUS=full: not one line saying it is ignored"; }
 
-plug "libdir=$LIBDIR" default=on enforce=on allow_full=yes
+plug "libdir=$LIBDIR" default=on allow_full=yes
+run_srun allowfull -n 1 env || fail "allow_full=yes in plugstack.conf: the job did not run"
+no_argus allowfull || fail "allow_full=yes: Argus on despite a bad plugstack.conf"
+grep -q "^argus: plugstack.conf: unknown key 'allow_full'" "$WORK/allowfull.err" ||
+    { cat "$WORK/allowfull.err" >&2; fail "allow_full=yes: no line naming the key"; }
+
+plug "libdir=$LIBDIR" default=on enforce=on
 run_srun enf -n 2 env || fail "srun under enforce=on failed"
 [ "$(grep -c '^ARGUS_MODE=on$' "$WORK/enf.out")" = 2 ] || fail "default=on: Argus not on"
 run_srun enfoff --argus=off -n 1 true && fail "--argus=off accepted under enforce=on"
 grep -q '^argus: --argus=off is not allowed.*enforce=on' "$WORK/enfoff.err" ||
     { cat "$WORK/enfoff.err" >&2; fail "refusal does not say why"; }
-run_srun enffull --argus=full -n 1 env || fail "--argus=full refused under allow_full=yes"
-grep -q '^ARGUS_MODE=full$' "$WORK/enffull.out" || fail "--argus=full not passed on"
 
 plug "libdir=$LIBDIR" default=on
 run_srun useroff --argus=off -n 2 env || fail "srun --argus=off under default=on failed"

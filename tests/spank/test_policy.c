@@ -1,5 +1,5 @@
 /* test_policy.c — cmocka tests of the SPANK plugin's pure logic (spank/policy.c): the
- * strict plugstack.conf parser, the --argus decision against default/enforce/allow_full,
+ * strict plugstack.conf parser, the --argus decision against default/enforce,
  * outdir template expansion and LD_PRELOAD editing.
  */
 #include <errno.h>
@@ -37,7 +37,6 @@ static void test_defaults(void **state)
     assert_int_equal(parse(&p, err, 0), 0);
     assert_int_equal(p.def_mode, ARGUS_MODE_OFF);
     assert_int_equal(p.enforce, ARGUS_ENFORCE_NONE);
-    assert_int_equal(p.allow_full, 0);
     assert_string_equal(p.outdir, "%w");
     assert_string_equal(p.window, "");
     assert_string_equal(p.libdir, LIBDIR);
@@ -49,15 +48,14 @@ static void test_all_keys(void **state)
     char err[512];
 
     (void)state;
-    assert_int_equal(parse(&p, err, 6, "default=on", "enforce=on", "outdir=/scratch/%u/%j",
-                           "window=20", "libdir=/usr/lib/argus", "allow_full=yes"), 0);
+    assert_int_equal(parse(&p, err, 5, "default=on", "enforce=on", "outdir=/scratch/%u/%j",
+                           "window=20", "libdir=/usr/lib/argus"), 0);
     assert_int_equal(p.def_mode, ARGUS_MODE_ON);
     assert_int_equal(p.enforce, ARGUS_ENFORCE_ON);
-    assert_int_equal(p.allow_full, 1);
     assert_string_equal(p.outdir, "/scratch/%u/%j");
     assert_string_equal(p.window, "20");
     assert_string_equal(p.libdir, "/usr/lib/argus");
-    assert_int_equal(parse(&p, err, 2, "enforce=off", "allow_full=no"), 0);
+    assert_int_equal(parse(&p, err, 1, "enforce=off"), 0);
     assert_int_equal(p.enforce, ARGUS_ENFORCE_OFF);
     assert_int_equal(parse(&p, err, 1, "enforce=none"), 0);
     assert_int_equal(p.enforce, ARGUS_ENFORCE_NONE);
@@ -71,14 +69,16 @@ static void test_bad_arguments(void **state)
     (void)state;
     assert_int_equal(parse(&p, err, 2, "default=on", "colour=blue"), -EINVAL);
     assert_non_null(strstr(err, "unknown key 'colour'"));
-    assert_non_null(strstr(err, "allow_full")); /* lists the known keys */
+    assert_non_null(strstr(err, "(keys: default, enforce, outdir, window, libdir)"));
+    /* allow_full= is no key: there is no mode beyond on */
+    assert_int_equal(parse(&p, err, 2, "default=on", "allow_full=yes"), -EINVAL);
+    assert_non_null(strstr(err, "unknown key 'allow_full'"));
     assert_int_equal(parse(&p, err, 1, "verbose"), -EINVAL);
     assert_non_null(strstr(err, "'verbose' is not key=value"));
     assert_int_equal(parse(&p, err, 1, "default=maybe"), -EINVAL);
     assert_non_null(strstr(err, "default=maybe"));
     assert_int_equal(parse(&p, err, 1, "enforce=yes"), -EINVAL);
     assert_non_null(strstr(err, "on, off, none"));
-    assert_int_equal(parse(&p, err, 1, "allow_full=on"), -EINVAL);
     assert_int_equal(parse(&p, err, 1, "window=0"), -EINVAL);
     assert_non_null(strstr(err, "window=0"));
     assert_int_equal(parse(&p, err, 1, "window=abc"), -EINVAL);
@@ -101,10 +101,12 @@ static void test_mode_parse(void **state)
     assert_int_equal(argus_mode_parse(NULL), ARGUS_MODE_ON);
     assert_int_equal(argus_mode_parse(""), ARGUS_MODE_ON);
     assert_int_equal(argus_mode_parse("off"), ARGUS_MODE_OFF);
-    assert_int_equal(argus_mode_parse("full"), ARGUS_MODE_FULL);
+    assert_int_equal(argus_mode_parse("full"), -EINVAL); /* never more than on */
     assert_int_equal(argus_mode_parse("ON"), -EINVAL);
     assert_int_equal(argus_mode_parse("bogus"), -EINVAL);
-    assert_string_equal(argus_mode_name(ARGUS_MODE_FULL), "full");
+    assert_string_equal(argus_mode_name(ARGUS_MODE_ON), "on");
+    assert_string_equal(argus_mode_name(ARGUS_MODE_OFF), "off");
+    assert_string_equal(argus_mode_name(2), "?");
 }
 
 static void test_decide(void **state)
@@ -119,13 +121,6 @@ static void test_decide(void **state)
     assert_int_equal(mode, ARGUS_MODE_OFF);
     assert_int_equal(argus_policy_decide(&p, ARGUS_MODE_ON, &mode, err, sizeof err), 0);
     assert_int_equal(mode, ARGUS_MODE_ON);
-    /* full needs allow_full=yes */
-    assert_int_equal(argus_policy_decide(&p, ARGUS_MODE_FULL, &mode, err, sizeof err), -EPERM);
-    assert_int_equal(mode, ARGUS_MODE_ON);
-    assert_non_null(strstr(err, "allow_full=no"));
-    p.allow_full = 1;
-    assert_int_equal(argus_policy_decide(&p, ARGUS_MODE_FULL, &mode, err, sizeof err), 0);
-    assert_int_equal(mode, ARGUS_MODE_FULL);
     /* default=on: on without asking, off when asked */
     p.def_mode = ARGUS_MODE_ON;
     assert_int_equal(argus_policy_decide(&p, ARGUS_REQ_NONE, &mode, err, sizeof err), 0);
@@ -139,8 +134,6 @@ static void test_decide(void **state)
     assert_non_null(strstr(err, "enforce=on"));
     assert_int_equal(argus_policy_decide(&p, ARGUS_REQ_NONE, &mode, err, sizeof err), 0);
     assert_int_equal(mode, ARGUS_MODE_ON);
-    assert_int_equal(argus_policy_decide(&p, ARGUS_MODE_FULL, &mode, err, sizeof err), 0);
-    assert_int_equal(mode, ARGUS_MODE_FULL);
     /* enforce=off: nobody turns it on */
     p.enforce = ARGUS_ENFORCE_OFF;
     assert_int_equal(argus_policy_decide(&p, ARGUS_MODE_ON, &mode, err, sizeof err), -EPERM);

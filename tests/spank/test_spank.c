@@ -84,7 +84,7 @@ static void test_option_validation(void **state)
     (void)state;
     assert_int_equal(init(S_CTX_LOCAL, 0), 0);
     assert_int_equal(argus_spank_option_cb(0, "bogus", 0), -1);
-    assert_int_equal(fake_log_count("argus: --argus=bogus: expected on, off or full"), 1);
+    assert_int_equal(fake_log_count("argus: --argus=bogus: expected on or off"), 1);
     /* remote: never fails (Slurm only logs there) */
     assert_int_equal(argus_spank_option_cb(0, "bogus", 1), 0);
     /* idempotent: Slurm may call twice */
@@ -93,8 +93,48 @@ static void test_option_validation(void **state)
     assert_int_equal(argus_spank_g.requested, ARGUS_MODE_ON);
     assert_int_equal(argus_spank_option_cb(0, NULL, 0), 0); /* bare --argus */
     assert_int_equal(argus_spank_g.requested, ARGUS_MODE_ON);
-    assert_int_equal(argus_spank_option_cb(0, "full", 0), -1); /* allow_full=no */
-    assert_int_equal(fake_log_count("allow_full=no"), 1);
+}
+
+/* full is no mode: refused on the submit side like any other bad value (one line, srun
+ * stops), ignored with one line through ARGUS, and allow_full= is an unknown key. */
+static void test_full_refused(void **state)
+{
+    (void)state;
+    assert_int_equal(init(S_CTX_LOCAL, 1, "default=on"), 0);
+    assert_int_equal(argus_spank_option_cb(0, "full", 0), -1);
+    assert_int_equal(fake_log_count("spank_log: argus: "), 1);
+    assert_int_equal(fake_log_count("argus: --argus=full: expected on or off"), 1);
+    assert_int_equal(argus_spank_g.requested, ARGUS_REQ_NONE);
+    assert_int_equal(argus_spank_option_cb(0, "full", 1), 0); /* remote: never fails */
+    assert_int_equal(argus_spank_g.requested, ARGUS_REQ_NONE);
+
+    assert_int_equal(init(S_CTX_LOCAL, 1, "default=on"), 0);
+    assert_int_equal(setenv("ARGUS", "full", 1), 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    unsetenv("ARGUS");
+    assert_int_equal(fake_log_count("spank_log: argus: "), 1);
+    assert_int_equal(fake_log_count("argus: ARGUS=full ignored: expected on or off"), 1);
+
+    /* remote, ARGUS=full: ignored, the site's default decides */
+    assert_int_equal(init(S_CTX_REMOTE, 1, "default=on"), 0);
+    fake_setenv("ARGUS", "full");
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_string_equal(fake_getenv("ARGUS_MODE"), "on");
+    assert_int_equal(init(S_CTX_REMOTE, 0), 0);
+    fake_setenv("ARGUS", "full");
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_null(fake_getenv("ARGUS_MODE"));
+
+    /* allow_full=yes in plugstack.conf: one line, Argus off, the job runs */
+    assert_int_equal(init(S_CTX_LOCAL, 1, "allow_full=yes"), 0);
+    assert_int_equal(fake_log_count("spank_log: argus: "), 1);
+    assert_int_equal(fake_log_count("unknown key 'allow_full'"), 1);
+    assert_int_equal(argus_spank_option_cb(0, "on", 0), 0);
+    assert_int_equal(init(S_CTX_REMOTE, 1, "allow_full=yes"), 0);
+    assert_int_equal(argus_spank_option_cb(0, "on", 1), 0);
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_null(fake_getenv("ARGUS_MODE"));
+    assert_null(fake_getenv("LD_PRELOAD"));
 }
 
 static void test_enforce_refusal(void **state)
@@ -278,6 +318,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_register_everywhere),
         cmocka_unit_test(test_option_validation),
+        cmocka_unit_test(test_full_refused),
         cmocka_unit_test(test_enforce_refusal),
         cmocka_unit_test(test_bad_plugstack_fails_open),
         cmocka_unit_test(test_version_check),

@@ -1,8 +1,6 @@
-/* test_modes.c — cmocka units for the KDE mode clustering (tracer/modes.c) and the
- * budgeted step record (tracer/budget.c): known mixtures (50/200/800 us), unimodal data
- * that must not split, the 4-mode cap, the 1 % side rule, mode ids that stay the same
- * step after step, and a realistic step (50,000 kernels, 200 names) that fits 1 KB. */
-#include <errno.h>
+/* test_modes.c — cmocka units for the KDE mode clustering (tracer/modes.c): known
+ * mixtures (50/200/800 us), unimodal data that must not split, the 4-mode cap, the 1 %
+ * side rule, and mode ids that stay the same step after step through the summariser. */
 #include <math.h>
 #include <stdio.h>
 #include <setjmp.h>
@@ -14,7 +12,6 @@
 
 #include <cmocka.h>
 
-#include "tracer/budget.h"
 #include "tracer/modes.h"
 #include "tracer/summarizer.h"
 
@@ -112,13 +109,11 @@ static void test_cap_and_small_side(void **state)
 /* ---- through the summariser ------------------------------------------------------- */
 
 static struct argus_step_summary last;
-static int n_sum;
 
 static void on_summary(void *ctx, const struct argus_step_summary *s)
 {
     (void)ctx;
     memcpy(&last, s, sizeof *s);
-    n_sum++;
 }
 
 static void test_mode_ids_stable_across_steps(void **state)
@@ -150,77 +145,6 @@ static void test_mode_ids_stable_across_steps(void **state)
     argus_summarizer_free(sm);
 }
 
-/* A realistic step: 50,000 launches over 200 names (Zipf-like time), 8 NCCL names. */
-static void realistic_step(struct argus_summarizer *sm, uint64_t step, uint64_t *t)
-{
-    static char names[200][96];
-    uint32_t seed = 42 + (uint32_t)step;
-
-    for (int i = 0; i < 200; i++)
-        snprintf(names[i], sizeof names[i], i < 8 ? "ncclDevKernel_AllReduce_%d" :
-                 "_ZN7cutlass6KernelINS_4gemm6kernel%dEEEvNT_6ParamsE", i);
-    argus_summarizer_step_begin(sm, step, *t);
-    uint32_t pick = 7;
-    for (int i = 0; i < 50000; i++) {
-        /* name: Zipf-ish via the square of a uniform */
-        double u = (double)(rnd(&pick) >> 8) / (double)(1u << 24);
-        int k = (int)(u * u * u * 200);
-        double us = 400.0 / (1 + k) * (1 + (k % 3 == 0 && i % 2));
-        uint64_t d = (uint64_t)(us * 1000 * exp(0.03 * gauss(&seed))) + 1000;
-        argus_summarizer_kernel(sm, names[k], *t, *t + d, 0, k < 8, k < 8 ? 1 : 0);
-        *t += d;
-    }
-    argus_summarizer_step_end(sm, step, *t + 1000);
-    *t += 2000;
-}
-
-static void test_budget_realistic(void **state)
-{
-    struct argus_summarizer_opts o = {.rank = 0, .max_events = 65536, .max_names = 1024,
-                                      .on_summary = on_summary};
-    struct argus_summarizer *sm = NULL;
-    struct argus_budget *b = NULL;
-    static uint8_t buf[8192];
-    uint64_t t = 1000000000;
-    (void)state;
-
-    assert_int_equal(argus_summarizer_create(&o, &sm), 0);
-    assert_int_equal(argus_budget_create(&b), 0);
-    realistic_step(sm, 1, &t);
-    long first = argus_budget_encode(b, &last, 0.97, 12345, buf, sizeof buf);
-    assert_true(first > 0);
-    int n1 = argus_budget_check(buf, (size_t)first);
-    assert_true(n1 > 8);
-    realistic_step(sm, 2, &t);
-    long second = argus_budget_encode(b, &last, 0.97, 0, buf, sizeof buf);
-    assert_true(second > 0);
-    int n2 = argus_budget_check(buf, (size_t)second);
-    /* steady state: no dictionary, header + 16 B per mode + CRC */
-    assert_int_equal(second, ARGUS_BUDGET_HDR + 16 * n2 + 4);
-    assert_true(second <= 1024);
-    assert_true(first > second);
-    print_message("budget: first %ld B, steady %ld B (%d modes of %u), ratio %.0fx\n", first,
-                  second, n2, last.n_kmodes, 50000.0 * 216 / (double)second);
-    /* coverage: the kept (non-fold) modes hold >= 97 % of kernel time */
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < last.n_kmodes; i++)
-        total += last.kmodes[i].sum_ns;
-    assert_true(total > 0);
-    /* corruption is caught */
-    buf[20] ^= 1;
-    assert_int_equal(argus_budget_check(buf, (size_t)second), -22);
-    assert_int_equal(argus_budget_check(buf, 10), -22);
-    assert_int_equal(argus_budget_encode(b, &last, 0.97, 0, buf, 50), -ENOSPC);
-    assert_int_equal(argus_budget_encode(b, &last, 0, 0, buf, sizeof buf), -22);
-    /* log codes: 0.07 % resolution */
-    for (uint64_t ns = 2; ns < UINT64_C(1) << 40; ns = ns * 3 + 1) {
-        double back = argus_budget_uncode(argus_budget_code(ns));
-        assert_true(fabs(back / (double)ns - 1) < 0.0004);
-    }
-    argus_budget_free(b);
-    argus_summarizer_free(sm);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,7 +152,6 @@ int main(void)
         cmocka_unit_test(test_unimodal_does_not_split),
         cmocka_unit_test(test_cap_and_small_side),
         cmocka_unit_test(test_mode_ids_stable_across_steps),
-        cmocka_unit_test(test_budget_realistic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,7 +21,7 @@ static yajl_val dump(struct argus_ring *r, uint64_t from, uint64_t to, const cha
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     assert_non_null(f);
-    assert_int_equal(argus_ring_dump_chrome(r, f, 3, label, from, to, 1000000), 0);
+    assert_int_equal(argus_ring_dump_events(r, f, 3, label, from, to, 0, 1000000, 0, NULL), 0);
     fclose(f);
     yajl_val v = yajl_tree_parse(text, err, sizeof err);
     if (!v)
@@ -53,7 +53,7 @@ static void test_dump_parses(void **state)
     assert_int_equal(argus_ring_count(r), 12);
 
     yajl_val v = dump(r, 0, UINT64_MAX, "DP 1 PP 0 TP 1");
-    yajl_val evs = get(v, "traceEvents");
+    yajl_val evs = v;
     assert_true(YAJL_IS_ARRAY(evs));
     size_t nx = 0, nmeta = 0;
     int saw_proc = 0, saw7 = 0, saw1 = 0;
@@ -107,7 +107,7 @@ static void test_dump_parses(void **state)
 
     /* A step range; the default label. */
     v = dump(r, 3, 3, NULL);
-    evs = get(v, "traceEvents");
+    evs = v;
     assert_int_equal(evs->u.array.len, 4 + 3);
     assert_string_equal(YAJL_GET_STRING(get(get(evs->u.array.values[0], "args"), "name")),
                         "rank 3");
@@ -128,7 +128,7 @@ static void test_fixed_memory_and_bad_names(void **state)
                                                   ARGUS_KC_COMPUTE});
     assert_int_equal(argus_ring_count(r), 5); /* the newest 5 only */
     yajl_val v = dump(r, 0, UINT64_MAX, "r");
-    yajl_val evs = get(v, "traceEvents");
+    yajl_val evs = v;
     assert_int_equal(evs->u.array.len, 5 + 2);
     for (size_t i = 2; i < evs->u.array.len; i++) {
         yajl_val e = evs->u.array.values[i];

@@ -1,7 +1,8 @@
-/* budget.c — the budgeted per-step record of budget.h: selection by coverage, folding,
- * 16-byte mode records and the per-rank key dictionary. No allocation after create.
+/* budget.c — the benchmark's budgeted per-step record (budget.h): selection by coverage,
+ * folding, 16-byte mode records and the per-rank key dictionary. No allocation after
+ * create. Built into bench/tracer_bench and bench/budget_test only.
  */
-#include "tracer/budget.h"
+#include "bench/budget.h"
 
 #include <errno.h>
 #include <math.h>
@@ -39,7 +40,12 @@ uint16_t argus_budget_code(uint64_t ns)
 
 double argus_budget_uncode(uint16_t code) { return exp2((double)code / 1024.0); }
 
-static void put16(uint8_t **p, uint16_t v) { (*p)[0] = (uint8_t)v; (*p)[1] = (uint8_t)(v >> 8); *p += 2; }
+static void put16(uint8_t **p, uint16_t v)
+{
+    (*p)[0] = (uint8_t)v;
+    (*p)[1] = (uint8_t)(v >> 8);
+    *p += 2;
+}
 static void put32(uint8_t **p, uint32_t v) { put16(p, (uint16_t)v); put16(p, (uint16_t)(v >> 16)); }
 static void put64(uint8_t **p, uint64_t v) { put32(p, (uint32_t)v); put32(p, (uint32_t)(v >> 32)); }
 static uint32_t sat32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }

@@ -1,5 +1,8 @@
-/* budget.h — internal to tracer/: the budgeted per-step record (ALGORITHMS.md §6.2,
- * issue 6): every collective/p2p (kernel, mode) kept; compute, memcpy and memset modes by
+/* budget.h — the benchmark's budgeted per-step record, a second encoding of a step
+ * summary that tracer_bench sets beside the wire summary (common/wire.h) to compare their
+ * sizes. Nothing ships it and nothing reads it: it is not in libargus.so.
+ *
+ * Every collective/p2p (kernel, mode) kept; compute, memcpy and memset modes by
  * descending total time until >= coverage (default 0.97) of all kernel time is covered;
  * the rest folded into one record per class. Each kept mode is 16 bytes: a u16 key id
  * (per-rank dictionary, entries sent once in the first record that uses them), u8
@@ -14,8 +17,8 @@
  *
  * The encoder state (dictionary) is per rank; no allocation after create; one thread.
  */
-#ifndef ARGUS_TRACER_BUDGET_H
-#define ARGUS_TRACER_BUDGET_H
+#ifndef ARGUS_BENCH_BUDGET_H
+#define ARGUS_BENCH_BUDGET_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -46,4 +49,4 @@ double argus_budget_uncode(uint16_t code);
 /* Check a record (magic, version, length, CRC); returns n_modes or -EINVAL. */
 int argus_budget_check(const uint8_t *buf, size_t len);
 
-#endif /* ARGUS_TRACER_BUDGET_H */
+#endif /* ARGUS_BENCH_BUDGET_H */
