@@ -21,7 +21,7 @@ enum argus_anomaly_kind {
     ARGUS_AK_KERNEL_DEGRADATION,
     ARGUS_AK_COUNT
 };
-/* "compute_straggler", ... exactly as REPORT_SCHEMA.md. */
+/* "compute_straggler", ... exactly as docs/REPORT_SCHEMA.md, anomalies[]. */
 const char *argus_anomaly_kind_name(enum argus_anomaly_kind k);
 
 enum argus_group_type { ARGUS_GT_NONE = 0, ARGUS_GT_DP, ARGUS_GT_TP, ARGUS_GT_PP, ARGUS_GT_EP };

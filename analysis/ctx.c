@@ -6,6 +6,7 @@
  * the rank × step tables live in the store's scratch, everything else in the context.
  */
 #include "analysis/internal.h"
+#include "common/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -210,11 +211,10 @@ out:
     return ncls;
 }
 
-/* Coordinates of every rank: from its summaries, else its rank info, else from the rank
- * number in Megatron order once the sizes are known. Peer classes are the PP stages, or
- * inferred from the kernels each rank runs when no rank said where it sits (joined along
- * the program's communicators when the ranks listed them, groups.c). */
-static int build_layout(struct an_ctx *c)
+/* Coordinates of every rank: from its summaries (build_cells), else its rank info, else
+ * from the rank number in Megatron order once the sizes are known; the layout when some
+ * rank said where it sits. */
+static void resolve_coords(struct an_ctx *c)
 {
     struct argus_coords sizes = { 0 };
     uint8_t *have = c->co_have; /* co[r] from r's summaries (build_cells) */
@@ -249,37 +249,40 @@ static int build_layout(struct an_ctx *c)
     }
     free(c->co_have);
     c->co_have = NULL;
+}
 
-    c->cls = calloc(c->n, sizeof *c->cls);
-    if (!c->cls)
+/* Without a layout: peer classes from the kernels each rank runs (c->cls, n_cls), joined
+ * along the program's communicators (groups.c) or else grouped by collective end times
+ * (groups_infer.c); the classes are reported as stages when they split the ranks evenly.
+ * 0 or -ENOMEM. */
+static int infer_layout(struct an_ctx *c)
+{
+    c->n_cls = infer_classes(c, c->cls);
+    if (c->n_cls == 0)
         return -ENOMEM;
-    if (c->layout_known) {
-        c->n_cls = (uint32_t)c->lay.pp;
-        for (uint32_t r = 0; r < c->n; r++)
-            c->cls[r] = c->co[r].pp < c->n_cls ? c->co[r].pp : c->n_cls - 1;
-    } else {
-        c->n_cls = infer_classes(c, c->cls);
-        if (c->n_cls == 0)
-            return -ENOMEM;
-        int rc = an_groups_build(c); /* groups from communicators; may merge classes */
-        if (rc || (rc = an_groups_infer(c))) /* else from collective end times */
-            return rc;
-        /* report the classes as stages when they split the ranks evenly */
-        uint32_t *size = calloc(c->n_cls, sizeof *size);
-        if (!size)
-            return -ENOMEM;
-        for (uint32_t r = 0; r < c->n; r++)
-            size[c->cls[r]]++;
-        int even = c->n % c->n_cls == 0;
-        for (uint32_t k = 0; k < c->n_cls; k++)
-            even &= size[k] == c->n / c->n_cls;
-        free(size);
-        c->lay.tp = 1;
-        c->lay.pp = even ? (int)c->n_cls : 1;
-        c->lay.dp = (int)c->n / c->lay.pp;
-        c->lay.ep = 1;
-        c->lay.inferred = 1;
-    }
+    int rc = an_groups_build(c); /* groups from communicators; may merge classes */
+    if (rc || (rc = an_groups_infer(c))) /* else from collective end times */
+        return rc;
+    uint32_t *size = calloc(c->n_cls, sizeof *size);
+    if (!size)
+        return -ENOMEM;
+    for (uint32_t r = 0; r < c->n; r++)
+        size[c->cls[r]]++;
+    int even = c->n % c->n_cls == 0;
+    for (uint32_t k = 0; k < c->n_cls; k++)
+        even &= size[k] == c->n / c->n_cls;
+    free(size);
+    c->lay.tp = 1;
+    c->lay.pp = even ? (int)c->n_cls : 1;
+    c->lay.dp = (int)c->n / c->lay.pp;
+    c->lay.ep = 1;
+    c->lay.inferred = 1;
+    return 0;
+}
+
+/* The members of each peer class, ascending (CSR: cls_off, cls_mem). 0 or -ENOMEM. */
+static int class_members(struct an_ctx *c)
+{
     c->cls_off = calloc(c->n_cls + 1, sizeof *c->cls_off);
     c->cls_mem = calloc(c->n, sizeof *c->cls_mem);
     if (!c->cls_off || !c->cls_mem)
@@ -295,6 +298,26 @@ static int build_layout(struct an_ctx *c)
         c->cls_mem[c->cls_off[c->cls[r]] + fill[c->cls[r]]++] = r;
     free(fill);
     return 0;
+}
+
+/* Coordinates, layout and peer classes: the classes are the PP stages, or inferred from
+ * the kernels each rank runs when no rank said where it sits (infer_layout). */
+static int build_layout(struct an_ctx *c)
+{
+    resolve_coords(c);
+    c->cls = calloc(c->n, sizeof *c->cls);
+    if (!c->cls)
+        return -ENOMEM;
+    if (c->layout_known) {
+        c->n_cls = (uint32_t)c->lay.pp;
+        for (uint32_t r = 0; r < c->n; r++)
+            c->cls[r] = c->co[r].pp < c->n_cls ? c->co[r].pp : c->n_cls - 1;
+    } else {
+        int rc = infer_layout(c);
+        if (rc)
+            return rc;
+    }
+    return class_members(c);
 }
 
 /* A hole of the rank x step table. */
@@ -545,14 +568,8 @@ size_t an_runs(const uint8_t *flag, size_t S, uint32_t min_flags, struct an_span
 
 int an_list_push(struct an_list *l, struct an_cand **out)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        struct an_cand *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (argus_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, 16))
+        return -ENOMEM;
     *out = &l->v[l->n++];
     memset(*out, 0, sizeof **out);
     (*out)->a.phase = -1;
@@ -573,11 +590,16 @@ void an_cand_add_rank(struct an_cand *k, uint32_t rank)
     k->a.n_ranks++;
 }
 
-void an_cand_set_ranks(struct an_cand *k, const uint32_t *ranks, size_t n)
+struct an_rrun *an_rruns_push(struct an_rruns *l, uint32_t rank, size_t a, size_t b)
 {
-    k->a.n_ranks = 0;
-    for (size_t i = 0; i < n; i++)
-        an_cand_add_rank(k, ranks[i]);
+    if (argus_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, 16))
+        return NULL;
+    struct an_rrun *u = &l->v[l->n++];
+    memset(u, 0, sizeof *u);
+    u->rank = rank;
+    u->a = a;
+    u->b = b;
+    return u;
 }
 
 size_t an_overlap(size_t a0, size_t b0, size_t a1, size_t b1)

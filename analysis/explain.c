@@ -296,12 +296,12 @@ static void kernels_clause(struct an_ctx *c, const struct an_cand *k, char *buf,
     }
 }
 
-/* Late-arriver test (MegaScan / ARGUS case 5, ALGORITHMS.md §6.5 item 2): the share of
- * (source, step) pairs in the window, at most LATE_STEPS steps, where the source's
- * communication time is >= 10% shorter than the median of the other members of its DP
- * group: it arrives last and waits least, so the long collectives of the others are
- * waiting, not the network. -1 when it cannot be judged (no layout nor communicators,
- * no DP peers). */
+/* Late-arriver test (MegaScan, ARGUS case 5; docs/ALGORITHMS.md, Source versus victim,
+ * the late-arriver clause): the share of (source, step) pairs in the window, at most
+ * LATE_STEPS steps, where the source's communication time is >= 10% shorter than the
+ * median of the other members of its DP group: it arrives last and waits least, so the
+ * long collectives of the others are waiting, not the network. -1 when it cannot be
+ * judged (no layout nor communicators, no DP peers). */
 #define LATE_STEPS 64
 /* q in r's DP group: same stage and TP index, or without a layout the same DP-role
  * communicator (groups.c). */
@@ -355,147 +355,213 @@ static void late_clause(struct an_ctx *c, struct an_cand *k)
                  k->a.n_ranks > 1 ? "s" : "", 100 * late);
 }
 
-static void explain_one(struct an_ctx *c, struct an_cand *k)
+/* What the sentences of one candidate say the same way. */
+struct said {
+    char ranks[160];                /* the sources, an_format_ranks */
+    char stage[48];                 /* "stage-<n> " when there are several classes, else "" */
+    uint32_t stage_no;              /* the first source's peer class */
+    size_t nsteps;                  /* steps of the window */
+    unsigned long long first, last; /* its first and last step ids */
+};
+
+static void said_fill(const struct an_ctx *c, const struct an_cand *k, struct said *w)
+{
+    const struct argus_anomaly *a = &k->a;
+    w->first = (unsigned long long)a->step_first;
+    w->last = (unsigned long long)a->step_last;
+    w->nsteps = k->si_b - k->si_a + 1;
+    w->stage_no = a->n_ranks ? c->cls[a->ranks[0]] : 0;
+    an_format_ranks(a->ranks, a->n_ranks, w->ranks, sizeof w->ranks);
+    if (c->n_cls > 1)
+        snprintf(w->stage, sizeof w->stage, "stage-%u ", w->stage_no);
+    else
+        w->stage[0] = '\0';
+}
+
+static void explain_straggler(struct an_ctx *c, struct an_cand *k, const struct said *w)
 {
     struct argus_anomaly *a = &k->a;
-    char rk[160], vc[200], kc[200], st[48];
-    const unsigned long long f = (unsigned long long)a->step_first;
-    const unsigned long long l = (unsigned long long)a->step_last;
-    const size_t nsteps = k->si_b - k->si_a + 1;
-    const uint32_t stage = a->n_ranks ? c->cls[a->ranks[0]] : 0;
+    char vc[200], kc[200];
+    a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
+    victims_clause(c, k, "other ranks", vc, sizeof vc);
+    kernels_clause(c, k, kc, sizeof kc);
+    say(a->evidence, sizeof a->evidence,
+        "rank%s %s compute %.2fx %s %u %speers for %zu steps (%llu-%llu), most in %s"
+        "%s%s",
+        a->n_ranks > 1 ? "s" : "", w->ranks, a->slowdown, a->n_ranks > 1 ? "their" : "its",
+        k->n_peers, w->stage, w->nsteps, w->first, w->last,
+        a->phase >= 0 ? argus_phase_name((enum argus_phase)a->phase) : "compute",
+        kc, vc);
+    late_clause(c, k);
+}
 
-    an_format_ranks(a->ranks, a->n_ranks, rk, sizeof rk);
-    if (c->n_cls > 1)
-        snprintf(st, sizeof st, "stage-%u ", stage);
-    else
-        st[0] = '\0';
-    switch (a->kind) {
+static void explain_kernel(struct an_ctx *c, struct an_cand *k, const struct said *w)
+{
+    struct argus_anomaly *a = &k->a;
+    char vc[200], nm[72] = "?";
+    if (a->n_kernels)
+        an_short_name(c->js, a->kernels[0], nm, sizeof nm);
+    a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
+    victims_clause(c, k, "other ranks", vc, sizeof vc);
+    say(a->evidence, sizeof a->evidence,
+        "rank%s %s kernel %s %.2fx %s %u %speers for %zu steps (%llu-%llu) while "
+        "the other kernels match%s",
+        a->n_ranks > 1 ? "s" : "", w->ranks, nm, a->slowdown,
+        a->n_ranks > 1 ? "their" : "its", k->n_peers, w->stage, w->nsteps, w->first,
+        w->last, vc);
+}
+
+static void explain_bubble(struct an_ctx *c, struct an_cand *k, const struct said *w)
+{
+    struct argus_anomaly *a = &k->a;
+    char vc[200];
+    uint64_t kern[ARGUS_ANOMALY_MAX_KERNELS];
+    double exc[ARGUS_ANOMALY_MAX_KERNELS], tot = 0;
+    size_t nk = an_kernel_excess(c, a->ranks, a->n_ranks, k->si_a, k->si_b, ARGUS_KC_COMPUTE,
+                                 0, kern, exc, ARGUS_ANOMALY_MAX_KERNELS, &tot);
+    a->n_kernels = 0;
+    for (size_t i = 0; i < nk; i++)
+        if (exc[i] > 0.05 * tot)
+            a->kernels[a->n_kernels++] = kern[i];
+    a->phase = an_phase_growth(c, a->ranks, a->n_ranks, k->si_a, k->si_b, 1);
+    if (a->phase < 0)
+        a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
+    victims_clause(c, k, "ranks of other stages", vc, sizeof vc);
+    say(a->evidence, sizeof a->evidence,
+        "stage %u (ranks %s) compute %.2fx its usual share against the other stages "
+        "for %zu steps (%llu-%llu)%s%s%s",
+        w->stage_no, w->ranks, a->slowdown, w->nsteps, w->first, w->last,
+        a->phase >= 0 ? ", most in " : "",
+        a->phase >= 0 ? argus_phase_name((enum argus_phase)a->phase) : "", vc);
+}
+
+/* Over the window: the median, over steps, of the sources' median host gap (*own) and of
+ * the other members of their class (*peer); 0 when none. */
+static void host_medians(struct an_ctx *c, const struct an_cand *k, uint32_t stage,
+                         double *own, double *peer)
+{
+    const struct argus_anomaly *a = &k->a;
+    size_t m = 0;
+    const uint32_t csz = c->cls_off[stage + 1] - c->cls_off[stage];
+    double *in = malloc((csz + a->n_ranks + 1) * sizeof *in);
+    *own = *peer = 0;
+    for (size_t si = k->si_a; in && si <= k->si_b; si++) {
+        size_t q = 0, p = 0;
+        for (uint32_t i = 0; i < a->n_ranks; i++) {
+            const struct argus_step_summary *s = an_cell(c, a->ranks[i], si);
+            if (s)
+                in[q++] = v_host(s);
+        }
+        if (!q)
+            continue;
+        c->tmp1[m] = argus_stats_median(in, q);
+        for (uint32_t j = c->cls_off[stage]; j < c->cls_off[stage + 1]; j++) {
+            const struct argus_step_summary *s = an_cell(c, c->cls_mem[j], si);
+            if (s && !is_source(k, c->cls_mem[j]))
+                in[p++] = v_host(s);
+        }
+        c->tmp2[m++] = p ? argus_stats_median(in, p) : 0;
+    }
+    free(in);
+    if (m) {
+        *own = argus_stats_median(c->tmp1, m);
+        *peer = argus_stats_median(c->tmp2, m);
+    }
+}
+
+static void explain_host_stall(struct an_ctx *c, struct an_cand *k, const struct said *w)
+{
+    struct argus_anomaly *a = &k->a;
+    char vc[200];
+    double own, peer;
+    if (k->late)
+        return; /* the late-arriver test wrote its evidence and victims (peers.c) */
+    host_medians(c, k, w->stage_no, &own, &peer);
+    a->phase = ARGUS_PH_HOST;
+    victims_clause(c, k, "other ranks", vc, sizeof vc);
+    say(a->evidence, sizeof a->evidence,
+        "rank%s %s GPU idle (host gap) %.1f ms per step vs %.1f ms on %s %u %speers "
+        "for %zu steps (%llu-%llu) while compute matches; the host is not launching "
+        "work%s",
+        a->n_ranks > 1 ? "s" : "", w->ranks, own / 1e6, peer / 1e6,
+        a->n_ranks > 1 ? "their" : "its", k->n_peers, w->stage, w->nsteps, w->first,
+        w->last, vc);
+}
+
+/* Where the group of a comm_degradation anomaly sits, for its sentence. */
+static void comm_where(const struct an_ctx *c, const struct argus_anomaly *a, char *buf,
+                       size_t len)
+{
+    const struct argus_coords *x = &c->co[a->ranks[0]];
+    if (c->layout_known)
+        snprintf(buf, len, "pp %u, %s %u", x->pp, a->group_type == ARGUS_GT_DP ? "tp" : "dp",
+                 a->group_type == ARGUS_GT_DP ? x->tp : x->dp);
+    else if (c->mgrp_inferred && a->group_type == ARGUS_GT_DP) /* groups_infer.c */
+        snprintf(buf, len, "inferred: its members end collectives together");
+    else /* groups.c: no layout, the program's communicators */
+        snprintf(buf, len, "a communicator of the program");
+}
+
+static void explain_comm(struct an_ctx *c, struct an_cand *k, const struct said *w)
+{
+    struct argus_anomaly *a = &k->a;
+    char vc[200], n0[72] = "collectives", n1[72] = "", where[64];
+    const char *gt = argus_group_type_name((enum argus_group_type)a->group_type);
+    if (a->n_kernels)
+        an_short_name(c->js, a->kernels[0], n0, sizeof n0);
+    if (a->n_kernels > 1)
+        an_short_name(c->js, a->kernels[1], n1, sizeof n1);
+    victims_clause(c, k, "ranks outside the group", vc, sizeof vc);
+    comm_where(c, a, where, sizeof where);
+    say(a->evidence, sizeof a->evidence,
+        "%s group %s (%s): %s%s%s %.2fx the other %s groups even for the "
+        "member that arrived last, for %zu steps (%llu-%llu); members' compute "
+        "matches their peers%s",
+        gt ? gt : "?", w->ranks, where, n0, n1[0] ? "/" : "", n1,
+        a->slowdown, gt ? gt : "?", w->nsteps, w->first, w->last, vc);
+    if (a->w1_inter_ns > 0) {
+        const size_t used = strlen(a->evidence);
+        snprintf(a->evidence + used, sizeof a->evidence - used,
+                 "; W1 of %s inside the group %.1f us vs %.1f us to the other groups "
+                 "(block structure)", n0, a->w1_intra_ns / 1e3, a->w1_inter_ns / 1e3);
+    }
+}
+
+/* Step regression and iteration jitter (l1.c wrote the evidence): the phase that grew. */
+static void explain_step_time(struct an_ctx *c, struct an_cand *k)
+{
+    struct argus_anomaly *a = &k->a;
+    a->phase = an_phase_growth(c, NULL, 0, k->si_a, k->si_b, 0);
+    size_t used = strlen(a->evidence);
+    if (a->phase >= 0 && used + 1 < sizeof a->evidence)
+        snprintf(a->evidence + used, sizeof a->evidence - used, "; grew most: %s",
+                 argus_phase_name((enum argus_phase)a->phase));
+}
+
+static void explain_one(struct an_ctx *c, struct an_cand *k)
+{
+    struct said w;
+    said_fill(c, k, &w);
+    switch (k->a.kind) {
     case ARGUS_AK_COMPUTE_STRAGGLER:
-        a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
-        victims_clause(c, k, "other ranks", vc, sizeof vc);
-        kernels_clause(c, k, kc, sizeof kc);
-        say(a->evidence, sizeof a->evidence,
-            "rank%s %s compute %.2fx %s %u %speers for %zu steps (%llu-%llu), most in %s"
-            "%s%s",
-            a->n_ranks > 1 ? "s" : "", rk, a->slowdown, a->n_ranks > 1 ? "their" : "its",
-            k->n_peers, st, nsteps, f, l,
-            a->phase >= 0 ? argus_phase_name((enum argus_phase)a->phase) : "compute",
-            kc, vc);
-        late_clause(c, k);
+        explain_straggler(c, k, &w);
         break;
-    case ARGUS_AK_KERNEL_DEGRADATION: {
-        char nm[72] = "?";
-        if (a->n_kernels)
-            an_short_name(c->js, a->kernels[0], nm, sizeof nm);
-        a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
-        victims_clause(c, k, "other ranks", vc, sizeof vc);
-        say(a->evidence, sizeof a->evidence,
-            "rank%s %s kernel %s %.2fx %s %u %speers for %zu steps (%llu-%llu) while "
-            "the other kernels match%s",
-            a->n_ranks > 1 ? "s" : "", rk, nm, a->slowdown,
-            a->n_ranks > 1 ? "their" : "its", k->n_peers, st, nsteps, f, l, vc);
+    case ARGUS_AK_KERNEL_DEGRADATION:
+        explain_kernel(c, k, &w);
         break;
-    }
-    case ARGUS_AK_PIPELINE_BUBBLE: {
-        uint64_t kern[ARGUS_ANOMALY_MAX_KERNELS];
-        double exc[ARGUS_ANOMALY_MAX_KERNELS], tot = 0;
-        size_t nk = an_kernel_excess(c, a->ranks, a->n_ranks, k->si_a, k->si_b,
-                                     ARGUS_KC_COMPUTE, 0, kern, exc,
-                                     ARGUS_ANOMALY_MAX_KERNELS, &tot);
-        a->n_kernels = 0;
-        for (size_t i = 0; i < nk; i++)
-            if (exc[i] > 0.05 * tot)
-                a->kernels[a->n_kernels++] = kern[i];
-        a->phase = an_phase_growth(c, a->ranks, a->n_ranks, k->si_a, k->si_b, 1);
-        if (a->phase < 0)
-            a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
-        victims_clause(c, k, "ranks of other stages", vc, sizeof vc);
-        say(a->evidence, sizeof a->evidence,
-            "stage %u (ranks %s) compute %.2fx its usual share against the other stages "
-            "for %zu steps (%llu-%llu)%s%s%s",
-            stage, rk, a->slowdown, nsteps, f, l, a->phase >= 0 ? ", most in " : "",
-            a->phase >= 0 ? argus_phase_name((enum argus_phase)a->phase) : "", vc);
+    case ARGUS_AK_PIPELINE_BUBBLE:
+        explain_bubble(c, k, &w);
         break;
-    }
-    case ARGUS_AK_HOST_STALL: {
-        if (k->late)
-            break; /* the late-arriver test wrote its evidence and victims (peers.c) */
-        size_t m = 0;
-        const uint32_t csz = c->cls_off[stage + 1] - c->cls_off[stage];
-        double *in = malloc((csz + a->n_ranks + 1) * sizeof *in), own = 0, peer = 0;
-        for (size_t si = k->si_a; in && si <= k->si_b; si++) {
-            size_t q = 0, p = 0;
-            for (uint32_t i = 0; i < a->n_ranks; i++) {
-                const struct argus_step_summary *s = an_cell(c, a->ranks[i], si);
-                if (s)
-                    in[q++] = v_host(s);
-            }
-            if (!q)
-                continue;
-            c->tmp1[m] = argus_stats_median(in, q);
-            for (uint32_t j = c->cls_off[stage]; j < c->cls_off[stage + 1]; j++) {
-                const struct argus_step_summary *s = an_cell(c, c->cls_mem[j], si);
-                if (s && !is_source(k, c->cls_mem[j]))
-                    in[p++] = v_host(s);
-            }
-            c->tmp2[m++] = p ? argus_stats_median(in, p) : 0;
-        }
-        free(in);
-        if (m) {
-            own = argus_stats_median(c->tmp1, m);
-            peer = argus_stats_median(c->tmp2, m);
-        }
-        a->phase = ARGUS_PH_HOST;
-        victims_clause(c, k, "other ranks", vc, sizeof vc);
-        say(a->evidence, sizeof a->evidence,
-            "rank%s %s GPU idle (host gap) %.1f ms per step vs %.1f ms on %s %u %speers "
-            "for %zu steps (%llu-%llu) while compute matches; the host is not launching "
-            "work%s",
-            a->n_ranks > 1 ? "s" : "", rk, own / 1e6, peer / 1e6,
-            a->n_ranks > 1 ? "their" : "its", k->n_peers, st, nsteps, f, l, vc);
+    case ARGUS_AK_HOST_STALL:
+        explain_host_stall(c, k, &w);
         break;
-    }
-    case ARGUS_AK_COMM_DEGRADATION: {
-        char n0[72] = "collectives", n1[72] = "";
-        const char *gt = argus_group_type_name((enum argus_group_type)a->group_type);
-        const struct argus_coords *x = &c->co[a->ranks[0]];
-        if (a->n_kernels)
-            an_short_name(c->js, a->kernels[0], n0, sizeof n0);
-        if (a->n_kernels > 1)
-            an_short_name(c->js, a->kernels[1], n1, sizeof n1);
-        victims_clause(c, k, "ranks outside the group", vc, sizeof vc);
-        char where[64];
-        if (c->layout_known)
-            snprintf(where, sizeof where, "pp %u, %s %u", x->pp,
-                     a->group_type == ARGUS_GT_DP ? "tp" : "dp",
-                     a->group_type == ARGUS_GT_DP ? x->tp : x->dp);
-        else if (c->mgrp_inferred && a->group_type == ARGUS_GT_DP) /* groups_infer.c */
-            snprintf(where, sizeof where, "inferred: its members end collectives together");
-        else /* groups.c: no layout, the program's communicators */
-            snprintf(where, sizeof where, "a communicator of the program");
-        say(a->evidence, sizeof a->evidence,
-            "%s group %s (%s): %s%s%s %.2fx the other %s groups even for the "
-            "member that arrived last, for %zu steps (%llu-%llu); members' compute "
-            "matches their peers%s",
-            gt ? gt : "?", rk, where, n0, n1[0] ? "/" : "", n1,
-            a->slowdown, gt ? gt : "?", nsteps, f, l, vc);
-        if (a->w1_inter_ns > 0) {
-            const size_t used = strlen(a->evidence);
-            snprintf(a->evidence + used, sizeof a->evidence - used,
-                     "; W1 of %s inside the group %.1f us vs %.1f us to the other groups "
-                     "(block structure)", n0, a->w1_intra_ns / 1e3, a->w1_inter_ns / 1e3);
-        }
+    case ARGUS_AK_COMM_DEGRADATION:
+        explain_comm(c, k, &w);
         break;
-    }
     case ARGUS_AK_STEP_REGRESSION:
-    case ARGUS_AK_ITERATION_JITTER: {
-        a->phase = an_phase_growth(c, NULL, 0, k->si_a, k->si_b, 0);
-        size_t used = strlen(a->evidence);
-        if (a->phase >= 0 && used + 1 < sizeof a->evidence)
-            snprintf(a->evidence + used, sizeof a->evidence - used, "; grew most: %s",
-                     argus_phase_name((enum argus_phase)a->phase));
+    case ARGUS_AK_ITERATION_JITTER:
+        explain_step_time(c, k);
         break;
-    }
     default:
         break;
     }

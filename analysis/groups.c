@@ -1,5 +1,5 @@
 /* groups.c — communication groups from communicator membership, for jobs that declared
- * no layout (ALGORITHMS.md §6.5: "groups come from communicator membership when known").
+ * no layout (docs/ALGORITHMS.md, Layout, peer classes and groups).
  * Every rank's rank info lists the communicators the program made (struct
  * argus_comm_group: the same (kind, id) on every member, the same (kind, family) for the
  * groups of one creating call). Each family is one partition of (some of) the ranks.

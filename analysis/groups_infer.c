@@ -1,9 +1,9 @@
 /* groups_infer.c — the DP-role communication groups inferred from collective end times,
  * for jobs that declared no layout and whose communicator memberships gave no DP-role
- * family (ALGORITHMS.md §6.5: "otherwise inferred from which ranks' collective kernels
- * end together"). The members of one communicator end each collective together (a
- * collective ends when its last member arrived, plus a transfer all of them share), while
- * other groups end it at other times, by the run's jitter.
+ * family (docs/ALGORITHMS.md, Layout, peer classes and groups). The members of one
+ * communicator end each collective together (a collective ends when its last member
+ * arrived, plus a transfer all of them share), while other groups end it at other times,
+ * by the run's jitter.
  *
  * Per collective kernel name (the heaviest AN_INFER_NAMES, each held by at least half of
  * the ranks) over the latest AN_INFER_STEPS steps: each rank's step series of the name's
@@ -264,6 +264,50 @@ static size_t pick_names(const struct an_ctx *c, size_t *out)
     return m;
 }
 
+static void infer_free(struct infer *f)
+{
+    free(f->E);
+    free(f->held);
+    free(f->buf);
+    free(f->g);
+    free(f->rep);
+    free(f->size);
+    free(f->goff);
+    free(f->gmem);
+    free(f->coff);
+    free(f->cmem);
+}
+
+/* f's arrays for T steps, and the peer classes' members in CSR (coff, cmem). 0 or
+ * -ENOMEM. */
+static int infer_alloc(struct infer *f)
+{
+    const struct an_ctx *c = f->c;
+    f->E = malloc((size_t)c->n * f->T * sizeof *f->E);
+    f->held = malloc(c->n * sizeof *f->held);
+    f->buf = malloc((c->n + 2 * f->T) * sizeof *f->buf);
+    f->g = malloc(c->n * sizeof *f->g);
+    f->rep = malloc(c->n * sizeof *f->rep);
+    f->size = malloc(c->n * sizeof *f->size);
+    f->goff = malloc((c->n + 1) * sizeof *f->goff);
+    f->gmem = malloc(c->n * sizeof *f->gmem);
+    f->coff = calloc(c->n_cls + 1, sizeof *f->coff);
+    f->cmem = malloc(c->n * sizeof *f->cmem);
+    if (!f->E || !f->held || !f->buf || !f->g || !f->rep || !f->size || !f->goff ||
+        !f->gmem || !f->coff || !f->cmem)
+        return -ENOMEM;
+    for (uint32_t r = 0; r < c->n; r++)
+        f->coff[c->cls[r] + 1]++;
+    for (uint32_t k = 0; k < c->n_cls; k++)
+        f->coff[k + 1] += f->coff[k];
+    for (uint32_t r = 0; r < c->n; r++) /* coff[k] counts up to its end, then back */
+        f->cmem[f->coff[c->cls[r]]++] = r;
+    for (uint32_t k = c->n_cls; k > 0; k--)
+        f->coff[k] = f->coff[k - 1];
+    f->coff[0] = 0;
+    return 0;
+}
+
 int an_groups_infer(struct an_ctx *c)
 {
     struct infer f = {.c = c};
@@ -280,32 +324,12 @@ int an_groups_infer(struct an_ctx *c)
     f.s0 = c->S - f.T;
     if (f.T < AN_INFER_MIN_STEPS)
         return 0;
-    f.E = malloc((size_t)c->n * f.T * sizeof *f.E);
-    f.held = malloc(c->n * sizeof *f.held);
-    f.buf = malloc((c->n + 2 * f.T) * sizeof *f.buf);
-    f.g = malloc(c->n * sizeof *f.g);
-    f.rep = malloc(c->n * sizeof *f.rep);
-    f.size = malloc(c->n * sizeof *f.size);
-    f.goff = malloc((c->n + 1) * sizeof *f.goff);
-    f.gmem = malloc(c->n * sizeof *f.gmem);
-    f.coff = calloc(c->n_cls + 1, sizeof *f.coff);
-    f.cmem = malloc(c->n * sizeof *f.cmem);
     best = malloc(c->n * sizeof *best);
-    if (!f.E || !f.held || !f.buf || !f.g || !f.rep || !f.size || !f.goff || !f.gmem ||
-        !f.coff || !f.cmem || !best ||
+    if ((rc = infer_alloc(&f)) || !best ||
         (rc = an_tmp_reserve(c, (c->n > f.T ? c->n : f.T) + 16))) {
         rc = rc ? rc : -ENOMEM;
         goto out;
     }
-    for (uint32_t r = 0; r < c->n; r++)
-        f.coff[c->cls[r] + 1]++;
-    for (uint32_t k = 0; k < c->n_cls; k++)
-        f.coff[k + 1] += f.coff[k];
-    for (uint32_t r = 0; r < c->n; r++) /* coff[k] counts up to its end, then back */
-        f.cmem[f.coff[c->cls[r]]++] = r;
-    for (uint32_t k = c->n_cls; k > 0; k--)
-        f.coff[k] = f.coff[k - 1];
-    f.coff[0] = 0;
     for (size_t i = 0; i < nn; i++) {
         const uint32_t holders = fill_ends(&f, c->names.hash[names[i]]);
         if (2 * holders < c->n)
@@ -332,16 +356,7 @@ int an_groups_infer(struct an_ctx *c)
         best = NULL;
     }
 out:
-    free(f.E);
-    free(f.held);
-    free(f.buf);
-    free(f.g);
-    free(f.rep);
-    free(f.size);
-    free(f.goff);
-    free(f.gmem);
-    free(f.coff);
-    free(f.cmem);
+    infer_free(&f);
     free(best);
     return rc;
 }

@@ -1,8 +1,9 @@
-/* internal.h — what the files of analysis/ share and nobody else sees: the analysis
- * context (a dense view of the job store: step index, rank × step cells, resolved layout
- * and peer classes, kernel-name table, job step-time series), anomaly candidates, and the
- * detector entry points (l1.c, l2.c, l3.c) and explanation helpers (explain.c).
- * Everything hangs off one struct an_ctx owned by argus_analyze(); no globals.
+/* internal.h — what the files of analysis/ share and nobody else sees: the fixed
+ * thresholds, per-rank runs of flagged steps, and the entry points of the detectors (l1.c,
+ * l2.c, l3.c, l3comm.c, peers.c), of the groups (groups.c, groups_infer.c) and of the
+ * explanations (explain.c). The context they all work on is analysis/context.h, the words
+ * of their sentences analysis/labels.h. Everything hangs off one struct an_ctx owned by
+ * argus_analyze(); no globals.
  */
 #ifndef ARGUS_ANALYSIS_INTERNAL_H
 #define ARGUS_ANALYSIS_INTERNAL_H
@@ -11,6 +12,8 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
+#include "analysis/context.h"
+#include "analysis/labels.h"
 #include "analysis/stats.h"
 #include "store/jobstore.h"
 
@@ -28,92 +31,14 @@
 #define AN_COMM_MATERIAL 0.01    /* comm flag: excess >= 1% of the job's median step */
 #define AN_STAGE_COVER 0.75      /* flagged share of a stage that makes it a bubble */
 #define AN_W1_Q 64               /* W1: quantile grid points */
-#define AN_W1_MAX_REPS 64        /* W1 matrix: at most this many ranks */
 #define AN_W1_BLOCK 3.0          /* comm group: W1 across groups >= 3x W1 inside it */
 #define AN_COMPUTE_MATERIAL 0.01 /* compute flag: excess >= 1% of the class's step wall */
 #define AN_KERNEL_WALL 0.005     /* kernel flag: excess >= 0.5% of the class's step wall */
 #define AN_SAME_WORK 0.05        /* call counts within 5% of the peers': same work */
 #define AN_LATE_MATERIAL 0.05    /* late arriver: >= 5% of the step wall after the peers */
+/* AN_W1_MAX_REPS, the bound of the W1 matrix, is in analysis/context.h. */
 
-/* Job-wide kernel names seen in the summaries. */
-struct an_names {
-    size_t n, cap;     /* entries; cap = slots of the hash index (power of two) */
-    uint64_t *hash;    /* [n] */
-    uint8_t *kclass;   /* [n] enum argus_kclass of the first record seen */
-    double *total_ns;  /* [n] */
-    uint32_t *slot;    /* [cap] entry index + 1, 0 = empty */
-};
-
-/* One anomaly under construction. */
-struct an_cand {
-    struct argus_anomaly a;
-    size_t si_a, si_b;  /* step-index window, inclusive */
-    double excess_ns;   /* typical per-step excess of the sources (victim threshold) */
-    uint32_t n_peers;   /* peers compared with (evidence) */
-    int late;           /* host_stall found by the late-arriver test (evidence, victims set) */
-    int dropped;
-};
-
-struct an_list {
-    struct an_cand *v;
-    size_t n, cap;
-};
-
-struct an_ctx {
-    const struct argus_jobstore *js;
-    struct argus_analysis_opts o;
-    uint32_t n;                         /* ranks */
-    size_t S;                           /* distinct steps held */
-    uint64_t *step_id;                  /* [S] ascending */
-    const struct argus_step_summary **cell; /* [r * S + si], NULL when not held/missing */
-    /* The per-cell values the detectors read most, from the store's rows (struct
-     * argus_jobstore_row) so that their loops stream through arrays instead of touching
-     * the summaries: [r * S + si], NAN where the cell is NULL. vwall = an_wall, vcomp =
-     * compute_ns, vhost = host_gap_ns (else phase_wall_ns[HOST]), vstart = start_ns +
-     * clock_offset_ns, vcomm = collective_ns + p2p_ns. These tables, cell, cflag and kd live
-     * in the store's scratch (argus_jobstore_scratch), not in the context. */
-    double *vwall, *vcomp, *vhost, *vstart, *vcomm;
-    size_t held;                        /* cells held */
-    uint64_t kernels_seen, dropped;     /* sums of kernel_count, dropped over them */
-    uint8_t *co_have;                   /* [n] co[r] came from r's summaries (build only) */
-    uint8_t *kmr;                       /* [n] r has a summary with kernel modes (not thin) */
-    struct argus_coords *co;            /* [n] resolved coordinates */
-    struct argus_layout lay;
-    int layout_known;
-    uint32_t *cls;                      /* [n] peer class (PP stage) */
-    uint32_t n_cls;
-    uint32_t *cls_off, *cls_mem;        /* CSR: members of class c */
-    /* Without a layout: groups from communicator membership (groups.c), per role
-     * (0 = DP, 1 = TP): mgrp[role][r] = r's group (UINT32_MAX: none), NULL when no family
-     * fits the role; mgrp_n groups, the largest of mgrp_max members. */
-    uint32_t *mgrp[2];
-    uint32_t mgrp_n[2], mgrp_max[2];
-    int mgrp_inferred;                  /* mgrp[0] inferred from collective end times
-                                           (groups_infer.c), not from membership */
-    double *cwall;                      /* [c * S + si] median step wall of the members of
-                                           class c held at si; 0 when none */
-    double *ccomp;                      /* [c * S + si] median compute of the members of
-                                           class c held at si, NAN when none; set
-                                           (ccomp_set) by an_detect_compute */
-    int ccomp_set;
-    /* Scratch of an_class_gather (gather.c): gat_steps columns of gat_cap doubles (at
-     * least the largest class) and their counts; allocated once with cwall. */
-    double *gat;
-    size_t *gat_n;
-    size_t gat_cap, gat_steps;
-    double *X;                          /* [S] job step time ns (max over ranks), NAN */
-    double med_step;                    /* median of X, ns */
-    int kmodes_sorted;                  /* every summary's kmodes sorted by hash */
-    int thin_held;                      /* some held cell is thin (a condensing tree) */
-    struct an_names names;
-    uint8_t *cflag;                     /* [n * S] rank-step compute flagged (l2) */
-    uint8_t *kd;                        /* [n * S] the cell is held and not thin (an_kcell),
-                                           from the rows: no summary is touched to know */
-    struct an_list cand;
-    double *tmp1, *tmp2, *tmp3;         /* scratch, tmp_cap each */
-    size_t tmp_cap;
-};
-
+/* A run of flagged steps (an_runs). */
 struct an_span {
     size_t a, b;     /* inclusive step indices */
     uint32_t nflag;  /* flagged steps inside */
@@ -130,32 +55,12 @@ struct an_rrun {
     int grp;
 };
 
-/* ctx.c */
-/* Build the context of js (0, -ENOENT when it holds nothing, -ENOMEM). Its rank x step
- * tables live in the store's scratch: one context per store at a time. */
-int an_ctx_build(struct an_ctx *c, const struct argus_jobstore *js,
-                 const struct argus_analysis_opts *o);
-void an_ctx_free(struct an_ctx *c);
-static inline const struct argus_step_summary *an_cell(const struct an_ctx *c, uint32_t r,
-                                                       size_t si)
-{
-    return c->cell[(size_t)r * c->S + si];
-}
-/* The cell for kernel-level reads (kmodes, kernel sets and counts, phase_compute_ns,
- * memcpy_ns, last ends): NULL also when the cell is thin (ARGUS_SF_THIN: a condensed
- * reduction sent its row values only), so that peer references come only from cells with
- * kernel detail and a thin cell never counts as zero kernel time. Row values (the v*
- * tables, step and phase walls, compute, host gap, communication) use an_cell. */
-static inline const struct argus_step_summary *an_kcell(const struct an_ctx *c, uint32_t r,
-                                                        size_t si)
-{
-    const size_t at = (size_t)r * c->S + si;
-    return c->kd[at] ? c->cell[at] : NULL;
-}
-static inline double an_wall(const struct argus_step_summary *s)
-{
-    return s->end_ns > s->start_ns ? (double)(s->end_ns - s->start_ns) : 0.0;
-}
+/* A growing array of runs (an_rruns_push). */
+struct an_rruns {
+    struct an_rrun *v;
+    size_t n, cap;
+};
+
 /* groups.c */
 /* Without a layout, the DP and TP roles' groups from the ranks' communicator memberships
  * (c->mgrp); first joins the peer classes (c->cls, n_cls, before their CSR is built) that
@@ -199,7 +104,9 @@ int an_names_add(struct an_names *nm, uint64_t hash, uint8_t kclass, double ns);
 size_t an_runs(const uint8_t *flag, size_t S, uint32_t min_flags, struct an_span *out,
                size_t cap);
 int an_list_push(struct an_list *l, struct an_cand **out);
-void an_cand_set_ranks(struct an_cand *k, const uint32_t *ranks, size_t n);
+/* Append a zeroed run of rank over the step indices [a, b]; NULL when out of memory (the
+ * array is left as it was). */
+struct an_rrun *an_rruns_push(struct an_rruns *l, uint32_t rank, size_t a, size_t b);
 void an_cand_add_rank(struct an_cand *k, uint32_t rank);
 /* Overlap, in steps, of [a0,b0] and [a1,b1] (0 when disjoint). */
 size_t an_overlap(size_t a0, size_t b0, size_t a1, size_t b1);
@@ -227,9 +134,9 @@ int an_push_cand(struct an_ctx *c, int kind, int level, size_t a, size_t b, size
 int an_merge_runs(struct an_ctx *c, struct an_rrun *v, size_t n, int level);
 int an_detect_compute(struct an_ctx *c);
 int an_detect_host(struct an_ctx *c);
-/* l3.c: kernel-level and group communication detectors. */
+/* l3.c: the kernel-level detector, and the per-kernel excess that names the kernels of
+ * every verdict. */
 int an_detect_kernels(struct an_ctx *c);
-int an_detect_comm(struct an_ctx *c);
 /* Per-name excess of ranks over [a,b] against their peers' per-step reference (peer=1)
  * or against their own median outside the window (peer=0), for kernels of kclass;
  * writes up to max names sorted by excess into out/exc; returns the count and the total
@@ -237,6 +144,8 @@ int an_detect_comm(struct an_ctx *c);
 size_t an_kernel_excess(struct an_ctx *c, const uint32_t *ranks, size_t nr, size_t a,
                         size_t b, int kclass, int peer, uint64_t *out, double *exc,
                         size_t max, double *total);
+/* l3comm.c: the group communication detector (comm_degradation). */
+int an_detect_comm(struct an_ctx *c);
 /* peers.c */
 /* When rank r ran a different number of kernels than its class (more than AN_SAME_WORK
  * off the others' median) at step si, its compute judged per call: *ratio = its compute
@@ -260,18 +169,6 @@ int an_detect_l1(struct an_ctx *c);
 /* W1 distance of two ascending samples on the quantile grid (i+1/2)/AN_W1_Q; NAN when
  * either is empty. */
 double an_w1_sorted(const double *a, size_t na, const double *b, size_t nb);
-/* Mean off-diagonal W1 of an n x n matrix M inside the members flagged in[] (intra) and
- * between members and non-members (inter); NAN when there is no such pair. */
-void an_w1_blocks(const double *M, size_t n, const uint8_t *in, double *intra, double *inter);
-/* Ranks to show in the W1 matrix of a comm_degradation anomaly: the members of its group
- * and of the other groups of the same type (same PP stage first), at most AN_W1_MAX_REPS,
- * members first; in[i] = 1 for members. Fills M (n x n, row-major, n <= AN_W1_MAX_REPS)
- * with the W1 distances between the ranks' per-step typical call durations of kernel
- * `hash` over the step indices [a,b]. Without a layout the groups are those of
- * communicator membership (groups.c) and the stage is the peer class. Returns n (0 when
- * no groups are known). */
-size_t an_w1_matrix(struct an_ctx *c, const struct argus_anomaly *an, uint64_t hash, size_t a,
-                    size_t b, uint32_t *reps, uint8_t *in, double *M);
 
 /* explain.c */
 /* Victims of a source anomaly; fills k->a.victims, returns the median growth of their
@@ -284,11 +181,6 @@ int an_phase_growth(struct an_ctx *c, const uint32_t *ranks, size_t nr, size_t a
                     int compute);
 /* Phase whose compute grew most against the peers' per-step reference. */
 int an_phase_vs_peers(struct an_ctx *c, const uint32_t *ranks, size_t nr, size_t a, size_t b);
-/* Short label of a kernel for sentences: "AllReduce", "ReduceScatter", ... or the name
- * cut to fit. */
-void an_short_name(const struct argus_jobstore *js, uint64_t hash, char *buf, size_t len);
-/* "5", "1,3,5,7", "8-15" into buf. */
-void an_format_ranks(const uint32_t *r, size_t n, char *buf, size_t len);
 /* Fill evidence, phase, kernels, victims of every candidate. */
 int an_explain(struct an_ctx *c);
 

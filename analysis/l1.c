@@ -94,7 +94,7 @@ static size_t binseg(struct l1 *w, const struct an_ctx *c, size_t L, size_t *cps
     return n;
 }
 
-/* Online CUSUM on the log step time (ALGORITHMS.md §6.3 b), run as it would run live:
+/* Online CUSUM on the log step time (docs/ALGORITHMS.md, L1: step time), run as live:
  * S_t = max(0, S_{t-1} + min(y_t - mu0 - k, h/2)) with mu0 the median of the last
  * CUSUM_BASE steps since the last alarm, k = max(ln(1.05)/2, sigma/2), h = 7.4 sigma
  * (5 sigma when k >= sigma), alarm at S_t > h, then reset. The clip at h/2 keeps one
@@ -246,18 +246,13 @@ static int periodic(struct an_ctx *c, struct l1 *w, const uint8_t *fl, const dou
     return 1;
 }
 
-static int jitter(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp, size_t L)
+/* Each step against the local median of the log step time inside its segment (the
+ * change points cps[] cut the run): base = that median as a time, rt = the ratio to it,
+ * zz = the robust z, fl = both gates pass. Steps left 0 are not judged. */
+static void jitter_flags(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp,
+                         double *rt, double *zz, double *base, uint8_t *fl)
 {
     const size_t m = w->m;
-    double *rt = calloc(m, sizeof *rt), *zz = calloc(m, sizeof *zz);
-    double *base = calloc(m, sizeof *base);
-    uint8_t *fl = calloc(m, 1);
-    int rc = 0;
-
-    if (!rt || !zz || !base || !fl) {
-        rc = -ENOMEM;
-        goto out;
-    }
     /* The first step held is never judged: it is often partial or a warm-up. */
     for (size_t i = 1, seg = 0; i < m; i++) {
         while (seg < ncp && cps[seg] <= i)
@@ -286,7 +281,12 @@ static int jitter(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp,
         zz[i] = (w->y[i] - med) / sc;
         fl[i] = rt[i] >= c->o.ratio && zz[i] >= c->o.z;
     }
-    /* Runs of consecutive flagged steps shorter than a segment are spikes. */
+}
+
+/* Runs of consecutive flagged steps shorter than a segment (L) are spikes; longer ones
+ * are unflagged (a level shift, not jitter). */
+static void drop_long_runs(uint8_t *fl, size_t m, size_t L)
+{
     for (size_t i = 0; i < m; i++) {
         if (!fl[i])
             continue;
@@ -298,8 +298,14 @@ static int jitter(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp,
                 fl[k] = 0;
         i = j;
     }
-    if ((rc = periodic(c, w, fl, rt, zz, base)) != 0)
-        goto out; /* > 0: the spikes were periodic and are reported once */
+}
+
+/* One iteration_jitter candidate per cluster of spikes (flagged steps at most
+ * JITTER_CLUSTER apart). 0 or -ENOMEM. */
+static int jitter_clusters(struct an_ctx *c, struct l1 *w, const uint8_t *fl, const double *rt,
+                           const double *zz, const double *base)
+{
+    const size_t m = w->m;
     for (size_t i = 0; i < m; i++) {
         if (!fl[i])
             continue;
@@ -317,9 +323,10 @@ static int jitter(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp,
         }
         struct an_cand *cand;
         double zmed = argus_stats_median(w->buf, sp.q);
-        if ((rc = an_push_cand(c, ARGUS_AK_ITERATION_JITTER, 1, w->idx[i], w->idx[last],
-                               w->idx[i], sp.mr, zmed, sp.mx - sp.mb, &cand)))
-            goto out;
+        int rc = an_push_cand(c, ARGUS_AK_ITERATION_JITTER, 1, w->idx[i], w->idx[last],
+                              w->idx[i], sp.mr, zmed, sp.mx - sp.mb, &cand);
+        if (rc)
+            return rc;
         snprintf(cand->a.evidence, sizeof cand->a.evidence,
                  "job step time up to %.1f ms = %.2fx the local median %.1f ms (z %.1f) in "
                  "%zu spike%s over steps %llu-%llu; no rank stands out among its peers",
@@ -328,6 +335,28 @@ static int jitter(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp,
                  (unsigned long long)c->step_id[w->idx[last]]);
         i = last;
     }
+    return 0;
+}
+
+/* iteration_jitter: spikes of the job step time inside the segments, reported once when
+ * they recur at a fixed period (periodic), else per cluster. */
+static int jitter(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp, size_t L)
+{
+    const size_t m = w->m;
+    double *rt = calloc(m, sizeof *rt), *zz = calloc(m, sizeof *zz);
+    double *base = calloc(m, sizeof *base);
+    uint8_t *fl = calloc(m, 1);
+    int rc = 0;
+
+    if (!rt || !zz || !base || !fl) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    jitter_flags(c, w, cps, ncp, rt, zz, base, fl);
+    drop_long_runs(fl, m, L);
+    rc = periodic(c, w, fl, rt, zz, base);
+    if (rc == 0) /* > 0: the spikes were periodic and are reported once */
+        rc = jitter_clusters(c, w, fl, rt, zz, base);
 out:
     if (rc > 0)
         rc = 0;

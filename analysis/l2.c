@@ -148,6 +148,93 @@ int an_merge_runs(struct an_ctx *c, struct an_rrun *v, size_t n, int level)
     return rc;
 }
 
+/* Scratch of detect_stages: S steps each; buf holds S + P values, buf2 twice that. */
+struct stage_scratch {
+    double *rel, *zz, *rr, *ex, *buf, *buf2;
+    uint8_t *flag;
+    struct an_span *spans;
+};
+
+/* rel[si]: stage k's median compute over the median of the other stages' at si (NAN when
+ * either is unknown). buf holds P values. */
+static void stage_relative(const struct an_ctx *c, uint32_t k, double *rel, double *buf)
+{
+    const uint32_t P = c->n_cls;
+    const size_t S = c->S;
+    const double *sp = c->ccomp; /* the stages' median compute (class_refs) */
+    for (size_t si = 0; si < S; si++) {
+        size_t q = 0;
+        for (uint32_t o = 0; o < P; o++)
+            if (o != k && !isnan(sp[(size_t)o * S + si]))
+                buf[q++] = sp[(size_t)o * S + si];
+        double other = q ? argus_stats_median(buf, q) : NAN;
+        double own = sp[(size_t)k * S + si];
+        rel[si] = (other > 0 && !isnan(own)) ? own / other : NAN;
+    }
+}
+
+/* Baseline of a stage's series v[0..m) (reordered): the lower half of the whole run, or
+ * the first quarter when lower: a slow stage that lasts past half the run would otherwise
+ * lift its own baseline. scratch holds 2 m values. */
+static void stage_baseline(double *v, size_t m, double *scratch, struct argus_robust *out)
+{
+    struct argus_robust early;
+    const size_t m4 = m / 4;
+    if (m4 >= 8) {
+        memcpy(scratch, v, m4 * sizeof *v);
+        argus_stats_robust(scratch, m4, AN_PEER_FLOOR, scratch + m4, &early);
+    }
+    argus_stats_robust_low(v, m, AN_PEER_FLOOR, scratch + m, out);
+    if (m4 >= 8 && early.ref < out->ref)
+        *out = early;
+}
+
+/* Stage k against the other stages over time: flagged where its relative load and its
+ * own compute both pass the gates against their baselines; one pipeline_bubble candidate
+ * per run of flagged steps. */
+static int stage_judge(struct an_ctx *c, uint32_t k, struct stage_scratch *w)
+{
+    const size_t S = c->S;
+    const double *own = c->ccomp + (size_t)k * S;
+    struct argus_robust rref, sref;
+    size_t m = 0, ms = 0;
+    int rc;
+
+    stage_relative(c, k, w->rel, w->buf);
+    for (size_t si = 0; si < S; si++) {
+        if (!isnan(w->rel[si]))
+            w->buf[m++] = w->rel[si];
+        if (!isnan(own[si]))
+            w->zz[ms++] = own[si];
+    }
+    stage_baseline(w->buf, m, w->buf2, &rref);
+    stage_baseline(w->zz, ms, w->buf2, &sref);
+    memset(w->flag, 0, S);
+    for (size_t si = 0; si < S; si++) {
+        if (isnan(w->rel[si]) || !(rref.ref > 0) || !(sref.ref > 0))
+            continue;
+        w->rr[si] = w->rel[si] / rref.ref;
+        w->zz[si] = argus_stats_z(w->rel[si], &rref);
+        w->ex[si] = own[si] - sref.ref;
+        w->flag[si] = w->rr[si] >= c->o.ratio && w->zz[si] >= c->o.z &&
+                      own[si] / sref.ref >= c->o.ratio;
+    }
+    size_t ns = an_runs(w->flag, S, c->o.min_steps, w->spans, S);
+    for (size_t j = 0; j < ns; j++) {
+        struct an_rrun st;
+        struct an_cand *cand;
+        an_run_stats(w->rr, w->zz, w->ex, w->flag, w->spans[j].a, w->spans[j].b, w->buf, &st,
+                     c->o.min_steps);
+        if ((rc = an_push_cand(c, ARGUS_AK_PIPELINE_BUBBLE, 2, w->spans[j].a, w->spans[j].b,
+                               st.det, st.ratio, st.z, st.excess, &cand)))
+            return rc;
+        for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++)
+            an_cand_add_rank(cand, c->cls_mem[i]);
+        cand->n_peers = c->n_cls - 1;
+    }
+    return 0;
+}
+
 /* Stage-level load: the median compute of a stage relative to the other stages, against
  * its own lower-half baseline over time. Adds pipeline_bubble candidates. */
 static int detect_stages(struct an_ctx *c)
@@ -158,83 +245,28 @@ static int detect_stages(struct an_ctx *c)
 
     if (P < 2)
         return 0;
-    const double *sp = c->ccomp; /* the stages' median compute (class_refs) */
-    double *rel = malloc(S * sizeof *rel), *zz = malloc(S * sizeof *zz);
-    double *rr = malloc(S * sizeof *rr), *ex = malloc(S * sizeof *ex);
-    double *buf = malloc((S + P) * sizeof *buf), *buf2 = malloc(2 * (S + P) * sizeof *buf2);
-    uint8_t *flag = malloc(S);
-    struct an_span *spans = malloc(S * sizeof *spans);
-    if (!rel || !zz || !rr || !ex || !buf || !buf2 || !flag || !spans) {
+    struct stage_scratch w = {
+        .rel = malloc(S * sizeof *w.rel),
+        .zz = malloc(S * sizeof *w.zz),
+        .rr = malloc(S * sizeof *w.rr),
+        .ex = malloc(S * sizeof *w.ex),
+        .buf = malloc((S + P) * sizeof *w.buf),
+        .buf2 = malloc(2 * (S + P) * sizeof *w.buf2),
+        .flag = malloc(S),
+        .spans = malloc(S * sizeof *w.spans),
+    };
+    if (!w.rel || !w.zz || !w.rr || !w.ex || !w.buf || !w.buf2 || !w.flag || !w.spans)
         rc = -ENOMEM;
-        goto out;
-    }
-    for (uint32_t k = 0; k < P; k++) {
-        size_t m = 0, ms = 0;
-        for (size_t si = 0; si < S; si++) {
-            size_t q = 0;
-            for (uint32_t o = 0; o < P; o++)
-                if (o != k && !isnan(sp[(size_t)o * S + si]))
-                    buf[q++] = sp[(size_t)o * S + si];
-            double other = q ? argus_stats_median(buf, q) : NAN;
-            double own = sp[(size_t)k * S + si];
-            rel[si] = (other > 0 && !isnan(own)) ? own / other : NAN;
-        }
-        for (size_t si = 0; si < S; si++) {
-            if (!isnan(rel[si]))
-                buf[m++] = rel[si];
-            if (!isnan(sp[(size_t)k * S + si]))
-                zz[ms++] = sp[(size_t)k * S + si];
-        }
-        struct argus_robust rref, sref, r2;
-        /* the lower half of the whole run, or the first quarter when lower: a slow stage
-         * that lasts past half the run would otherwise lift its own baseline */
-        const size_t m4 = m / 4, ms4 = ms / 4;
-        if (m4 >= 8) {
-            memcpy(buf2, buf, m4 * sizeof *buf);
-            argus_stats_robust(buf2, m4, AN_PEER_FLOOR, buf2 + m4, &r2);
-        }
-        argus_stats_robust_low(buf, m, AN_PEER_FLOOR, buf2 + m, &rref);
-        if (m4 >= 8 && r2.ref < rref.ref)
-            rref = r2;
-        if (ms4 >= 8) {
-            memcpy(buf2, zz, ms4 * sizeof *zz);
-            argus_stats_robust(buf2, ms4, AN_PEER_FLOOR, buf2 + ms4, &r2);
-        }
-        argus_stats_robust_low(zz, ms, AN_PEER_FLOOR, buf2 + ms, &sref);
-        if (ms4 >= 8 && r2.ref < sref.ref)
-            sref = r2;
-        memset(flag, 0, S);
-        for (size_t si = 0; si < S; si++) {
-            double own = sp[(size_t)k * S + si];
-            if (isnan(rel[si]) || !(rref.ref > 0) || !(sref.ref > 0))
-                continue;
-            rr[si] = rel[si] / rref.ref;
-            zz[si] = argus_stats_z(rel[si], &rref);
-            ex[si] = own - sref.ref;
-            flag[si] = rr[si] >= c->o.ratio && zz[si] >= c->o.z && own / sref.ref >= c->o.ratio;
-        }
-        size_t ns = an_runs(flag, S, c->o.min_steps, spans, S);
-        for (size_t j = 0; j < ns; j++) {
-            struct an_rrun st;
-            struct an_cand *cand;
-            an_run_stats(rr, zz, ex, flag, spans[j].a, spans[j].b, buf, &st, c->o.min_steps);
-            if ((rc = an_push_cand(c, ARGUS_AK_PIPELINE_BUBBLE, 2, spans[j].a, spans[j].b,
-                                   st.det, st.ratio, st.z, st.excess, &cand)))
-                goto out;
-            for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++)
-                an_cand_add_rank(cand, c->cls_mem[i]);
-            cand->n_peers = P - 1;
-        }
-    }
-out:
-    free(rel);
-    free(zz);
-    free(rr);
-    free(ex);
-    free(buf);
-    free(buf2);
-    free(flag);
-    free(spans);
+    for (uint32_t k = 0; !rc && k < P; k++)
+        rc = stage_judge(c, k, &w);
+    free(w.rel);
+    free(w.zz);
+    free(w.rr);
+    free(w.ex);
+    free(w.buf);
+    free(w.buf2);
+    free(w.flag);
+    free(w.spans);
     return rc;
 }
 
@@ -266,9 +298,9 @@ static void classify(struct an_ctx *c, struct an_rrun *u, const struct pref *ref
             u->kern[u->nk++] = kern[i];
 }
 
-/* Drop straggler runs inside a stage already reported as a pipeline bubble; turn groups
- * of stragglers covering most of one stage into a bubble. */
-static void reconcile_bubbles(struct an_ctx *c, size_t first)
+/* Stragglers covering most of one stage (AN_STAGE_COVER of at least two ranks) are that
+ * stage's bubble: the candidate turns into one and takes in the whole stage. */
+static void stragglers_to_bubbles(struct an_ctx *c, size_t first)
 {
     for (size_t i = first; i < c->cand.n; i++) {
         struct an_cand *k = &c->cand.v[i];
@@ -285,10 +317,22 @@ static void reconcile_bubbles(struct an_ctx *c, size_t first)
             }
         }
     }
-    /* A stage flagged as a whole while some of its ranks stand out from the others: if
-     * those ranks are most of the stage, it is the bubble; else they are the stragglers
-     * (a stage median moves when half of it is slow, e.g. two stages pooled into one
-     * class when the layout had to be inferred). */
+}
+
+/* k is a live rank-level compute verdict (straggler or kernel) overlapping bubble b. */
+static int overlaps_bubble(const struct an_cand *k, const struct an_cand *b)
+{
+    return (k->a.kind == ARGUS_AK_COMPUTE_STRAGGLER ||
+            k->a.kind == ARGUS_AK_KERNEL_DEGRADATION) &&
+           !k->dropped && an_overlap(k->si_a, k->si_b, b->si_a, b->si_b);
+}
+
+/* A stage flagged as a whole while some of its ranks stand out from the others: if
+ * those ranks are most of the stage, it is the bubble; else they are the stragglers
+ * (a stage median moves when half of it is slow, e.g. two stages pooled into one
+ * class when the layout had to be inferred). */
+static void bubble_or_stragglers(struct an_ctx *c, size_t first)
+{
     for (size_t j = first; j < c->cand.n; j++) {
         struct an_cand *b = &c->cand.v[j];
         if (b->a.kind != ARGUS_AK_PIPELINE_BUBBLE || b->dropped || !b->a.n_ranks)
@@ -301,9 +345,7 @@ static void reconcile_bubbles(struct an_ctx *c, size_t first)
             continue;
         for (size_t i = first; i < c->cand.n; i++) {
             const struct an_cand *k = &c->cand.v[i];
-            if ((k->a.kind != ARGUS_AK_COMPUTE_STRAGGLER &&
-                 k->a.kind != ARGUS_AK_KERNEL_DEGRADATION) ||
-                k->dropped || !an_overlap(k->si_a, k->si_b, b->si_a, b->si_b))
+            if (!overlaps_bubble(k, b))
                 continue;
             for (uint32_t q = 0; q < k->a.n_ranks; q++)
                 if (c->cls[k->a.ranks[q]] == st && !in[k->a.ranks[q]]) {
@@ -314,9 +356,7 @@ static void reconcile_bubbles(struct an_ctx *c, size_t first)
         const int bubble_wins = nin == 0 || nin >= AN_STAGE_COVER * size;
         for (size_t i = first; i < c->cand.n; i++) {
             struct an_cand *k = &c->cand.v[i];
-            if ((k->a.kind != ARGUS_AK_COMPUTE_STRAGGLER &&
-                 k->a.kind != ARGUS_AK_KERNEL_DEGRADATION) ||
-                k->dropped || !an_overlap(k->si_a, k->si_b, b->si_a, b->si_b))
+            if (!overlaps_bubble(k, b))
                 continue;
             uint32_t inside = 0;
             for (uint32_t q = 0; q < k->a.n_ranks; q++)
@@ -328,7 +368,11 @@ static void reconcile_bubbles(struct an_ctx *c, size_t first)
             b->dropped = 1;
         free(in);
     }
-    /* one bubble per stage and window */
+}
+
+/* One bubble per stage and overlapping window: the later ones fold into the first. */
+static void merge_bubbles(struct an_ctx *c, size_t first)
+{
     for (size_t j = first; j < c->cand.n; j++) {
         struct an_cand *b = &c->cand.v[j];
         if (b->a.kind != ARGUS_AK_PIPELINE_BUBBLE || b->dropped || !b->a.n_ranks)
@@ -348,107 +392,142 @@ static void reconcile_bubbles(struct an_ctx *c, size_t first)
     }
 }
 
-/* Append a zeroed run for rank r over steps [a, b], growing the array by doubling.
- * NULL when out of memory (the array is left as it was). */
-static struct an_rrun *rrun_push(struct an_rrun **runs, size_t *n, size_t *cap, uint32_t r,
-                                 size_t a, size_t b)
+/* Stragglers and bubbles of the candidates from `first` on made consistent: stragglers
+ * covering a stage become its bubble, a bubble gives way to the stragglers that explain
+ * it (or drops those inside it), one bubble per stage and window. */
+static void reconcile_bubbles(struct an_ctx *c, size_t first)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? 2 * *cap : 16;
-        struct an_rrun *nv = realloc(*runs, nc * sizeof *nv);
-        if (!nv)
-            return NULL;
-        *runs = nv;
-        *cap = nc;
+    stragglers_to_bubbles(c, first);
+    bubble_or_stragglers(c, first);
+    merge_bubbles(c, first);
+}
+
+/* Scratch of the rank-level detectors: the class references (n_cls x S) and one rank's
+ * per-step series (S each). */
+struct rank_scratch {
+    struct pref *ref;
+    double *ratio, *z, *exc, *buf;
+    uint8_t *flag;
+    struct an_span *spans;
+};
+
+static int rank_scratch_alloc(const struct an_ctx *c, struct rank_scratch *w)
+{
+    const size_t S = c->S;
+    w->ref = malloc((size_t)c->n_cls * S * sizeof *w->ref);
+    w->ratio = malloc(S * sizeof *w->ratio);
+    w->z = malloc(S * sizeof *w->z);
+    w->exc = malloc(S * sizeof *w->exc);
+    w->buf = malloc(S * sizeof *w->buf);
+    w->flag = malloc(S);
+    w->spans = malloc(S * sizeof *w->spans);
+    if (!w->ref || !w->ratio || !w->z || !w->exc || !w->buf || !w->flag || !w->spans)
+        return -ENOMEM;
+    return 0;
+}
+
+static void rank_scratch_free(struct rank_scratch *w)
+{
+    free(w->ref);
+    free(w->ratio);
+    free(w->z);
+    free(w->exc);
+    free(w->buf);
+    free(w->flag);
+    free(w->spans);
+}
+
+/* The runs of flagged steps of rank r (flag[0..S)) as runs of that kind, with their
+ * medians (w->ratio, z, exc). 0 or -ENOMEM. */
+static int rank_runs(struct an_ctx *c, uint32_t r, const uint8_t *flag,
+                     const struct rank_scratch *w, int kind, struct an_rruns *runs)
+{
+    const size_t ns = an_runs(flag, c->S, c->o.min_steps, w->spans, c->S);
+    for (size_t j = 0; j < ns; j++) {
+        struct an_rrun *u = an_rruns_push(runs, r, w->spans[j].a, w->spans[j].b);
+        if (!u)
+            return -ENOMEM;
+        u->kind = kind;
+        an_run_stats(w->ratio, w->z, w->exc, flag, u->a, u->b, w->buf, u, c->o.min_steps);
     }
-    struct an_rrun *u = &(*runs)[(*n)++];
-    memset(u, 0, sizeof *u);
-    u->rank = r;
-    u->a = a;
-    u->b = b;
-    return u;
+    return 0;
+}
+
+/* Rank r's compute against its class's reference, per step, into w->ratio, z, exc and
+ * flag (the rank's row of c->cflag, left as it is when nothing can be flagged). Returns
+ * 1 when some step could be flagged, else 0. */
+static int compute_flags(struct an_ctx *c, uint32_t r, struct rank_scratch *w, uint8_t *flag)
+{
+    const size_t S = c->S;
+    const double *vc = c->vcomp + (size_t)r * S;
+    const struct pref *ref = w->ref + (size_t)c->cls[r] * S;
+    double *ratio = w->ratio, *z = w->z, *exc = w->exc;
+    for (size_t si = 0; si < S; si++) {
+        const struct pref *p = &ref[si];
+        ratio[si] = 0;
+        exc[si] = NAN;
+        if (!isnan(vc[si]) && p->n >= 2 && p->ref > 0) {
+            ratio[si] = vc[si] / p->ref;
+            exc[si] = vc[si] - p->ref;
+        }
+    }
+    /* a step can be flagged only where the ratio and the materiality pass: a rank with
+     * none (most of them) needs neither its noise nor its runs */
+    int maybe = 0;
+    for (size_t si = 0; si < S && !maybe; si++)
+        maybe = !isnan(exc[si]) && ratio[si] >= c->o.ratio &&
+                exc[si] >= AN_COMPUTE_MATERIAL * ref[si].wall;
+    if (!maybe)
+        return 0; /* its flags stay 0 */
+    /* the rank's own step-to-step noise bounds the scale from below */
+    const double tsig = argus_stats_diff_sigma(exc, S, c->tmp1, c->tmp2);
+    for (size_t si = 0; si < S; si++) {
+        const struct pref *p = &ref[si];
+        const double sc = p->scale > tsig ? p->scale : tsig;
+        z[si] = isnan(exc[si]) || !(sc > 0) ? 0 : exc[si] / sc;
+        flag[si] = !isnan(exc[si]) && ratio[si] >= c->o.ratio && z[si] >= c->o.z &&
+                   exc[si] >= AN_COMPUTE_MATERIAL * p->wall;
+        /* a rank that ran more kernels than its peers is judged per call */
+        double wr, we;
+        if (flag[si] && an_work_ratio(c, r, si, &wr, &we))
+            flag[si] = wr >= c->o.ratio && we >= AN_COMPUTE_MATERIAL * p->wall;
+    }
+    return 1;
 }
 
 int an_detect_compute(struct an_ctx *c)
 {
     const size_t S = c->S, N = (size_t)c->n * S;
-    struct pref *ref = malloc((size_t)c->n_cls * S * sizeof *ref);
-    double *ratio = malloc(S * sizeof *ratio), *z = malloc(S * sizeof *z);
-    double *exc = malloc(S * sizeof *exc), *buf = malloc(S * sizeof *buf);
-    struct an_span *spans = malloc(S * sizeof *spans);
-    struct an_rrun *runs = NULL;
-    size_t nrun = 0, caprun = 0, first = c->cand.n;
-    int rc = 0;
+    struct rank_scratch w = { 0 };
+    struct an_rruns runs = { 0 };
+    size_t first;
+    int rc = rank_scratch_alloc(c, &w);
 
-    if (!ref || !ratio || !z || !exc || !buf || !spans) {
-        rc = -ENOMEM;
+    if (rc)
         goto out;
-    }
-    class_refs(c, c->vcomp, ref, c->ccomp);
+    class_refs(c, c->vcomp, w.ref, c->ccomp);
     c->ccomp_set = 1;
     memset(c->cflag, 0, N);
     for (uint32_t r = 0; r < c->n; r++) {
         uint8_t *flag = c->cflag + (size_t)r * S;
-        const double *vc = c->vcomp + (size_t)r * S;
-        for (size_t si = 0; si < S; si++) {
-            const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
-            ratio[si] = 0;
-            exc[si] = NAN;
-            if (!isnan(vc[si]) && p->n >= 2 && p->ref > 0) {
-                ratio[si] = vc[si] / p->ref;
-                exc[si] = vc[si] - p->ref;
-            }
-        }
-        /* a step can be flagged only where the ratio and the materiality pass: a rank with
-         * none (most of them) needs neither its noise nor its runs */
-        int maybe = 0;
-        for (size_t si = 0; si < S && !maybe; si++)
-            maybe = !isnan(exc[si]) && ratio[si] >= c->o.ratio &&
-                    exc[si] >= AN_COMPUTE_MATERIAL * ref[(size_t)c->cls[r] * S + si].wall;
-        if (!maybe)
-            continue; /* its flags stay 0 */
-        /* the rank's own step-to-step noise bounds the scale from below */
-        const double tsig = argus_stats_diff_sigma(exc, S, c->tmp1, c->tmp2);
-        for (size_t si = 0; si < S; si++) {
-            const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
-            const double sc = p->scale > tsig ? p->scale : tsig;
-            z[si] = isnan(exc[si]) || !(sc > 0) ? 0 : exc[si] / sc;
-            flag[si] = !isnan(exc[si]) && ratio[si] >= c->o.ratio && z[si] >= c->o.z &&
-                       exc[si] >= AN_COMPUTE_MATERIAL * p->wall;
-            /* a rank that ran more kernels than its peers is judged per call */
-            double wr, we;
-            if (flag[si] && an_work_ratio(c, r, si, &wr, &we))
-                flag[si] = wr >= c->o.ratio && we >= AN_COMPUTE_MATERIAL * p->wall;
-        }
-        size_t ns = an_runs(flag, S, c->o.min_steps, spans, S);
-        for (size_t j = 0; j < ns; j++) {
-            struct an_rrun *u = rrun_push(&runs, &nrun, &caprun, r, spans[j].a, spans[j].b);
-            if (!u) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            an_run_stats(ratio, z, exc, flag, u->a, u->b, buf, u, c->o.min_steps);
-        }
+        if (compute_flags(c, r, &w, flag) &&
+            (rc = rank_runs(c, r, flag, &w, ARGUS_AK_COMPUTE_STRAGGLER, &runs)))
+            goto out;
     }
     if ((rc = detect_stages(c)))
         goto out;
-    for (size_t i = 0; i < nrun; i++)
-        classify(c, &runs[i], ref);
+    for (size_t i = 0; i < runs.n; i++)
+        classify(c, &runs.v[i], w.ref);
     first = c->cand.n;
-    if ((rc = an_merge_runs(c, runs, nrun, 2)))
+    if ((rc = an_merge_runs(c, runs.v, runs.n, 2)))
         goto out;
     for (size_t i = first; i < c->cand.n; i++)
         if (c->cand.v[i].a.kind == ARGUS_AK_KERNEL_DEGRADATION)
             c->cand.v[i].a.level = 3;
     reconcile_bubbles(c, 0);
 out:
-    free(ref);
-    free(ratio);
-    free(z);
-    free(exc);
-    free(buf);
-    free(spans);
-    free(runs);
+    rank_scratch_free(&w);
+    free(runs.v);
     return rc;
 }
 
@@ -464,80 +543,70 @@ static void own_host_baseline(struct an_ctx *c, uint32_t r, struct argus_robust 
     argus_stats_robust_low(c->tmp1, m, AN_PEER_FLOOR, c->tmp2, out);
 }
 
-int an_detect_host(struct an_ctx *c)
+/* Rank r's host gap against its class's reference and its own baseline, per step, into
+ * w->ratio, z, exc and flag. Returns 1 when some step could be flagged (w->flag set),
+ * else 0. */
+static int host_flags(struct an_ctx *c, uint32_t r, struct rank_scratch *w)
 {
     const size_t S = c->S;
-    struct pref *ref = malloc((size_t)c->n_cls * S * sizeof *ref);
-    double *ratio = malloc(S * sizeof *ratio), *z = malloc(S * sizeof *z);
-    double *exc = malloc(S * sizeof *exc), *buf = malloc(S * sizeof *buf);
-    uint8_t *flag = malloc(S);
-    struct an_span *spans = malloc(S * sizeof *spans);
-    struct an_rrun *runs = NULL;
-    size_t nrun = 0, caprun = 0;
-    int rc = 0;
-
-    if (!ref || !ratio || !z || !exc || !buf || !flag || !spans) {
-        rc = -ENOMEM;
-        goto out;
+    const double *vh = c->vhost + (size_t)r * S;
+    const struct pref *ref = w->ref + (size_t)c->cls[r] * S;
+    double *ratio = w->ratio, *z = w->z, *exc = w->exc;
+    struct argus_robust own;
+    int maybe = 0;
+    for (size_t si = 0; si < S; si++) {
+        const struct pref *p = &ref[si];
+        exc[si] = (!isnan(vh[si]) && p->n >= 2 && p->wall > 0) ? vh[si] - p->ref : NAN;
+        /* flagged steps need the peer ratio and materiality below: without any, the
+         * rank needs neither its baseline nor its noise */
+        maybe |= !isnan(exc[si]) && exc[si] >= AN_HOST_MATERIAL * p->wall &&
+                 (p->ref > 0 ? vh[si] / p->ref : (vh[si] > 0 ? 1e9 : 0)) >= c->o.ratio;
     }
-    class_refs(c, c->vhost, ref, NULL);
-    for (uint32_t r = 0; r < c->n; r++) {
-        struct argus_robust own;
-        const double *vh = c->vhost + (size_t)r * S;
-        int maybe = 0;
-        for (size_t si = 0; si < S; si++) {
-            const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
-            exc[si] = (!isnan(vh[si]) && p->n >= 2 && p->wall > 0) ? vh[si] - p->ref : NAN;
-            /* flagged steps need the peer ratio and materiality below: without any, the
-             * rank needs neither its baseline nor its noise */
-            maybe |= !isnan(exc[si]) && exc[si] >= AN_HOST_MATERIAL * p->wall &&
-                     (p->ref > 0 ? vh[si] / p->ref : (vh[si] > 0 ? 1e9 : 0)) >= c->o.ratio;
-        }
-        if (!maybe)
+    if (!maybe)
+        return 0;
+    own_host_baseline(c, r, &own);
+    memset(w->flag, 0, S);
+    const double tsig = argus_stats_diff_sigma(exc, S, c->tmp1, c->tmp2);
+    for (size_t si = 0; si < S; si++) {
+        const struct pref *p = &ref[si];
+        ratio[si] = z[si] = 0;
+        if (isnan(exc[si]))
             continue;
-        own_host_baseline(c, r, &own);
-        memset(flag, 0, S);
-        const double tsig = argus_stats_diff_sigma(exc, S, c->tmp1, c->tmp2);
-        for (size_t si = 0; si < S; si++) {
-            const struct pref *p = &ref[(size_t)c->cls[r] * S + si];
-            ratio[si] = z[si] = 0;
-            if (isnan(exc[si]))
-                continue;
-            const double v = vh[si], wfloor = 0.002 * p->wall;
-            const double e = exc[si], eo = v - own.ref;
-            double sc = p->scale > wfloor ? p->scale : wfloor;
-            sc = sc > tsig ? sc : tsig;
-            const double so = own.scale > wfloor ? own.scale : wfloor;
-            ratio[si] = p->ref > 0 ? v / p->ref : (v > 0 ? 1e9 : 0);
-            z[si] = e / sc;
-            const double ro = own.ref > 0 ? v / own.ref : (v > 0 ? 1e9 : 0);
-            flag[si] = ratio[si] >= c->o.ratio && z[si] >= c->o.z &&
-                       e >= AN_HOST_MATERIAL * p->wall && ro >= c->o.ratio &&
-                       eo / so >= c->o.z && eo >= AN_HOST_MATERIAL * p->wall;
-        }
-        size_t ns = an_runs(flag, S, c->o.min_steps, spans, S);
-        for (size_t j = 0; j < ns; j++) {
-            struct an_rrun *u = rrun_push(&runs, &nrun, &caprun, r, spans[j].a, spans[j].b);
-            if (!u) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            u->kind = ARGUS_AK_HOST_STALL;
-            an_run_stats(ratio, z, exc, flag, u->a, u->b, buf, u, c->o.min_steps);
-        }
+        const double v = vh[si], wfloor = 0.002 * p->wall;
+        const double e = exc[si], eo = v - own.ref;
+        double sc = p->scale > wfloor ? p->scale : wfloor;
+        sc = sc > tsig ? sc : tsig;
+        const double so = own.scale > wfloor ? own.scale : wfloor;
+        ratio[si] = p->ref > 0 ? v / p->ref : (v > 0 ? 1e9 : 0);
+        z[si] = e / sc;
+        const double ro = own.ref > 0 ? v / own.ref : (v > 0 ? 1e9 : 0);
+        w->flag[si] = ratio[si] >= c->o.ratio && z[si] >= c->o.z &&
+                      e >= AN_HOST_MATERIAL * p->wall && ro >= c->o.ratio &&
+                      eo / so >= c->o.z && eo >= AN_HOST_MATERIAL * p->wall;
     }
-    size_t first = c->cand.n;
-    rc = an_merge_runs(c, runs, nrun, 2);
+    return 1;
+}
+
+int an_detect_host(struct an_ctx *c)
+{
+    struct rank_scratch w = { 0 };
+    struct an_rruns runs = { 0 };
+    size_t first;
+    int rc = rank_scratch_alloc(c, &w);
+
+    if (rc)
+        goto out;
+    class_refs(c, c->vhost, w.ref, NULL);
+    for (uint32_t r = 0; r < c->n; r++)
+        if (host_flags(c, r, &w) &&
+            (rc = rank_runs(c, r, w.flag, &w, ARGUS_AK_HOST_STALL, &runs)))
+            goto out;
+    first = c->cand.n;
+    rc = an_merge_runs(c, runs.v, runs.n, 2);
     for (size_t i = first; i < c->cand.n; i++)
         c->cand.v[i].a.phase = ARGUS_PH_HOST;
 out:
-    free(ref);
-    free(ratio);
-    free(z);
-    free(exc);
-    free(buf);
-    free(flag);
-    free(spans);
-    free(runs);
+    rank_scratch_free(&w);
+    free(runs.v);
     return rc;
 }

@@ -6,6 +6,7 @@
  * is l3comm.c. Only adds candidates to the context.
  */
 #include "analysis/internal.h"
+#include "common/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -148,21 +149,6 @@ static int compute_flagged(const struct an_ctx *c, uint32_t r, size_t a, size_t 
     return 0;
 }
 
-static int runs_push(struct an_rrun **v, size_t *n, size_t *cap, struct an_rrun **out)
-{
-    if (*n == *cap) {
-        size_t nc = *cap ? 2 * *cap : 16;
-        struct an_rrun *nv = realloc(*v, nc * sizeof *nv);
-        if (!nv)
-            return -ENOMEM;
-        *v = nv;
-        *cap = nc;
-    }
-    *out = &(*v)[(*n)++];
-    memset(*out, 0, sizeof **out);
-    return 0;
-}
-
 /* Per-rank kernel runs, collected before folding several kernels of one rank together. */
 struct krun {
     struct an_rrun run;
@@ -277,7 +263,24 @@ static int kcells_fill(struct an_ctx *c, const uint32_t *mem, uint32_t m, const 
     return 0;
 }
 
-int an_detect_kernels(struct an_ctx *c)
+/* What an_detect_kernels works with: per (member of one class, step), MS = the largest
+ * class x S, and per step; the kernel runs found and the runs folded from them. */
+struct kscratch {
+    double *cref;            /* [n_cls * S] materiality yardstick (class_yard) */
+    double *ratio, *z, *exc; /* [MS] one kernel: ratio to the peers, z, excess (NAN) */
+    uint8_t *flag;           /* [MS] */
+    double *buf, *yard;      /* [S] scratch; yardstick of the class at each step */
+    uint32_t *mem;           /* [largest class + 1] the class's members with detail */
+    uint32_t *xi;            /* [names + 1] x + 1 for the x-th compute kernel, else 0 */
+    size_t ncomp;            /* compute kernels */
+    struct kcells kc;
+    struct an_span *spans;   /* [S] */
+    struct krun *kr;         /* kernel runs, nkr of capkr */
+    size_t nkr, capkr;
+    struct an_rruns runs;    /* one per rank and overlapping window */
+};
+
+static int kscratch_alloc(const struct an_ctx *c, struct kscratch *w)
 {
     const size_t S = c->S;
     uint32_t maxm = 0;
@@ -285,122 +288,165 @@ int an_detect_kernels(struct an_ctx *c)
         if (c->cls_off[k + 1] - c->cls_off[k] > maxm)
             maxm = c->cls_off[k + 1] - c->cls_off[k];
     const size_t MS = (size_t)maxm * S;
-    double *cref = malloc((size_t)c->n_cls * S * sizeof *cref);
-    double *ratio = malloc(MS * sizeof *ratio), *z = malloc(MS * sizeof *z);
-    double *exc = malloc(MS * sizeof *exc), *buf = malloc(S * sizeof *buf);
-    double *yard = malloc(S * sizeof *yard);
-    uint8_t *flag = malloc(MS);
-    uint32_t *mem = malloc((maxm + 1) * sizeof *mem);
-    uint32_t *xi = malloc((c->names.n + 1) * sizeof *xi);
-    struct kcells kc = { .off = malloc((S + 1) * sizeof *kc.off) };
-    struct an_span *spans = malloc(S * sizeof *spans);
-    struct krun *kr = NULL;
-    struct an_rrun *runs = NULL;
-    size_t nkr = 0, capkr = 0, nrun = 0, caprun = 0;
-    int rc = 0;
+    memset(w, 0, sizeof *w);
+    w->cref = malloc((size_t)c->n_cls * S * sizeof *w->cref);
+    w->ratio = malloc(MS * sizeof *w->ratio);
+    w->z = malloc(MS * sizeof *w->z);
+    w->exc = malloc(MS * sizeof *w->exc);
+    w->buf = malloc(S * sizeof *w->buf);
+    w->yard = malloc(S * sizeof *w->yard);
+    w->flag = malloc(MS);
+    w->mem = malloc((maxm + 1) * sizeof *w->mem);
+    w->xi = malloc((c->names.n + 1) * sizeof *w->xi);
+    w->kc.off = malloc((S + 1) * sizeof *w->kc.off);
+    w->spans = malloc(S * sizeof *w->spans);
+    if (!w->cref || !w->ratio || !w->z || !w->exc || !w->buf || !w->yard || !w->flag ||
+        !w->mem || !w->xi || !w->kc.off || !w->spans)
+        return -ENOMEM;
+    return 0;
+}
 
-    if (!cref || !ratio || !z || !exc || !buf || !yard || !flag || !mem || !xi || !kc.off ||
-        !spans) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    size_t ncomp = 0; /* no compute kernel, no kernel verdict: nothing below to do */
-    for (size_t nk = 0; nk < c->names.n; nk++)
-        xi[nk] = c->names.kclass[nk] == ARGUS_KC_COMPUTE ? (uint32_t)++ncomp : 0;
-    if (ncomp == 0)
-        goto out;
-    class_yard(c, cref);
-    for (uint32_t k = 0; k < c->n_cls; k++) {
-        /* the members with kernel detail somewhere (all of them unless thin cells): a
-         * condensing tree leaves most ranks of a large class with rows only */
-        uint32_t m = 0;
-        for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++)
-            if (c->kmr[c->cls_mem[i]])
-                mem[m++] = c->cls_mem[i];
-        if (m < 2)
+static void kscratch_free(struct kscratch *w)
+{
+    free(w->cref);
+    free(w->ratio);
+    free(w->z);
+    free(w->exc);
+    free(w->buf);
+    free(w->yard);
+    free(w->xi);
+    free(w->kc.off);
+    free(w->kc.ci);
+    free(w->kc.cs);
+    free(w->kc.val);
+    free(w->flag);
+    free(w->mem);
+    free(w->spans);
+    free(w->kr);
+    free(w->runs.v);
+}
+
+/* Compute kernel x's typical call x calls v[] in every cell of the class (m members with
+ * detail, w->kc) against the lower-half reference of the cells of the same step: ratio,
+ * excess and, for now, the cross-sectional scale in z; NAN excess where not compared
+ * (fewer than two cells, no reference). Per-mode median x calls: one heavy-tailed call
+ * is no trend. */
+static void kernel_vs_peers(struct an_ctx *c, struct kscratch *w, uint32_t k, uint32_t m,
+                            const double *v)
+{
+    const size_t S = c->S;
+    memset(w->flag, 0, (size_t)m * S);
+    for (size_t q = 0; q < (size_t)m * S; q++)
+        w->exc[q] = NAN;
+    for (size_t si = 0; si < S; si++) {
+        const uint32_t j0 = w->kc.off[si], j1 = w->kc.off[si + 1];
+        for (uint32_t j = j0; j < j1; j++)
+            c->tmp3[j - j0] = v[j];
+        struct argus_robust rb;
+        argus_stats_robust_low(c->tmp3, j1 - j0, AN_PEER_FLOOR, c->tmp2, &rb);
+        if (j1 - j0 < 2 || !(rb.ref > 0))
             continue;
-        if ((rc = kcells_fill(c, mem, m, xi, ncomp, &kc)))
-            goto out;
-        for (size_t nk = 0; nk < c->names.n; nk++) {
-            const uint64_t h = c->names.hash[nk];
-            if (!xi[nk])
-                continue;
-            const double *v = kc.val + (size_t)(xi[nk] - 1) * kc.nc;
-            memset(flag, 0, (size_t)m * S);
-            for (size_t q = 0; q < (size_t)m * S; q++)
-                exc[q] = NAN;
-            for (size_t si = 0; si < S; si++) {
-                const uint32_t j0 = kc.off[si], j1 = kc.off[si + 1];
-                for (uint32_t j = j0; j < j1; j++) /* per-mode median x calls: one */
-                    c->tmp3[j - j0] = v[j];        /* heavy-tailed call is no trend */
-                struct argus_robust rb;
-                argus_stats_robust_low(c->tmp3, j1 - j0, AN_PEER_FLOOR, c->tmp2, &rb);
-                if (j1 - j0 < 2 || !(rb.ref > 0))
-                    continue;
-                yard[si] = cref[(size_t)k * S + si];
-                for (uint32_t j = j0; j < j1; j++) {
-                    const size_t at = (size_t)kc.ci[j] * S + si;
-                    ratio[at] = argus_stats_ratio(v[j], &rb);
-                    z[at] = rb.scale; /* the cross-sectional scale, for now */
-                    exc[at] = v[j] - rb.ref;
-                }
-            }
-            /* z against the larger of the peers' spread and the rank's own noise */
-            for (uint32_t i = 0; i < m; i++) {
-                const size_t base = (size_t)i * S;
-                const double tsig = argus_stats_diff_sigma(exc + base, S, c->tmp1, c->tmp2);
-                for (size_t si = 0; si < S; si++) {
-                    const size_t at = base + si;
-                    if (isnan(exc[at]))
-                        continue;
-                    const double sc = z[at] > tsig ? z[at] : tsig;
-                    z[at] = sc > 0 ? exc[at] / sc : 0;
-                    flag[at] = ratio[at] >= c->o.ratio && z[at] >= c->o.z && exc[at] >= yard[si];
-                    double pr, pe; /* other call counts than the peers': judge per call */
-                    if (flag[at] && an_kernel_percall(c, mem[i], si, h, &pr, &pe))
-                        flag[at] = pr >= c->o.ratio && pe >= yard[si];
-                }
-            }
-            for (uint32_t i = 0; i < m; i++) {
-                const uint32_t r = mem[i];
-                const size_t base = (size_t)i * S;
-                size_t ns = an_runs(flag + base, S, c->o.min_steps, spans, S);
-                for (size_t j = 0; j < ns; j++) {
-                    if (compute_flagged(c, r, spans[j].a, spans[j].b))
-                        continue;
-                    if (nkr == capkr) {
-                        capkr = capkr ? 2 * capkr : 16;
-                        struct krun *nv = realloc(kr, capkr * sizeof *nv);
-                        if (!nv) {
-                            rc = -ENOMEM;
-                            goto out;
-                        }
-                        kr = nv;
-                    }
-                    struct krun *u = &kr[nkr++];
-                    memset(u, 0, sizeof *u);
-                    u->run.rank = r;
-                    u->run.a = spans[j].a;
-                    u->run.b = spans[j].b;
-                    u->hash = h;
-                    an_run_stats(ratio + base, z + base, exc + base, flag + base, u->run.a,
-                                 u->run.b, buf, &u->run, c->o.min_steps);
-                    for (size_t si = u->run.a; si <= u->run.b; si++)
-                        if (flag[base + si])
-                            u->total += exc[base + si];
-                }
-            }
+        w->yard[si] = w->cref[(size_t)k * S + si];
+        for (uint32_t j = j0; j < j1; j++) {
+            const size_t at = (size_t)w->kc.ci[j] * S + si;
+            w->ratio[at] = argus_stats_ratio(v[j], &rb);
+            w->z[at] = rb.scale; /* the cross-sectional scale, for now */
+            w->exc[at] = v[j] - rb.ref;
         }
     }
-    /* One run per rank and overlapping window, its kernels ordered by excess. */
+}
+
+/* z against the larger of the peers' spread and the member's own noise, and the flags:
+ * ratio, z and the yardstick, judged per call when the member's calls of h differ. */
+static void kernel_flags(struct an_ctx *c, struct kscratch *w, uint32_t m, uint64_t h)
+{
+    const size_t S = c->S;
+    for (uint32_t i = 0; i < m; i++) {
+        const size_t base = (size_t)i * S;
+        const double tsig = argus_stats_diff_sigma(w->exc + base, S, c->tmp1, c->tmp2);
+        for (size_t si = 0; si < S; si++) {
+            const size_t at = base + si;
+            if (isnan(w->exc[at]))
+                continue;
+            const double sc = w->z[at] > tsig ? w->z[at] : tsig;
+            w->z[at] = sc > 0 ? w->exc[at] / sc : 0;
+            w->flag[at] = w->ratio[at] >= c->o.ratio && w->z[at] >= c->o.z &&
+                          w->exc[at] >= w->yard[si];
+            double pr, pe; /* other call counts than the peers': judge per call */
+            if (w->flag[at] && an_kernel_percall(c, w->mem[i], si, h, &pr, &pe))
+                w->flag[at] = pr >= c->o.ratio && pe >= w->yard[si];
+        }
+    }
+}
+
+/* Each member's runs of flagged steps of kernel h, unless its compute is flagged there
+ * (then the compute verdict holds it), into w->kr. 0 or -ENOMEM. */
+static int kernel_runs(struct an_ctx *c, struct kscratch *w, uint32_t m, uint64_t h)
+{
+    const size_t S = c->S;
+    for (uint32_t i = 0; i < m; i++) {
+        const uint32_t r = w->mem[i];
+        const size_t base = (size_t)i * S;
+        size_t ns = an_runs(w->flag + base, S, c->o.min_steps, w->spans, S);
+        for (size_t j = 0; j < ns; j++) {
+            if (compute_flagged(c, r, w->spans[j].a, w->spans[j].b))
+                continue;
+            if (argus_grow(&w->kr, &w->capkr, w->nkr + 1, sizeof *w->kr, 16))
+                return -ENOMEM;
+            struct krun *u = &w->kr[w->nkr++];
+            memset(u, 0, sizeof *u);
+            u->run.rank = r;
+            u->run.a = w->spans[j].a;
+            u->run.b = w->spans[j].b;
+            u->hash = h;
+            an_run_stats(w->ratio + base, w->z + base, w->exc + base, w->flag + base,
+                         u->run.a, u->run.b, w->buf, &u->run, c->o.min_steps);
+            for (size_t si = u->run.a; si <= u->run.b; si++)
+                if (w->flag[base + si])
+                    u->total += w->exc[base + si];
+        }
+    }
+    return 0;
+}
+
+/* Every compute kernel of class k over its members with kernel detail somewhere (all of
+ * them unless thin cells: a condensing tree leaves most ranks of a large class with rows
+ * only). 0 or -ENOMEM. */
+static int class_kernels(struct an_ctx *c, struct kscratch *w, uint32_t k)
+{
+    uint32_t m = 0;
+    int rc;
+    for (uint32_t i = c->cls_off[k]; i < c->cls_off[k + 1]; i++)
+        if (c->kmr[c->cls_mem[i]])
+            w->mem[m++] = c->cls_mem[i];
+    if (m < 2)
+        return 0;
+    if ((rc = kcells_fill(c, w->mem, m, w->xi, w->ncomp, &w->kc)))
+        return rc;
+    for (size_t nk = 0; nk < c->names.n; nk++) {
+        if (!w->xi[nk])
+            continue;
+        kernel_vs_peers(c, w, k, m, w->kc.val + (size_t)(w->xi[nk] - 1) * w->kc.nc);
+        kernel_flags(c, w, m, c->names.hash[nk]);
+        if ((rc = kernel_runs(c, w, m, c->names.hash[nk])))
+            return rc;
+    }
+    return 0;
+}
+
+/* One run per rank and overlapping window, its kernels ordered by excess, into w->runs. */
+static int fold_kernel_runs(struct kscratch *w)
+{
+    struct krun *kr = w->kr;
+    const size_t nkr = w->nkr;
     if (nkr)
         qsort(kr, nkr, sizeof *kr, cmp_krun);
     for (size_t i = 0; i < nkr; i++) {
         if (kr[i].run.kind < 0)
             continue;
-        struct an_rrun *u;
-        if ((rc = runs_push(&runs, &nrun, &caprun, &u)))
-            goto out;
+        struct an_rrun *u = an_rruns_push(&w->runs, 0, 0, 0);
+        if (!u)
+            return -ENOMEM;
         *u = kr[i].run;
         u->kind = ARGUS_AK_KERNEL_DEGRADATION;
         u->kern[0] = kr[i].hash;
@@ -416,23 +462,28 @@ int an_detect_kernels(struct an_ctx *c)
             kr[j].run.kind = -1;
         }
     }
-    rc = an_merge_runs(c, runs, nrun, 3);
+    return 0;
+}
+
+int an_detect_kernels(struct an_ctx *c)
+{
+    struct kscratch w;
+    int rc = kscratch_alloc(c, &w);
+
+    if (rc)
+        goto out;
+    for (size_t nk = 0; nk < c->names.n; nk++)
+        w.xi[nk] = c->names.kclass[nk] == ARGUS_KC_COMPUTE ? (uint32_t)++w.ncomp : 0;
+    if (w.ncomp == 0)
+        goto out; /* no compute kernel, no kernel verdict: nothing below to do */
+    class_yard(c, w.cref);
+    for (uint32_t k = 0; k < c->n_cls; k++)
+        if ((rc = class_kernels(c, &w, k)))
+            goto out;
+    if ((rc = fold_kernel_runs(&w)))
+        goto out;
+    rc = an_merge_runs(c, w.runs.v, w.runs.n, 3);
 out:
-    free(cref);
-    free(ratio);
-    free(z);
-    free(exc);
-    free(buf);
-    free(yard);
-    free(xi);
-    free(kc.off);
-    free(kc.ci);
-    free(kc.cs);
-    free(kc.val);
-    free(flag);
-    free(mem);
-    free(spans);
-    free(kr);
-    free(runs);
+    kscratch_free(&w);
     return rc;
 }

@@ -3,6 +3,7 @@
  * total time and its typical call in one summary. Pure functions over the context.
  */
 #include "analysis/internal.h"
+#include "common/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -29,18 +30,14 @@ int an_names_add(struct an_names *nm, uint64_t hash, uint8_t kclass, double ns)
         return 0;
     }
     if (2 * (nm->n + 1) > nm->cap) {
-        size_t cap = nm->cap ? nm->cap * 2 : 64;
+        /* the index doubles; the entry arrays, cap entries each like it, with it */
+        const size_t cap = nm->cap ? nm->cap * 2 : 64;
+        size_t hcap = nm->cap, kcap = nm->cap, tcap = nm->cap;
         uint32_t *slot = calloc(cap, sizeof *slot);
-        uint64_t *h = realloc(nm->hash, cap * sizeof *h);
-        if (h)
-            nm->hash = h;
-        uint8_t *k = realloc(nm->kclass, cap);
-        if (k)
-            nm->kclass = k;
-        double *t = realloc(nm->total_ns, cap * sizeof *t);
-        if (t)
-            nm->total_ns = t;
-        if (!slot || !h || !k || !t) {
+        const int h = argus_grow(&nm->hash, &hcap, cap, sizeof *nm->hash, cap);
+        const int k = argus_grow(&nm->kclass, &kcap, cap, sizeof *nm->kclass, cap);
+        const int t = argus_grow(&nm->total_ns, &tcap, cap, sizeof *nm->total_ns, cap);
+        if (!slot || h || k || t) {
             free(slot);
             return -ENOMEM;
         }

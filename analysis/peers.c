@@ -1,11 +1,10 @@
-/* peers.c — peer comparisons that must hold when peers did not do the same thing:
- * ranks that ran different work in a step (more kernel calls: another share of the
- * embedding tables, extra optimizer tensors) are judged per call on per-mode medians, not
- * on totals; and the late-arriver test on collectives (MegaScan / ARGUS case 5,
- * ALGORITHMS.md §6.5 item 2): the member of a communication group that starts its step
- * last and waits least in collectives while its compute matches is the source (host-side
- * lateness), and the members that waited for it are victims. Reads the context; only
- * adds candidates.
+/* peers.c — peer comparisons that must hold when peers did not do the same thing: ranks
+ * that ran different work in a step (more kernel calls: another share of the embedding
+ * tables, extra optimizer tensors) are judged per call on per-mode medians, not on totals;
+ * and the late-arriver test on collectives (MegaScan, ARGUS case 5; docs/ALGORITHMS.md,
+ * Source versus victim): the member of a communication group that starts its step last and
+ * waits least in collectives while its compute matches is the source (host-side lateness),
+ * and the members that waited for it are victims. Reads the context; only adds candidates.
  */
 #include "analysis/internal.h"
 

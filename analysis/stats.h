@@ -1,5 +1,6 @@
 /* stats.h — robust statistics used by the detectors: median, MAD, quantiles and robust
- * z-scores (internal to analysis/). Pure functions on caller-owned arrays; no allocation.
+ * z-scores; public, so that a writer computes its medians the same way (report/svg.c).
+ * Pure functions on caller-owned arrays; no allocation; any thread.
  */
 #ifndef ARGUS_ANALYSIS_STATS_H
 #define ARGUS_ANALYSIS_STATS_H

@@ -1,6 +1,6 @@
 /* w1.c — Wasserstein-1 (earth mover's) distance between two one-dimensional samples,
  * W1 = integral over q in (0,1) of |F_a^-1(q) - F_b^-1(q)|, evaluated on the grid
- * q_i = (i + 1/2) / Q (ALGORITHMS.md §6.5, item 5), and the block-structure summary of a
+ * q_i = (i + 1/2) / Q (docs/ALGORITHMS.md, W1 distance), and the block-structure summary of a
  * W1 matrix (mean distance inside a set of members versus between members and the
  * rest). Pure functions on caller-owned arrays; no allocation, no globals.
  */

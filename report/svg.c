@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/internal.h"
+#include "analysis/context.h"
+#include "analysis/labels.h"
+#include "analysis/stats.h"
 #include "report/report_int.h"
 #include "common/outdir.h"
 

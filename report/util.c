@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/internal.h"
+#include "analysis/labels.h"
 #include "report/report_int.h"
 #include "common/outdir.h"
 

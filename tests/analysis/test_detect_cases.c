@@ -1,10 +1,10 @@
-/* tests/analysis/test_detect_cases.c — the detectors on harder synthetic jobs: periodic spikes reported once
- * as periodic; the online CUSUM timing a +10% regression within a few steps; the W1
- * block structure of a degraded DP group; ARGUS case 5, a compute straggler masked by
- * communication (its peers' collectives grow, its own shrink), reported as a compute
- * straggler on exactly its ranks and never as network trouble; the late arriver named
- * in the evidence; no false spikes at 9 % multiplicative step-time variability; a rank
- * that runs more calls of a kernel (other work) is not called degraded; a rank that
+/* tests/analysis/test_detect_cases.c — the detectors on harder synthetic jobs: periodic
+ * spikes reported once as periodic; the online CUSUM timing a +10% regression within a few
+ * steps; the W1 block structure of a degraded DP group; ARGUS case 5, a compute straggler
+ * masked by communication (its peers' collectives grow, its own shrink), reported as a
+ * compute straggler on exactly its ranks and never as network trouble; the late arriver
+ * named in the evidence; no false spikes at 9 % multiplicative step-time variability; a
+ * rank that runs more calls of a kernel (other work) is not called degraded; a rank that
  * starts its steps late is the source of its DP peers' waiting (late-arriver test);
  * heavy-tailed single calls make no kernel_degradation; a store that keeps a bounded
  * horizon still finds a straggler online and keeps the job's step statistics.
