@@ -1,7 +1,8 @@
-/* tests/store/test_jobstore.c — unit tests of store/jobstore.c: add / replace / lookup of trimmed
- * summaries, step order, step range, the name dictionary (growth, replacement), rank info,
- * missing marks, ingest of encoded records and of a damaged buffer, retention (eviction,
- * what it keeps, memory reuse). The batch add of rows: tests/store/test_jobstore_rows.c. */
+/* tests/store/test_jobstore.c — unit tests of the job store (store/jobstore.h; its files:
+ * store/jobstore_int.h): add / replace / lookup of trimmed summaries, step order, step
+ * range, the name dictionary (growth, replacement), rank info, missing marks, ingest of
+ * encoded records and of a damaged buffer, retention (eviction, what it keeps, memory
+ * reuse). The batch add of rows: tests/store/test_jobstore_rows.c. */
 #include "tests/common/testgen.h"
 
 #include <errno.h>

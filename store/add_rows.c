@@ -1,21 +1,22 @@
-/* store/rows.c — the job store's rows: a held summary's row (struct
- * argus_jobstore_row), and the batch add of thin cells (store/jobstore.h: argus_jobstore_add_rows):
- * rank 0's rows records (wire_rows.h) bring ~P rows a step in canonical (step, rank) order,
- * each stored as its thin summary (reduce/condense.h).
+/* store/add_rows.c — the batch add of thin rows (store/jobstore.h: argus_jobstore_add_rows):
+ * rank 0's rows records (wire_rows.h) bring ~P rows a step in canonical (step, rank)
+ * order, each stored as its thin summary (argus_aggrow_thin). On top of the core
+ * (store/cells.c) and retention (store/retain.c); must know nothing of wire records (the
+ * rows come decoded: store/ingest.c).
  *
  * Why a batch: at P = 16,384 the store is ~90 MB, none of it in cache, and each add
  * touches its rank's own arrays (ids, sums, rows: one allocation per rank) and a reused
  * summary block, so one add at a time waits on its misses one after the other. Here the
  * rank slot, the arrays' next entries and the free block of the rows a few places ahead
  * are fetched while the current row is stored, and the thin summary is written straight
- * into its block instead of through the decode scratch.
+ * into its block instead of through the scratch summary.
  *
  * Contract: the store ends exactly as after argus_jobstore_add_summary of each row's thin
- * summary, in order (tests/store/test_jobstore.c checks it). A row that appends a newer
- * step to its rank (every row in steady state) takes add_row's own path, add_summary's
- * for that case step for step; any other (its step stale, already held: a replacement, or
- * older than the rank's last: an insertion) goes through add_summary itself. One owner;
- * not thread-safe.
+ * summary, in order (tests/store/test_jobstore_rows.c checks it). A row that appends a
+ * newer step to its rank (every row in steady state) takes add_row's own path,
+ * jobstore_cell_put's for that case step for step; any other (its step stale, already
+ * held: a replacement, or older than the rank's last: an insertion) goes through
+ * argus_jobstore_add_summary itself. One owner; not thread-safe.
  */
 #include "store/jobstore_int.h"
 #include "common/aggregate.h"
@@ -23,30 +24,14 @@
 
 #include <errno.h>
 #include <stddef.h>
-#include <stdlib.h>
 
-/* A thin summary's bytes (no kmodes) and the block it takes (store/jobstore.c: multiples of 64) */
-#define THIN_BYTES offsetof(struct argus_step_summary, kmodes)
-#define THIN_BLOCK ((THIN_BYTES + 63) & ~(size_t)63)
+/* The block a thin summary (no kmodes) takes. */
+#define THIN_BLOCK JOBSTORE_BLOCK_SIZE(0)
 
 /* Rows ahead of the current one whose rank slot is fetched, and whose slot arrays are
  * (the slot fetched by then): enough misses in flight to cover memory latency. */
 #define SLOT_AHEAD 16
 #define ARRAYS_AHEAD 8
-
-void jobstore_row_of(const struct argus_step_summary *s, struct argus_jobstore_row *w)
-{
-    w->wall_ns = s->end_ns > s->start_ns ? (double)(s->end_ns - s->start_ns) : 0.0;
-    w->compute_ns = (double)s->compute_ns;
-    w->host_ns = (double)(s->host_gap_ns ? s->host_gap_ns : s->phase_wall_ns[ARGUS_PH_HOST]);
-    w->start_ns = (double)s->start_ns + (double)s->clock_offset_ns;
-    w->comm_ns = (double)(s->collective_ns + s->p2p_ns);
-    w->kernel_count = s->kernel_count;
-    w->dropped = s->dropped;
-    w->n_kmodes = s->n_kmodes;
-    w->coords_known = s->coords.tp_size && s->coords.pp_size && s->coords.dp_size;
-    w->thin = (s->flags & ARGUS_SF_THIN) != 0;
-}
 
 /* One row, as add_summary would store its thin summary. An append is written straight
  * into its block (add_summary's copy from the scratch doubles the stores, and stores to a
@@ -63,10 +48,10 @@ static int add_row(struct argus_jobstore *js, const struct argus_agg_row *row)
     int rc = jobstore_slot_room(js, rs);
     if (rc)
         return rc;
-    struct argus_step_summary *c = jobstore_block_alloc(js, THIN_BLOCK);
+    struct argus_step_summary *c = jobstore_arena_block(&js->arena, THIN_BLOCK);
     if (!c || jobstore_step_hold(js, row->step) != 0) {
         if (c)
-            jobstore_block_put(js, c, THIN_BLOCK);
+            jobstore_arena_put(&js->arena, c, THIN_BLOCK);
         return -ENOMEM;
     }
     argus_aggrow_thin(row, c);
@@ -93,7 +78,7 @@ int argus_jobstore_add_rows(struct argus_jobstore *js, const struct argus_agg_ro
 
     if (!js || (!rows && n))
         return -EINVAL;
-    if (!js->scratch && !(js->scratch = malloc(sizeof *js->scratch)))
+    if (!jobstore_scratch_summary(js))
         return -ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (i + SLOT_AHEAD < n && rows[i + SLOT_AHEAD].rank < js->n_ranks)
@@ -107,13 +92,11 @@ int argus_jobstore_add_rows(struct argus_jobstore *js, const struct argus_agg_ro
             __builtin_prefetch(rs->sums + end, 1);
             __builtin_prefetch(rs->rows + end, 1);
         }
-        const struct free_stack *fs = js->free_by_size ? &js->free_by_size[THIN_BLOCK / 64]
-                                                       : NULL;
-        if (fs && fs->n > ARRAYS_AHEAD) {
-            const unsigned char *b = fs->v[fs->n - 1 - ARRAYS_AHEAD];
-            for (size_t at = 0; at < THIN_BLOCK; at += 64)
+        const unsigned char *b = jobstore_arena_reuse_ahead(&js->arena, THIN_BLOCK,
+                                                            ARRAYS_AHEAD);
+        if (b)
+            for (size_t at = 0; at < THIN_BLOCK; at += JOBSTORE_UNIT)
                 __builtin_prefetch(b + at, 1);
-        }
         rc = rows[i].rank < js->n_ranks ? add_row(js, &rows[i]) : -EINVAL;
     }
     return rc;
