@@ -1,4 +1,5 @@
-/* reduce_job.c — bench/reduce_scale's rank-0 job (reduce_job.h). */
+/* reduce_job.c — bench/reduce_scale's rank-0 job (reduce_job.h), through rank 0's own
+ * pipeline (pipeline/pipeline.h). */
 #include "bench/reduce_job.h"
 
 #include <stdio.h>
@@ -9,10 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/analysis.h"
-#include "store/jobstore.h"
-#include "common/spool.h"
 #include "common/wire.h"
+#include "pipeline/pipeline.h"
 
 double bench_cpu_s(void)
 {
@@ -39,75 +38,71 @@ static void thin_shift(struct thin_rows *t, uint64_t shift)
     }
 }
 
-/* Add what the condensing root wrote, shifted by `shift` steps, to js as rank 0 does
- * (reduce/rank0.c: argus_rank0_ingest_condensed): its summary records decoded and added,
- * its rows records' rows from the root's thin rows (t->shifted, shifted already). */
-static void store_out(struct argus_jobstore *js, const struct argus_bytebuf *out,
-                      const struct thin_rows *t, uint64_t shift, struct argus_step_summary *sum)
+/* What the condensing root wrote, its summary records moved `shift` steps on (decoded,
+ * shifted and encoded again into *to; the other records copied as they are: rank 0 takes
+ * its rows records' rows from the root's decoded rows, t->shifted). The bench's own work,
+ * before the clock starts. 0 or -1. */
+static int shift_out(const struct argus_bytebuf *out, uint64_t shift,
+                     struct argus_step_summary *sum, struct argus_bytebuf *to)
 {
     char err[128];
+
+    to->len = 0;
     for (size_t off = 0; off < out->len;) {
         int type = 0;
         long n = argus_record_peek(out->p + off, out->len - off, off, &type, err, sizeof err);
-        if (n < 0)
-            return;
+        if (n <= 0)
+            return -1;
         if (type == ARGUS_REC_SUMMARY &&
             argus_summary_decode(out->p + off, (size_t)n, sum, err, sizeof err) == 0) {
             sum->step += shift;
             sum->start_ns += 1000000000ull * shift;
             sum->end_ns += 1000000000ull * shift;
-            argus_jobstore_add_summary(js, sum);
+            size_t cap = argus_summary_encoded_max(sum->n_kmodes);
+            if (argus_bytebuf_reserve(to, cap) != 0)
+                return -1;
+            long m = argus_summary_encode(sum, to->p + to->len, cap);
+            if (m <= 0)
+                return -1;
+            to->len += (size_t)m;
+        } else if (argus_bytebuf_append(to, out->p + off, (size_t)n) != 0) {
+            return -1;
         }
         off += (size_t)n;
     }
-    argus_jobstore_add_rows(js, t->shifted, t->n);
+    return 0;
 }
 
-/* Rank 0's spool of a window (reduce/rank0.c): every record appended, then a flush. */
-static void spool_out(struct argus_spool_writer *sw, const struct argus_bytebuf *out)
+/* One window at rank 0 through the pipeline (pipeline/pipeline.h), as reduce/rank0.c
+ * takes it in (argus_pipeline_ingest, its halves timed apart): the window's records
+ * spooled (when spool), stored with the root's decoded rows, then the analysis of
+ * everything the store holds (argus_pipeline_analyze: analysis, carry). */
+static void an_window(struct argus_pipeline *pl, int spool, const struct argus_bytebuf *out,
+                      struct thin_rows *t, uint64_t shift, struct argus_step_summary *sum,
+                      struct argus_bytebuf *win, struct an_cost *c)
 {
-    char err[128];
-    for (size_t off = 0; sw && off < out->len;) {
-        int type = 0;
-        long n = argus_record_peek(out->p + off, out->len - off, off, &type, err, sizeof err);
-        if (n <= 0 || argus_spool_append(sw, out->p + off, (size_t)n) != 0)
-            return;
-        off += (size_t)n;
-    }
-    if (sw)
-        argus_spool_flush(sw);
-}
-
-/* One window at rank 0: its records spooled (sw, when not NULL: the same records every
- * window), its summaries into js (shifted by `shift` steps), then the analysis of
- * everything js holds. */
-static void an_window(struct argus_jobstore *js, struct argus_spool_writer *sw,
-                      const struct argus_bytebuf *out, struct thin_rows *t, uint64_t shift,
-                      struct argus_step_summary *sum, struct an_cost *c)
-{
-    struct argus_analysis_opts o;
-    struct argus_result res;
+    char err[256];
 
     thin_shift(t, shift);
+    if (shift_out(out, shift, sum, win) != 0) {
+        c->rc = -1;
+        return;
+    }
     double ts = bench_cpu_s();
-    spool_out(sw, out);
+    if (spool)
+        argus_pipeline_spool(pl, win->p, win->len);
     c->spool = bench_cpu_s() - ts;
     long f0 = bench_minflt();
     double t0 = bench_cpu_s();
-    store_out(js, out, t, shift, sum);
+    int src = argus_pipeline_store(pl, win->p, win->len, t->shifted, t->n, err, sizeof err);
     double t1 = bench_cpu_s();
     long f1 = bench_minflt();
-    argus_analysis_opts_default(&o);
-    memset(&res, 0, sizeof res);
-    c->rc = argus_analyze(js, &o, &res);
+    c->rc = argus_pipeline_analyze(pl, 0) | src;
     c->store = t1 - t0;
     c->analyze = bench_cpu_s() - t1;
     c->flt_store = f1 - f0;
     c->flt_analyze = bench_minflt() - f1;
-    argus_result_free(&res);
 }
-
-
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -121,43 +116,45 @@ double median5(double *v)
     return v[STEADY / 2];
 }
 
-/* The first window in a fresh store, then a job of windows in one store until STEADY
- * windows past a full horizon, spooled to a scratch file in TMPDIR (removed). */
+/* The first window in a fresh pipeline, then a job of windows in one pipeline until
+ * STEADY windows past a full horizon, spooled into a scratch output directory in TMPDIR
+ * (removed). */
 int an_job(const struct argus_bytebuf *root, struct thin_rows *t, int P, int W,
            struct job_cost *jc)
 {
-    struct argus_jobstore *js;
-    struct argus_spool_writer *sw = NULL;
+    struct argus_pipeline pl;
+    struct argus_bytebuf win = {0};
     double st[STEADY], an[STEADY], fs[STEADY], fa[STEADY], sp[STEADY];
-    char path[512], err[256];
+    char jobid[64], path[4200] = "", err[512];
     const char *tmp = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/reduce_scale-%ld.spool", tmp && *tmp ? tmp : "/tmp",
-             (long)getpid());
-    if (argus_spool_open_write(path, &sw, err, sizeof err) != 0)
-        fprintf(stderr, "reduce_scale: no spool figures: %s\n", err);
+    struct argus_pipeline_opts o = {
+        .nranks = (uint32_t)P, .base = tmp && *tmp ? tmp : "/tmp", .jobid = jobid,
+        .prog = "reduce_scale"}; /* the store's default retention; no pin, no L4 plans */
+    int rc = -1;
 
     memset(jc, 0, sizeof *jc);
+    snprintf(jobid, sizeof jobid, "reduce_scale-%ld", (long)getpid());
     struct argus_step_summary *sum = malloc(sizeof *sum); /* decode scratch */
-    if (!sum || argus_jobstore_create((uint32_t)P, &js) != 0) {
+    if (!sum || argus_pipeline_open(&pl, &o, err, sizeof err) != 0) {
+        fprintf(stderr, "reduce_scale: %s\n", sum ? err : "out of memory");
         free(sum);
-        argus_spool_close(sw);
-        unlink(path);
         return -1;
     }
-    an_window(js, NULL, root, t, 0, sum, &jc->first);
-    argus_jobstore_free(js);
+    an_window(&pl, 0, root, t, 0, sum, &win, &jc->first);
+    argus_pipeline_close(&pl);
 
-    if (argus_jobstore_create((uint32_t)P, &js) != 0) {
-        free(sum);
-        argus_spool_close(sw);
-        unlink(path);
-        return -1;
+    o.spool = 1;
+    if (argus_pipeline_open(&pl, &o, err, sizeof err) != 0) {
+        fprintf(stderr, "reduce_scale: %s\n", err);
+        goto out;
     }
-    jc->horizon = argus_jobstore_horizon(js);
+    if (!pl.spool)
+        fprintf(stderr, "reduce_scale: no spool figures\n");
+    jc->horizon = argus_jobstore_horizon(pl.js);
     jc->windows = (jc->horizon + W - 1) / W + 1 + STEADY;
     for (size_t w = 0; w < jc->windows; w++) {
         struct an_cost c;
-        an_window(js, sw, root, t, (uint64_t)w * W, sum, &c);
+        an_window(&pl, 1, root, t, (uint64_t)w * W, sum, &win, &c);
         jc->steady.rc |= c.rc;
         if (w + STEADY < jc->windows)
             continue;
@@ -168,17 +165,25 @@ int an_job(const struct argus_bytebuf *root, struct thin_rows *t, int P, int W,
         fa[k] = (double)c.flt_analyze;
         sp[k] = c.spool;
     }
+    jc->held = argus_jobstore_count(pl.js);
+    snprintf(path, sizeof path, "%s/summaries.argus", pl.dir);
+    argus_pipeline_close(&pl);
     struct stat sb;
-    argus_spool_close(sw);
     jc->spool_bytes = stat(path, &sb) == 0 ? (double)sb.st_size / (double)(jc->windows * W) : 0;
-    unlink(path);
     jc->steady.spool = median5(sp);
     jc->steady.store = median5(st);
     jc->steady.analyze = median5(an);
     jc->steady.flt_store = (long)median5(fs);
     jc->steady.flt_analyze = (long)median5(fa);
-    jc->held = argus_jobstore_count(js);
-    argus_jobstore_free(js);
+    rc = 0;
+out:
+    if (path[0])
+        unlink(path);
+    snprintf(path, sizeof path, "%s/argus-%s/traces", o.base, jobid);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/argus-%s", o.base, jobid);
+    rmdir(path);
+    free(win.p);
     free(sum);
-    return 0;
+    return rc;
 }

@@ -35,7 +35,8 @@
  * for each part. Rank 0 also spools what it keeps (summaries.argus, zstd): timed apart
  * (rank0_spool_steady_ms_per_step, the same records every window, to a scratch file in
  * TMPDIR) and not in the goal's figure, which the issue defines as merge plus analysis.
- * The rank-0 job (store, spool, analysis) is bench/reduce_job.c.
+ * The rank-0 job (store, spool, analysis) is bench/reduce_job.c, through rank 0's pipeline
+ * (pipeline/pipeline.h).
  * Prints one JSON line. Usage: reduce_scale [P ...] (default 1024 4096 16384 65536). */
 #include <stdio.h>
 #include <stdlib.h>

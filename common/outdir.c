@@ -22,9 +22,9 @@
 #define DIR_MODE 0750
 #define FILE_MODE 0640
 
-/* mkdir -p: create every missing component of path (symlinks above the final directory
- * are the site's business and are followed). */
-static int mkdir_p(const char *path, char *errbuf, size_t errlen)
+/* mkdir -p (outdir.h): symlinks above the final directory are the site's business and are
+ * followed. */
+int argus_mkdir_p(const char *path, char *errbuf, size_t errlen)
 {
     char tmp[PATH_MAX];
     struct stat st;
@@ -132,7 +132,7 @@ int argus_outdir_create(const char *base, const char *jobid, char *out, size_t o
         argus_seterr(errbuf, errlen, "%s/%s: path too long", base, name);
         return -ENAMETOOLONG;
     }
-    rc = mkdir_p(base, errbuf, errlen);
+    rc = argus_mkdir_p(base, errbuf, errlen);
     if (rc < 0)
         return rc;
     basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

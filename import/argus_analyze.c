@@ -1,15 +1,16 @@
 /* import/argus_analyze.c — `argus-analyze [-o OUTDIR] PATH...`: Argus's diagnosis on saved data.
  * Each PATH is a file or a directory of files: Kineto/PyTorch-profiler traces (one per
  * rank, JSON or .gz), Argus spool files (summaries.argus) or steps.csv; the format is
- * detected from content. Everything goes into one job store through the importers
- * (import/import.h: the live summariser for traces, the store's own decoder for spools) and then
- * through exactly the calls rank 0 makes at the end of a live run (reduce/rank0.c):
- * argus_analyze, argus_anomaly_log_append, argus_report_write, argus_report_print_summary.
+ * detected from content. Everything goes into the job store of rank 0's own pipeline
+ * (pipeline/pipeline.h) through the importers (import/import.h: the live summariser for
+ * traces, the store's own decoder for spools), and the pipeline's final analysis and
+ * writers run as at the end of a live run (reduce/rank0.c).
  *
  * Bad inputs: one line on stderr per file ("argus-analyze: FILE: what, at byte N"), the
- * file is skipped, the others are analysed; report.json gets an "inputs" object naming the
- * skipped files and report.md an "Inputs skipped" section. Exit 0 when something was
- * analysed, 1 when nothing could be, 2 on usage.
+ * file is skipped, the others are analysed; the report (report.json's "inputs" object,
+ * report.md's "Inputs skipped" section) names the skipped files, written with the rest of
+ * it from the one in-memory report. Exit 0 when something was analysed, 1 when nothing
+ * could be, 2 on usage.
  */
 #include "config.h"
 
@@ -19,15 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "analysis/analysis.h"
-#include "import/import.h"
-#include "report/report.h"
 #include "common/config.h"
-#include "store/jobstore.h"
 #include "common/log.h"
-#include "common/outdir.h"
+#include "import/import.h"
+#include "pipeline/pipeline.h"
+#include "store/jobstore.h"
 
 #include "import/analyze_run.h"
 
@@ -69,23 +67,22 @@ static void align_clocks(struct run *r)
     }
 }
 
-static int fill_store(struct run *r, struct argus_jobstore *js, char *err, size_t errlen)
+/* What the importers staged, into the pipeline's store (spools through the store's own
+ * decoder); then the store is sealed (pipeline.h: ranks without a step are missing, the
+ * span comes from the data). */
+static int fill_store(struct run *r, struct argus_pipeline *pl, char *err, size_t errlen)
 {
-    struct argus_job_meta *m = argus_jobstore_meta(js);
-    uint64_t lo = UINT64_MAX, hi = 0;
     int rc;
 
-    snprintf(m->id, sizeof m->id, "%s", r->jobid[0] ? r->jobid : "offline");
-    m->source = r->any_kineto ? ARGUS_SRC_KINETO : ARGUS_SRC_REPLAY;
     for (size_t i = 0; i < r->n_spools; i++) {
-        if ((rc = argus_spool_import(r->spools[i], js, err, errlen)) != 0)
+        if ((rc = argus_spool_import(r->spools[i], pl->js, err, errlen)) != 0)
             fprintf(stderr, PROG ": %s; the records before it are used\n", err);
     }
     for (size_t i = 0; i < r->n_names; i++)
-        if ((rc = argus_jobstore_add_name(js, r->names[i].hash, r->names[i].name)) != 0)
+        if ((rc = argus_pipeline_add_name(pl, r->names[i].hash, r->names[i].name)) != 0)
             return rc;
     for (size_t i = 0; i < r->n_sums; i++) {
-        if ((rc = argus_jobstore_add_summary(js, r->sums[i].s)) != 0)
+        if ((rc = argus_pipeline_add_summary(pl, r->sums[i].s)) != 0)
             return rc;
         free(r->sums[i].s); /* the store has its copy: never hold two */
         r->sums[i].s = NULL;
@@ -99,100 +96,9 @@ static int fill_store(struct run *r, struct argus_jobstore *js, char *err, size_
         ri.device = r->kinfo[i]->device;
         ri.coords = r->kinfo[i]->coords; /* from pg_config; zero sizes when unknown */
         snprintf(ri.host, sizeof ri.host, "unknown");
-        argus_jobstore_set_rankinfo(js, &ri);
+        argus_pipeline_set_rankinfo(pl, &ri);
     }
-    int complete = r->n_skipped == 0;
-    for (uint32_t k = 0; k < argus_jobstore_nranks(js); k++) {
-        const struct argus_step_summary *const *v;
-        size_t n = argus_jobstore_rank_steps(js, k, &v);
-        if (n == 0) {
-            complete = 0;
-            argus_jobstore_mark_missing(js, k, 0);
-            continue;
-        }
-        lo = v[0]->start_ns < lo ? v[0]->start_ns : lo;
-        hi = v[n - 1]->end_ns > hi ? v[n - 1]->end_ns : hi;
-    }
-    m->started_ns = lo == UINT64_MAX ? 0 : lo;
-    m->ended_ns = hi;
-    m->complete = complete;
-    return 0;
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-/* Add "inputs": {files, analysed, skipped: [...]} to report.json (a field added, as
- * REPORT_SCHEMA.md allows), by rewriting the file before its last closing brace. */
-static void report_inputs(const struct run *r, const char *dir)
-{
-    char path[PATH_MAX + 32], err[512];
-    char *buf = NULL, *extra = NULL;
-    size_t len = 0, elen = 0;
-    FILE *f;
-
-    snprintf(path, sizeof path, "%s/report.json", dir);
-    if (!(f = fopen(path, "rb")))
-        return;
-    FILE *mem = open_memstream(&buf, &len);
-    char chunk[65536];
-    size_t n;
-    while (mem && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        fwrite(chunk, 1, n, mem);
-    fclose(f);
-    if (!mem || fclose(mem) != 0)
-        goto out;
-    while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
-        len--;
-    if (!len || buf[len - 1] != '}')
-        goto out;
-    FILE *e = open_memstream(&extra, &elen);
-    if (!e)
-        goto out;
-    fwrite(buf, 1, len - 1, e);
-    fprintf(e, ",\"inputs\":{\"files\":%zu,\"analysed\":%zu,\"skipped\":[", r->n_inputs,
-            r->n_ok);
-    for (size_t i = 0; i < r->n_skipped; i++) {
-        if (i)
-            fputc(',', e);
-        json_str(e, r->skipped[i]);
-    }
-    fputs("]}}\n", e);
-    if (fclose(e) == 0 && argus_file_write_atomic(path, extra, elen, err, sizeof err) != 0)
-        fprintf(stderr, PROG ": %s\n", err);
-out:
-    free(buf);
-    free(extra);
-}
-
-static int mkdir_p(const char *dir)
-{
-    char tmp[PATH_MAX + 16];
-    snprintf(tmp, sizeof tmp, "%s", dir);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0750) != 0 && errno != EEXIST)
-                return -errno;
-            *p = '/';
-        }
-    if (mkdir(tmp, 0750) != 0 && errno != EEXIST)
-        return -errno;
-    snprintf(tmp + strlen(tmp), sizeof tmp - strlen(tmp), "/traces");
-    if (mkdir(tmp, 0750) != 0 && errno != EEXIST)
-        return -errno;
+    argus_pipeline_seal(pl);
     return 0;
 }
 
@@ -246,12 +152,9 @@ int main(int argc, char **argv)
     const char *outdir = NULL;
     char dir[PATH_MAX], err[1024];
     struct argus_config cfg;
-    struct argus_analysis_opts opts;
-    struct argus_jobstore *js = NULL;
-    struct argus_result res;
-    struct argus_anomaly_log alog;
+    struct argus_pipeline pl;
     struct run r;
-    int c, status = 1;
+    int c, status = 1, opened = 0;
 
     memset(&r, 0, sizeof r);
     while ((c = getopt_long(argc, argv, "o:m:hV", lopts, NULL)) != -1) {
@@ -277,8 +180,6 @@ int main(int argc, char **argv)
     argus_config_defaults(&cfg);
     if (argus_config_load(&cfg, getenv, err, sizeof err) != 0)
         fprintf(stderr, PROG ": %s\n", err);
-    memset(&res, 0, sizeof res);
-    argus_anomaly_log_init(&alog);
     for (int i = optind; i < argc; i++)
         argus_analyze_import_path(&r, argv[i]);
     if (r.oom) {
@@ -291,49 +192,52 @@ int main(int argc, char **argv)
         goto out;
     }
     align_clocks(&r);
-    if (argus_jobstore_create(r.n_ranks, &js) != 0 ||
-        argus_jobstore_set_retention(js, 0, 0) != 0 || /* offline: every step */
-        fill_store(&r, js, err, sizeof err)) {
-        fprintf(stderr, PROG ": cannot build the job store for %u ranks\n", r.n_ranks);
-        goto out;
-    }
-    argus_analysis_opts_default(&opts);
-    opts.ratio = cfg.ratio;
-    uint64_t first, last;
-    if (argus_jobstore_step_range(js, &first, &last) == 0 && last - first + 1 < opts.min_steps)
-        opts.min_steps = (uint32_t)(last - first + 1); /* persistence cannot exceed the data */
+    const char *jobid = r.jobid[0] ? r.jobid : "offline";
     if (outdir)
         snprintf(dir, sizeof dir, "%s", outdir);
     else
-        snprintf(dir, sizeof dir, "argus-%s", argus_jobstore_meta(js)->id);
-    int rc = mkdir_p(dir);
-    if (rc) {
-        fprintf(stderr, PROG ": cannot create %s: %s\n", dir, strerror(-rc));
+        snprintf(dir, sizeof dir, "argus-%s", jobid);
+    const struct argus_pipeline_opts po = {
+        .nranks = r.n_ranks,
+        .dir = dir,
+        .jobid = jobid,
+        .source = r.any_kineto ? ARGUS_SRC_KINETO : ARGUS_SRC_REPLAY,
+        .ratio = cfg.ratio,
+        .keep_all = 1, /* offline: every step */
+        .prog = PROG,
+    };
+    if (argus_pipeline_open(&pl, &po, err, sizeof err) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
         goto out;
     }
-    if (argus_analyze(js, &opts, &res) != 0) {
+    opened = 1;
+    if (fill_store(&r, &pl, err, sizeof err)) {
+        fprintf(stderr, PROG ": cannot build the job store for %u ranks\n", r.n_ranks);
+        goto out;
+    }
+    const struct argus_report_inputs in = {
+        .files = r.n_inputs,
+        .analysed = r.n_ok,
+        .skipped = (const char *const *)r.skipped,
+        .n_skipped = r.n_skipped,
+    };
+    argus_pipeline_set_inputs(&pl, &in);
+    if (argus_pipeline_analyze(&pl, 1) != 0) {
         fprintf(stderr, PROG ": no step summaries to analyse\n");
         goto out;
     }
-    if (argus_anomaly_log_append(&alog, dir, js, &res, err, sizeof err) != 0)
-        fprintf(stderr, PROG ": %s\n", err);
-    if (argus_report_write(dir, js, &res, err, sizeof err) != 0) {
+    if (argus_pipeline_write(&pl, err, sizeof err) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         goto out;
     }
-    report_inputs(&r, dir);
-    if (argus_report_md_inputs(dir, r.n_inputs, r.n_ok, (const char *const *)r.skipped,
-                               r.n_skipped, err, sizeof err) != 0)
-        fprintf(stderr, PROG ": %s\n", err);
-    argus_report_print_summary(stdout, dir, js, &res);
+    argus_pipeline_print_summary(&pl, stdout);
     if (r.n_skipped)
         printf(PROG ": %zu of %zu inputs skipped (listed in report.json \"inputs\")\n",
                r.n_skipped, r.n_inputs);
     status = 0;
 out:
-    argus_result_free(&res);
-    argus_anomaly_log_free(&alog);
-    argus_jobstore_free(js);
+    if (opened)
+        argus_pipeline_close(&pl);
     run_free(&r);
     return status;
 }

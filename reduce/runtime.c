@@ -93,7 +93,7 @@ static int all_ok(int ok)
 static void runtime_off(void)
 {
     argus_tracer_stop();
-    if (runtime.rank == 0 && !runtime.r0_left && runtime.r0.js)
+    if (runtime.rank == 0 && !runtime.r0_left && runtime.r0.pl.js)
         argus_rank0_close(&runtime.r0);
     free(runtime.parent);
     runtime.parent = NULL;
@@ -231,9 +231,9 @@ void argus_runtime_init(int thread_level)
             .rank = runtime.rank,
             .max_events = (size_t)runtime.cfg.trace_events,
             .timeout_ms = runtime.cfg.deadline_ms * 2 > 5000 ? runtime.cfg.deadline_ms * 2 : 5000,
-            .plans = runtime.rank == 0 ? &runtime.r0.traces : NULL,
-            .dir = runtime.r0.dir,
-            .t0_ns = runtime.rank == 0 ? argus_jobstore_meta(runtime.r0.js)->started_ns : 0};
+            .plans = runtime.rank == 0 ? &runtime.r0.pl.traces : NULL,
+            .dir = runtime.r0.pl.dir,
+            .t0_ns = runtime.rank == 0 ? argus_jobstore_meta(runtime.r0.pl.js)->started_ns : 0};
         if (argus_ring_create((size_t)runtime.cfg.ring_events, (unsigned)runtime.cfg.ring_steps,
                               &runtime.ring) != 0 ||
             (qo.api_ring = runtime.ring, argus_tracereq_init(&qo)) != 0) {
@@ -277,13 +277,13 @@ void argus_runtime_init(int thread_level)
     if (argus_agent_go() != 0)
         runtime.threaded = 0;
     /* rank 0 plans L4 traces only when the Argus thread can collect them */
-    runtime.r0.l4_on = runtime.rank == 0 && runtime.threaded && runtime.ring != NULL;
+    runtime.r0.pl.l4_on = runtime.rank == 0 && runtime.threaded && runtime.ring != NULL;
     if (runtime.rank == 0 && !runtime.threaded)
         argus_log(ARGUS_LOG_WARN, "MPI_THREAD_MULTIPLE refused (level %d); summaries are "
                   "kept in memory and exchanged at MPI_Finalize", thread_level);
     if (runtime.rank == 0)
         argus_log(ARGUS_LOG_INFO, "on for %d ranks; window %ld steps, fan-in %ld; output in %s",
-                  runtime.size, runtime.cfg.window, runtime.cfg.fanin, runtime.r0.dir);
+                  runtime.size, runtime.cfg.window, runtime.cfg.fanin, runtime.r0.pl.dir);
 }
 
 void argus_runtime_finalize(void)

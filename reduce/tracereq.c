@@ -8,12 +8,10 @@
 #include <time.h>
 #include <yajl/yajl_parse.h>
 
-#include "analysis/analysis.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "common/outdir.h"
 #include "common/wire.h"
-#include "report/trace_merge.h"
+#include "pipeline/pipeline.h"
 #include "tracer/ring.h"
 #include "tracer/tracer.h"
 
@@ -304,132 +302,24 @@ static int collect_replies(void)
     }
 }
 
-static void write_ranks(FILE *f, const char *key, const struct argus_trace_plan *p,
-                        const struct collect *c, int which)
-{
-    int n = 0;
-    fprintf(f, ", \"%s\": [", key);
-    for (uint32_t k = 0; k < p->ntargets; k++) {
-        int src = k < p->nsources;
-        int pick = which == 0 ? src : which == 1 ? !src : !c->p[k].got;
-        if (pick)
-            fprintf(f, "%s%u", n++ ? ", " : "", p->targets[k]);
-    }
-    fputc(']', f);
-}
-
-/* Write plan i's trace with what arrived, or mark it failed. */
+/* Write plan i's trace with what arrived (pipeline.h), or mark it failed. */
 static void finish_plan(size_t i)
 {
-    struct argus_trace_plan *p = &tracereq.o.plans->v[i];
     struct collect *c = &tracereq.col[i];
-    uint64_t first = UINT64_MAX, last = 0, events = 0;
-    uint32_t answered = 0;
-    char rel[128], path[4400];
+    struct argus_pipeline_trace_reply reply[ARGUS_TRACE_TARGETS];
 
     for (int r = 0; r < c->nreq; r++)
         MPI_Request_free(&c->req[r]); /* small eager requests; never waited on */
     c->nreq = 0;
-    for (uint32_t k = 0; k < p->ntargets; k++) {
-        if (!c->p[k].got)
-            continue;
-        answered++;
-        events += c->p[k].h.events;
-        if (c->p[k].h.events) {
-            if (c->p[k].h.first_step < first)
-                first = c->p[k].h.first_step;
-            if (c->p[k].h.last_step > last)
-                last = c->p[k].h.last_step;
-        }
-    }
-    const char *kind = argus_anomaly_kind_name((enum argus_anomaly_kind)p->kind);
-    if (events == 0) {
-        p->state = ARGUS_TRACE_FAILED;
-        if (answered)
-            snprintf(p->why, sizeof p->why, "the rings no longer held steps %llu-%llu "
-                     "(ARGUS_RING_EVENTS too small for the window)",
-                     (unsigned long long)p->from, (unsigned long long)p->to);
-        else
-            snprintf(p->why, sizeof p->why, "no target rank answered");
+    for (uint32_t k = 0; k < ARGUS_TRACE_TARGETS; k++)
+        reply[k] = (struct argus_pipeline_trace_reply){
+            .got = c->p[k].got, .json = c->p[k].json, .len = c->p[k].h.len,
+            .events = c->p[k].h.events, .first_step = c->p[k].h.first_step,
+            .last_step = c->p[k].h.last_step};
+    if (argus_pipeline_write_trace(tracereq.o.plans, i, tracereq.o.dir, reply))
+        tracereq.st.written++;
+    else
         tracereq.st.failed++;
-        goto out;
-    }
-    snprintf(rel, sizeof rel, "traces/%s-steps-%llu-%llu.json", kind,
-             (unsigned long long)first, (unsigned long long)last);
-    for (size_t j = 0; j < tracereq.o.plans->n; j++)
-        if (j != i && strcmp(tracereq.o.plans->v[j].path, rel) == 0) {
-            snprintf(rel, sizeof rel, "traces/%s-%zu-steps-%llu-%llu.json", kind, i + 1,
-                     (unsigned long long)first, (unsigned long long)last);
-            break;
-        }
-    snprintf(path, sizeof path, "%s/%s", tracereq.o.dir, rel);
-    char *doc = NULL;
-    size_t doclen = 0;
-    FILE *f = open_memstream(&doc, &doclen);
-    if (!f) {
-        p->state = ARGUS_TRACE_FAILED;
-        snprintf(p->why, sizeof p->why, "out of memory for %s", rel);
-        tracereq.st.failed++;
-        goto out;
-    }
-    struct argus_trace_part parts[ARGUS_TRACE_TARGETS];
-    uint32_t kof[ARGUS_TRACE_TARGETS], np = 0;
-    for (uint32_t k = 0; k < p->ntargets; k++)
-        if (c->p[k].got) { /* sources first: the first answering source is the reference */
-            parts[np] = (struct argus_trace_part){.rank = p->targets[k], .json = c->p[k].json,
-                                                  .len = c->p[k].h.len};
-            kof[np++] = k;
-        }
-    fputs("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n", f);
-    int wrote = 0;
-    if (argus_trace_merge(f, parts, np, &wrote) != 0) {
-        fclose(f);
-        free(doc);
-        p->state = ARGUS_TRACE_FAILED;
-        snprintf(p->why, sizeof p->why, "the replies could not be merged (out of memory)");
-        tracereq.st.failed++;
-        goto out;
-    }
-    for (uint32_t m = 0; m < np; m++) { /* sources on top, labelled; peers below */
-        uint32_t k = kof[m];
-        fprintf(f, "%s{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %u, "
-                "\"tid\": 0, \"args\": {\"sort_index\": %u}},\n{\"name\": \"process_labels\", "
-                "\"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"args\": {\"labels\": \"%s\"}}",
-                wrote ? ",\n" : "", p->targets[k], k, p->targets[k],
-                k < p->nsources ? "source" : "healthy peer");
-        wrote = 1;
-    }
-    fprintf(f, "],\n\"otherData\": {\"argus_anomaly\": \"%s\", \"steps\": [%llu, %llu], "
-            "\"clock\": \"us since the job started, on rank 0's clock: each rank's ping-pong "
-            "offset (GPU time by its clock triple), then refined on the ends of collectives "
-            "it shares with the reference rank\"",
-            kind, (unsigned long long)first, (unsigned long long)last);
-    write_ranks(f, "sources", p, c, 0);
-    write_ranks(f, "peers", p, c, 1);
-    write_ranks(f, "missing", p, c, 2);
-    fprintf(f, ", \"clock_reference_rank\": %u, \"clock_refinement\": [", np ? parts[0].rank : 0);
-    for (uint32_t m = 1; m < np; m++)
-        fprintf(f, "%s{\"rank\": %u, \"shift_us\": %.3f, \"collectives\": %u, "
-                "\"mad_us\": %.3f}", m > 1 ? ", " : "", parts[m].rank,
-                (double)parts[m].refine_ns / 1000.0, parts[m].matched, parts[m].mad_ns / 1000.0);
-    fputs("]}}\n", f);
-    char err[512];
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || !doc ||
-        argus_file_write_atomic(path, doc, doclen, err, sizeof err) != 0) {
-        free(doc);
-        p->state = ARGUS_TRACE_FAILED;
-        snprintf(p->why, sizeof p->why, "cannot write %s", rel);
-        argus_log_once(ARGUS_LOG_WARN, "trace-write", "%s; L4 traces are not kept",
-                       bad || !doc ? "out of memory for a trace" : err);
-        tracereq.st.failed++;
-        goto out;
-    }
-    free(doc);
-    snprintf(p->path, sizeof p->path, "%s", rel);
-    p->state = ARGUS_TRACE_WRITTEN;
-    tracereq.st.written++;
-out:
     for (uint32_t k = 0; k < ARGUS_TRACE_TARGETS; k++) {
         free(c->p[k].json);
         c->p[k].json = NULL;

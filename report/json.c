@@ -266,8 +266,28 @@ static size_t kernel_held(const struct argus_jobstore *js)
     return n;
 }
 
-static int gen_report(yajl_gen g, const struct argus_jobstore *js, const struct argus_result *r)
+/* "inputs": {files, analysed, skipped: ["FILE: why", ...]} (argus-analyze; a field added,
+ * as REPORT_SCHEMA.md allows). */
+static int gen_inputs(yajl_gen g, const struct argus_report_inputs *in)
 {
+    CKR(key(g, "inputs"));
+    CK(yajl_gen_map_open(g));
+    CKR(key(g, "files"));
+    CKR(an_gen_uint(g, in->files));
+    CKR(key(g, "analysed"));
+    CKR(an_gen_uint(g, in->analysed));
+    CKR(key(g, "skipped"));
+    CK(yajl_gen_array_open(g));
+    for (size_t i = 0; i < in->n_skipped; i++)
+        CKR(an_gen_str(g, in->skipped[i]));
+    CK(yajl_gen_array_close(g));
+    CK(yajl_gen_map_close(g));
+    return 0;
+}
+
+static int gen_report(yajl_gen g, const struct argus_jobstore *js, const struct argus_report *rep)
+{
+    const struct argus_result *r = &rep->res;
     const size_t held = kernel_held(js);
 
     CK(yajl_gen_map_open(g));
@@ -346,13 +366,15 @@ static int gen_report(yajl_gen g, const struct argus_jobstore *js, const struct 
         CK(yajl_gen_map_close(g));
     }
     CK(yajl_gen_array_close(g));
+    if (rep->inputs)
+        CKR(gen_inputs(g, rep->inputs));
     CK(yajl_gen_map_close(g));
     return 0;
 }
 
 
 static int write_json(const char *dir, const struct argus_jobstore *js,
-                      const struct argus_result *r, char *errbuf, size_t errlen)
+                      const struct argus_report *rep, char *errbuf, size_t errlen)
 {
     char path[4096];
     const unsigned char *buf;
@@ -364,7 +386,7 @@ static int write_json(const char *dir, const struct argus_jobstore *js,
         return -ENOMEM;
     yajl_gen_config(g, yajl_gen_beautify, 1);
     yajl_gen_config(g, yajl_gen_indent_string, "  ");
-    rc = gen_report(g, js, r);
+    rc = gen_report(g, js, rep);
     if (!rc && yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok)
         rc = -EIO;
     if (rc) {
@@ -391,8 +413,8 @@ out:
     return rc;
 }
 
-int argus_report_write(const char *dir, const struct argus_jobstore *js,
-                       const struct argus_result *r, char *errbuf, size_t errlen)
+int argus_report_write_all(const char *dir, const struct argus_jobstore *js,
+                           const struct argus_report *rep, char *errbuf, size_t errlen)
 {
     char dummy[8];
     int rc;
@@ -402,21 +424,34 @@ int argus_report_write(const char *dir, const struct argus_jobstore *js,
         errlen = sizeof dummy;
     }
     errbuf[0] = '\0';
-    if (!dir || !js || !r) {
+    if (!dir || !js || !rep) {
         snprintf(errbuf, errlen, "report: bad arguments");
         return -EINVAL;
     }
-    if ((rc = write_json(dir, js, r, errbuf, errlen)))
+    const struct argus_result *r = &rep->res;
+    if ((rc = write_json(dir, js, rep, errbuf, errlen)))
         return rc;
     /* pictures first, so that report.md links only to files that exist */
     struct an_svg_set set;
     if ((rc = an_write_svgs(dir, js, r, &set, errbuf, errlen)))
         return rc;
-    if ((rc = an_write_md(dir, js, r, &set, errbuf, errlen)))
+    if ((rc = an_write_md(dir, js, r, rep->inputs, &set, errbuf, errlen)))
         return rc;
     if ((rc = an_write_prom(dir, js, r, errbuf, errlen)))
         return rc;
     return an_write_csv(dir, js, errbuf, errlen);
+}
+
+int argus_report_write(const char *dir, const struct argus_jobstore *js,
+                       const struct argus_result *r, char *errbuf, size_t errlen)
+{
+    if (!r) {
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "report: bad arguments");
+        return -EINVAL;
+    }
+    const struct argus_report rep = {.res = *r, .inputs = NULL}; /* a view: r keeps its arrays */
+    return argus_report_write_all(dir, js, &rep, errbuf, errlen);
 }
 
 long argus_report_anomaly_json(const struct argus_jobstore *js, const struct argus_anomaly *a,

@@ -3,8 +3,8 @@
  * the step-time table with the rank heatmap, then each anomaly's evidence with its
  * heatmap and W1 matrix (report/svg.c) and the flagged ranks. Same result as report.json;
  * embeds only pictures that were written; written to report.md.partial and renamed.
- * argus-analyze adds an "Inputs skipped" section (argus_report_md_inputs) naming each
- * input file it could not use and why.
+ * For argus-analyze an "Inputs skipped" section before the step-time table names each
+ * input file it could not use and why (struct argus_report_inputs).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "report/report.h"
-#include "analysis/internal.h"
+#include "analysis/labels.h"
 #include "report/report_int.h"
 #include "common/clock.h"
 #include "common/outdir.h"
@@ -208,8 +208,31 @@ static void rank_table(FILE *f, const struct argus_jobstore *js, const struct ar
     }
 }
 
+/* "## Inputs skipped": each entry of in->skipped is "FILE: why" (argus-analyze's error
+ * line); nothing when no input was skipped. */
+static void md_inputs(FILE *f, const struct argus_report_inputs *in)
+{
+    if (!in || in->n_skipped == 0)
+        return;
+    fprintf(f, "\n## Inputs skipped\n\n%zu of %zu input files could not be used and were left "
+               "out of this analysis:\n\n", in->n_skipped, in->files);
+    for (size_t i = 0; i < in->n_skipped; i++) {
+        const char *s = in->skipped[i], *why = strstr(s, ": ");
+        size_t plen = why ? (size_t)(why - s) : strlen(s);
+        fputs("- `", f);
+        for (size_t j = 0; j < plen; j++)
+            fputc(s[j] == '`' ? '\'' : s[j], f);
+        fputc('`', f);
+        if (why)
+            fprintf(f, " — %s", why + 2);
+        fputc('\n', f);
+    }
+    fprintf(f, "\n%zu input%s analysed.\n", in->analysed, in->analysed == 1 ? "" : "s");
+}
+
 int an_write_md(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
-                const struct an_svg_set *set, char *errbuf, size_t errlen)
+                const struct argus_report_inputs *in, const struct an_svg_set *set,
+                char *errbuf, size_t errlen)
 {
     const struct argus_job_meta *m = argus_jobstore_meta_c(js);
     char *data = NULL, t0[40], t1[40];
@@ -247,6 +270,7 @@ int an_write_md(const char *dir, const struct argus_jobstore *js, const struct a
     for (size_t i = 0; i < r->n_anomalies; i++)
         headline(f, &r->anomalies[i]);
     next_steps(f, r);
+    md_inputs(f, in);
     fputs("\n## Step time\n\n| steps | median ms | p99 ms | cv |\n| ---: | ---: | ---: | ---: |\n",
           f);
     fprintf(f, "| %llu | %.3f | %.3f | %.4f |\n", (unsigned long long)r->steps.count,
@@ -263,55 +287,5 @@ int an_write_md(const char *dir, const struct argus_jobstore *js, const struct a
     for (size_t i = 0; i < r->n_anomalies; i++)
         details(f, js, &r->anomalies[i], set, i);
     rank_table(f, js, r);
-    return an_emit_memstream(f, &data, &len, dir, "report.md", errbuf, errlen);
-}
-
-/* Insert "## Inputs skipped" before the step-time section of <dir>/report.md (at the end
- * when there is none). Each entry of skipped is "FILE: why" (argus-analyze's error line). */
-int argus_report_md_inputs(const char *dir, size_t n_files, size_t n_analysed,
-                           const char *const *skipped, size_t n_skipped, char *errbuf,
-                           size_t errlen)
-{
-    char path[4096];
-    char *old = NULL, *data = NULL;
-    size_t olen = 0, len = 0, n;
-    char chunk[65536];
-    FILE *in, *mem, *f;
-
-    if (n_skipped == 0)
-        return 0;
-    snprintf(path, sizeof path, "%s/report.md", dir);
-    if (!(in = fopen(path, "rb"))) {
-        snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
-        return -errno;
-    }
-    mem = open_memstream(&old, &olen);
-    while (mem && (n = fread(chunk, 1, sizeof chunk, in)) > 0)
-        fwrite(chunk, 1, n, mem);
-    fclose(in);
-    if (!mem || fclose(mem) != 0 || !(f = open_memstream(&data, &len))) {
-        free(old);
-        snprintf(errbuf, errlen, "report.md: out of memory");
-        return -ENOMEM;
-    }
-    const char *at = strstr(old, "\n## Step time");
-    size_t cut = at ? (size_t)(at - old) : olen;
-    fwrite(old, 1, cut, f);
-    fprintf(f, "\n## Inputs skipped\n\n%zu of %zu input files could not be used and were left "
-               "out of this analysis:\n\n", n_skipped, n_files);
-    for (size_t i = 0; i < n_skipped; i++) {
-        const char *s = skipped[i], *why = strstr(s, ": ");
-        size_t plen = why ? (size_t)(why - s) : strlen(s);
-        fputs("- `", f);
-        for (size_t j = 0; j < plen; j++)
-            fputc(s[j] == '`' ? '\'' : s[j], f);
-        fputc('`', f);
-        if (why)
-            fprintf(f, " — %s", why + 2);
-        fputc('\n', f);
-    }
-    fprintf(f, "\n%zu input%s analysed.\n", n_analysed, n_analysed == 1 ? "" : "s");
-    fwrite(old + cut, 1, olen - cut, f);
-    free(old);
     return an_emit_memstream(f, &data, &len, dir, "report.md", errbuf, errlen);
 }

@@ -1,7 +1,9 @@
 /* report/report.h — writers of a result: report.json (REPORT_SCHEMA.md, via YAJL's generator),
  * report.md, steps.csv, anomalies.jsonl lines and the one-paragraph summary printed at the
- * end of a run. Every file is derived from the same struct argus_result.
+ * end of a run. Every file is derived from the same in-memory report (struct argus_report:
+ * the analysis result, and for argus-analyze the inputs it read), in one pass.
  * report.json/md and steps.csv are written to *.partial then renamed.
+ * Single-threaded per report; the writers allocate only while writing.
  */
 #ifndef ARGUS_REPORT_REPORT_H
 #define ARGUS_REPORT_REPORT_H
@@ -12,8 +14,27 @@
 #include "analysis/analysis.h"
 #include "store/jobstore.h"
 
+/* What argus-analyze read: report.json's "inputs" object (files, analysed, skipped) and
+ * report.md's "Inputs skipped" section. Borrowed: the strings stay the caller's. */
+struct argus_report_inputs {
+    size_t files;                /* input files named or found in named directories */
+    size_t analysed;             /* of them, the ones that delivered data */
+    const char *const *skipped;  /* n_skipped lines "FILE: why" */
+    size_t n_skipped;
+};
+
+/* One report as every writer reads it. */
+struct argus_report {
+    struct argus_result res;                  /* the analysis; its arrays stay the owner's */
+    const struct argus_report_inputs *inputs; /* NULL: a live run (no "inputs") */
+};
+
 /* Write report.json, report.md, steps.csv, metrics.prom and the SVG heatmaps
- * (heatmap.svg, heatmap-<id>.svg, w1-<id>.svg) into dir. 0 or negative errno (errbuf). */
+ * (heatmap.svg, heatmap-<id>.svg, w1-<id>.svg) of rep into dir. 0 or negative errno
+ * (errbuf). */
+int argus_report_write_all(const char *dir, const struct argus_jobstore *js,
+                           const struct argus_report *rep, char *errbuf, size_t errlen);
+/* The same for a result alone (no inputs). */
 int argus_report_write(const char *dir, const struct argus_jobstore *js,
                        const struct argus_result *r, char *errbuf, size_t errlen);
 
@@ -21,12 +42,6 @@ int argus_report_write(const char *dir, const struct argus_jobstore *js,
  * Returns bytes written (< len) or -ENOSPC. */
 long argus_report_anomaly_json(const struct argus_jobstore *js, const struct argus_anomaly *a,
                                char *buf, size_t len);
-
-/* argus-analyze: add an "Inputs skipped" section to <dir>/report.md naming each skipped
- * input ("FILE: why" strings) out of n_files; nothing when n_skipped is 0. 0 or -errno. */
-int argus_report_md_inputs(const char *dir, size_t n_files, size_t n_analysed,
-                           const char *const *skipped, size_t n_skipped, char *errbuf,
-                           size_t errlen);
 
 /* Human summary: where the report is, then one line per anomaly naming kind, source
  * ranks, steps, phase, kernels and its L4 trace when there is one; "no anomalies" for a

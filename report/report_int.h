@@ -46,9 +46,12 @@ int an_emit_memstream(FILE *f, char **data, size_t *len, const char *dir, const 
                       char *errbuf, size_t errlen);
 int an_write_svgs(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
                   struct an_svg_set *set, char *errbuf, size_t errlen);
-/* report.md, embedding the pictures of set (may be NULL). */
+/* report.md, embedding the pictures of set (may be NULL), with an "Inputs skipped"
+ * section when in (may be NULL) names skipped inputs. */
+struct argus_report_inputs;
 int an_write_md(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
-                const struct an_svg_set *set, char *errbuf, size_t errlen);
+                const struct argus_report_inputs *in, const struct an_svg_set *set,
+                char *errbuf, size_t errlen);
 int an_write_csv(const char *dir, const struct argus_jobstore *js, char *errbuf,
                  size_t errlen);
 /* metrics.prom (report/prometheus.c). */

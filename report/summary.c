@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "report/report.h"
-#include "analysis/internal.h"
+#include "analysis/analysis.h"
 #include "report/report_int.h"
 #include "common/outdir.h"
 

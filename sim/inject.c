@@ -1,7 +1,7 @@
 /* inject.c — anomaly injection for argus-simtrain: strict parsing of --inject SPECs
  * (one line naming the problem on any error), the per-step factors a rank applies, and
- * the ground-truth JSON that tests compare Argus's report with. It must not touch MPI or
- * emit kernels.
+ * the ground-truth JSON that tests compare Argus's report with (YAJL's generator). It
+ * must not touch MPI or emit kernels.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <yajl/yajl_gen.h>
 
 #include "sim/sim.h"
 
@@ -471,22 +472,28 @@ int sim_inject_step(struct sim_rank *r)
 
 /* ---- ground truth ------------------------------------------------------------------- */
 
-static void json_string(FILE *f, const char *s)
+#define GK(x)                                                                                \
+    do {                                                                                     \
+        if ((x) != yajl_gen_status_ok)                                                       \
+            return -EIO;                                                                     \
+    } while (0)
+
+static yajl_gen_status gen_str(yajl_gen g, const char *s)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        const unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    return yajl_gen_string(g, (const unsigned char *)s, strlen(s));
 }
 
-static void json_accepted(FILE *f, const struct sim_inject *in)
+/* A number as "%g" prints it (the truth file's text for factors and times). */
+static yajl_gen_status gen_g(yajl_gen g, double v)
+{
+    char b[40];
+    int n = snprintf(b, sizeof b, "%g", v);
+    if (n <= 0 || (size_t)n >= sizeof b)
+        return yajl_gen_invalid_number;
+    return yajl_gen_number(g, b, (size_t)n);
+}
+
+static int json_accepted(yajl_gen g, const struct sim_inject *in)
 {
     static const char *const acc[][3] = {
         [SIM_INJ_COMPUTE_STRAGGLER] = { "compute_straggler" },
@@ -498,57 +505,123 @@ static void json_accepted(FILE *f, const struct sim_inject *in)
         [SIM_INJ_ITERATION_JITTER] = { "iteration_jitter", "step_regression" },
         [SIM_INJ_CRASH] = { "crash" },
     };
-    fputs(",\"accepted_kinds\":[", f);
+    GK(gen_str(g, "accepted_kinds"));
+    GK(yajl_gen_array_open(g));
     for (int i = 0; i < 3 && acc[in->kind][i]; i++)
-        fprintf(f, "%s\"%s\"", i ? "," : "", acc[in->kind][i]);
-    fputc(']', f);
+        GK(gen_str(g, acc[in->kind][i]));
+    GK(yajl_gen_array_close(g));
+    return 0;
 }
 
-static void json_injection(FILE *f, const struct sim_inject *in)
+static int json_injection(yajl_gen g, const struct sim_inject *in)
 {
     const int attributable = in->kind != SIM_INJ_STEP_REGRESSION &&
                              in->kind != SIM_INJ_ITERATION_JITTER;
-    fprintf(f, "{\"kind\":\"%s\",\"ranks\":[", sim_inject_kind_name(in->kind));
+    GK(yajl_gen_map_open(g));
+    GK(gen_str(g, "kind"));
+    GK(gen_str(g, sim_inject_kind_name(in->kind)));
+    GK(gen_str(g, "ranks"));
+    GK(yajl_gen_array_open(g));
     for (int i = 0; attributable && i < in->nranks; i++)
-        fprintf(f, "%s%d", i ? "," : "", in->ranks[i]);
-    fprintf(f, "],\"steps\":[%d,%d]", in->step_lo, in->step_hi);
-    if (in->kind != SIM_INJ_CRASH && in->kind != SIM_INJ_HOST_STALL)
-        fprintf(f, ",\"factor\":%g", in->factor);
-    if (in->kind == SIM_INJ_HOST_STALL)
-        fprintf(f, ",\"ms\":%g", in->ms);
-    if (in->kind == SIM_INJ_PIPELINE_BUBBLE)
-        fprintf(f, ",\"stage\":%d", in->stage);
-    if (in->kind == SIM_INJ_KERNEL_DEGRADATION) {
-        fputs(",\"kernel\":", f);
-        json_string(f, in->kernel);
+        GK(yajl_gen_integer(g, in->ranks[i]));
+    GK(yajl_gen_array_close(g));
+    GK(gen_str(g, "steps"));
+    GK(yajl_gen_array_open(g));
+    GK(yajl_gen_integer(g, in->step_lo));
+    GK(yajl_gen_integer(g, in->step_hi));
+    GK(yajl_gen_array_close(g));
+    if (in->kind != SIM_INJ_CRASH && in->kind != SIM_INJ_HOST_STALL) {
+        GK(gen_str(g, "factor"));
+        GK(gen_g(g, in->factor));
     }
-    if (in->kind == SIM_INJ_COMM_DEGRADATION)
-        fprintf(f, ",\"group\":{\"type\":\"%s\",\"index\":%d}",
-                in->group == SIM_GROUP_DP ? "dp" : "tp", in->group_index);
-    json_accepted(f, in);
-    fputc('}', f);
+    if (in->kind == SIM_INJ_HOST_STALL) {
+        GK(gen_str(g, "ms"));
+        GK(gen_g(g, in->ms));
+    }
+    if (in->kind == SIM_INJ_PIPELINE_BUBBLE) {
+        GK(gen_str(g, "stage"));
+        GK(yajl_gen_integer(g, in->stage));
+    }
+    if (in->kind == SIM_INJ_KERNEL_DEGRADATION) {
+        GK(gen_str(g, "kernel"));
+        GK(gen_str(g, in->kernel));
+    }
+    if (in->kind == SIM_INJ_COMM_DEGRADATION) {
+        GK(gen_str(g, "group"));
+        GK(yajl_gen_map_open(g));
+        GK(gen_str(g, "type"));
+        GK(gen_str(g, in->group == SIM_GROUP_DP ? "dp" : "tp"));
+        GK(gen_str(g, "index"));
+        GK(yajl_gen_integer(g, in->group_index));
+        GK(yajl_gen_map_close(g));
+    }
+    if (json_accepted(g, in) != 0)
+        return -EIO;
+    GK(yajl_gen_map_close(g));
+    return 0;
+}
+
+static int json_truth(yajl_gen g, const struct sim_opts *o)
+{
+    const char *const lk[3] = {"tp", "pp", "dp"};
+    const int lv[3] = {o->tp, o->pp, o->dp};
+
+    GK(yajl_gen_map_open(g));
+    GK(gen_str(g, "layout"));
+    GK(yajl_gen_map_open(g));
+    for (int i = 0; i < 3; i++) {
+        GK(gen_str(g, lk[i]));
+        GK(yajl_gen_integer(g, lv[i]));
+    }
+    GK(yajl_gen_map_close(g));
+    GK(gen_str(g, "steps"));
+    GK(yajl_gen_integer(g, o->steps));
+    GK(gen_str(g, "ranks"));
+    GK(yajl_gen_integer(g, o->tp * o->pp * o->dp));
+    GK(gen_str(g, "microbatches"));
+    GK(yajl_gen_integer(g, o->microbatches));
+    GK(gen_str(g, "layers_per_stage"));
+    GK(yajl_gen_integer(g, o->layers));
+    GK(gen_str(g, "seed"));
+    char seed[24];
+    int n = snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    GK(yajl_gen_number(g, seed, (size_t)n));
+    GK(gen_str(g, "noise"));
+    GK(gen_g(g, o->noise));
+    GK(gen_str(g, "injections"));
+    GK(yajl_gen_array_open(g));
+    for (int i = 0; i < o->ninj; i++)
+        if (json_injection(g, &o->inj[i]) != 0)
+            return -EIO;
+    GK(yajl_gen_array_close(g));
+    GK(yajl_gen_map_close(g));
+    return 0;
 }
 
 int sim_truth_write(const struct sim_opts *o, const char *path)
 {
     char tmp[4096];
+    const unsigned char *buf;
+    size_t len;
     int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof tmp)
         return -ENAMETOOLONG;
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return -errno;
-    fprintf(f, "{\"layout\":{\"tp\":%d,\"pp\":%d,\"dp\":%d},\"steps\":%d,\"ranks\":%d,"
-            "\"microbatches\":%d,\"layers_per_stage\":%d,\"seed\":%llu,\"noise\":%g,"
-            "\"injections\":[",
-            o->tp, o->pp, o->dp, o->steps, o->tp * o->pp * o->dp, o->microbatches,
-            o->layers, (unsigned long long)o->seed, o->noise);
-    for (int i = 0; i < o->ninj; i++) {
-        if (i)
-            fputc(',', f);
-        json_injection(f, &o->inj[i]);
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (!g)
+        return -ENOMEM;
+    if (json_truth(g, o) != 0 || yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok) {
+        yajl_gen_free(g);
+        return -EIO;
     }
-    fputs("]}\n", f);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        int e = errno;
+        yajl_gen_free(g);
+        return -e;
+    }
+    fwrite(buf, 1, len, f);
+    fputc('\n', f);
+    yajl_gen_free(g);
     int rc = 0;
     if (fflush(f) || ferror(f) || fsync(fileno(f)))
         rc = errno ? -errno : -EIO;
