@@ -1,4 +1,4 @@
-/* import_bench.c — the importer benchmark of issue 3: argus_kineto_import (YAJL stream
+/* import_bench.c — the importer benchmark: argus_kineto_import (YAJL stream
  * parse + summarise) on one decompressed Kineto trace versus
  * `python3 -c 'import json; json.load(open(F))'` on the same file. Prints one JSON line:
  * MB/s of both, their ratio, and peak RSS of this process (the importer) and of Python.

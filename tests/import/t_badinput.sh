@@ -6,7 +6,7 @@
 # in an "Inputs skipped" section, and the exit status is non-zero only
 # when nothing could be analysed.
 . "$(dirname "$0")/lib.sh"
-need_data
+need_data dlrm-8rank-v100
 B="$WORK/bad"; mkdir -p "$B"
 W0=$(ls "$DATA"/dlrm-8rank-v100/worker0_*)
 gzip -dc "$W0" | head -c 300000 >"$B/rank-20.json"                  # truncated

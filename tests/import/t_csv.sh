@@ -2,7 +2,7 @@
 # t_csv.sh — steps.csv import: a live report's steps.csv (Argus's format) analysed offline
 # gives the same step statistics; a bad row is one error line naming file and line.
 . "$(dirname "$0")/lib.sh"
-need_data
+need_data dlrm-8rank-v100
 "$ANALYZE" -o "$WORK/k" "$DATA/dlrm-8rank-v100" >/dev/null 2>&1 || fail "DLRM set"
 cp "$WORK/k/steps.csv" "$WORK/in.csv"
 "$ANALYZE" -o "$WORK/c" "$WORK/in.csv" >/dev/null 2>"$WORK/err" ||

@@ -4,20 +4,12 @@
 # vs 6.3 ms median) while its compute matches. The late-arriver test must name rank 7 as
 # the source (host_stall: host-side lateness) with ranks 0-6 as victims; ranks 1 and 3,
 # which only ran more kernels (optimizer tensors, another embedding share), must not
-# become compute_straggler / kernel_degradation verdicts. Skips (77) without the data.
-set -eu
-: "${top_builddir:?run through make check}"
-: "${top_srcdir:?run through make check}"
-DATA=
-for d in "$top_srcdir/../shared/data" /work/shared/data "$top_builddir/../../shared/data"; do
-    if [ -d "$d/traces/dlrm-8rank-v100" ]; then DATA="$d/traces/dlrm-8rank-v100"; break; fi
-done
-[ -n "$DATA" ] || { echo "SKIP: no shared/data/traces/dlrm-8rank-v100"; exit 77; }
-W=$(mktemp -d "${TMPDIR:-/tmp}/argus-dlrm.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-"$top_builddir/argus-analyze" -o "$W/out" "$DATA" >"$W/log" 2>&1 || {
-    cat "$W/log" >&2; echo "FAIL: argus-analyze exit" >&2; exit 1; }
-python3 - "$W/out/report.json" <<'PY'
+# become compute_straggler / kernel_degradation verdicts. The traces are in tests/data.
+. "$(dirname "$0")/lib.sh"
+need_data dlrm-8rank-v100
+"$ANALYZE" -o "$WORK/out" "$DATA/dlrm-8rank-v100" >"$WORK/log" 2>&1 ||
+    { cat "$WORK/log" >&2; fail "argus-analyze exit"; }
+python3 - "$WORK/out/report.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 an = r["anomalies"]

@@ -33,13 +33,12 @@ grep -q '"source_ranks":\[1\]' "$WORK/mem/report.json" || grep -q 'rank 1' "$WOR
     fail "slow rank 1 not reported"
 [ -z "$(ls -A "$WORK/tmp")" ] || fail "spill files left in TMPDIR: $(ls "$WORK/tmp")"
 # too small for the kernel names (the DLRM traces' are long): one line, the file skipped
-if [ -d "$DATA" ]; then
-    W0=$(ls "$DATA"/dlrm-8rank-v100/worker0_*)
-    rc=0; "$ANALYZE" --max-mem 32K -o "$WORK/tiny" "$W0" >/dev/null 2>"$WORK/tiny.err" || rc=$?
-    [ $rc = 1 ] || fail "a 32 KiB limit on DLRM: exit $rc, want 1"
-    grep -q "worker0_.*: trace too large: its steps and kernel names alone pass" \
-        "$WORK/tiny.err" || { cat "$WORK/tiny.err" >&2; fail "no 'trace too large' line"; }
-fi
+need_data dlrm-8rank-v100
+W0=$(ls "$DATA"/dlrm-8rank-v100/worker0_*)
+rc=0; "$ANALYZE" --max-mem 32K -o "$WORK/tiny" "$W0" >/dev/null 2>"$WORK/tiny.err" || rc=$?
+[ $rc = 1 ] || fail "a 32 KiB limit on DLRM: exit $rc, want 1"
+grep -q "worker0_.*: trace too large: its steps and kernel names alone pass" \
+    "$WORK/tiny.err" || { cat "$WORK/tiny.err" >&2; fail "no 'trace too large' line"; }
 for bad in 0 x 12Q -5 31K; do
     rc=0; "$ANALYZE" --max-mem "$bad" "$WORK/in" >/dev/null 2>&1 || rc=$?
     [ $rc = 2 ] || fail "--max-mem $bad: exit $rc, want 2"

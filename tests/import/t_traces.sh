@@ -1,11 +1,15 @@
 #!/bin/sh
-# t_traces.sh — argus-analyze on the real traces of ../shared/data/traces: the 8-rank DLRM
+# t_traces.sh — argus-analyze on the real traces of tests/data: the 8-rank DLRM
 # set imports with ranks 0-7 and step 10 and its late-arriver pattern shows in the report
 # (the latest-starting rank waits least in NCCL, all ranks end together); every HTA
 # edge-case file either imports (exit 0, report.json) or is rejected with one line naming
 # it (exit 1) — never a crash.
 . "$(dirname "$0")/lib.sh"
-need_data
+HTA_CASES="amd_trace cpu_only df_index_resolver distributed_info_unavailable large_integer_trace
+nccl_parser_config negative_queue_length_values_check rank_non_gpu rank_unavailable trace_filter"
+need_data dlrm-8rank-v100
+for c in $HTA_CASES; do need_data "hta-edge-cases/$c"; done
+[ "$(ls "$DATA"/dlrm-8rank-v100 | wc -l)" = 8 ] || fail "$DATA/dlrm-8rank-v100: want 8 ranks"
 "$ANALYZE" -o "$WORK/dlrm" "$DATA/dlrm-8rank-v100" >"$WORK/out" 2>"$WORK/err" ||
     { cat "$WORK/err" >&2; fail "DLRM set not analysed"; }
 grep -q "report written" "$WORK/out" || fail "no summary printed"

@@ -2,7 +2,8 @@
  * scratch directory (rank from distributedInfo or the file name, steps keeping their N,
  * gpu_user_annotation steps, phases via correlation, old and new NCCL kernel names,
  * case-insensitive categories, unknown types counted, huge integers, JSON array format)
- * and, when ../shared/data is present, the 8-rank DLRM set's exact per-rank counts.
+ * and the 8-rank DLRM set's exact per-rank counts (tests/data/dlrm-8rank-v100, whose
+ * absence fails the test: the data is part of the repository).
  * Process groups: pg_config groups named TP/PP/DP/EP give the rank's coordinates.
  * Bounded memory: traces far over a small table limit (spilled to a temporary file and
  * summarised from it) give byte-identical summaries and the same counts as in memory —
@@ -15,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <glob.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -154,27 +156,31 @@ static void test_bad(void **state)
     }
 }
 
+/* The DLRM trace of rank R (tests/data/dlrm-8rank-v100/workerR_*): exactly one file, or
+ * the test fails naming the pattern. ARGUS_TEST_DATA comes from tests/import/Makefile.inc. */
+static void dlrm_path(int r, char *path, size_t n)
+{
+    char pat[1024];
+    glob_t g;
+    snprintf(pat, sizeof pat, "%s/dlrm-8rank-v100/worker%d_*", ARGUS_TEST_DATA, r);
+    int rc = glob(pat, 0, NULL, &g);
+    if (rc != 0 || g.gl_pathc != 1) {
+        if (rc == 0)
+            globfree(&g);
+        fail_msg("%s: want exactly one file (tests/data/README.md)", pat);
+    }
+    snprintf(path, n, "%s", g.gl_pathv[0]);
+    globfree(&g);
+}
+
 static void test_dlrm(void **state)
 {
     (void)state;
     static const int kernels[8] = {245, 310, 246, 315, 251, 245, 246, 246};
     static const int memsets[8] = {0, 0, 0, 6, 6, 0, 0, 0};
-    const char *top = getenv("top_srcdir");
-    char pat[1024];
-    if (!top)
-        skip();
     for (int r = 0; r < 8; r++) {
-        snprintf(pat, sizeof pat, "ls %s/../shared/data/traces/dlrm-8rank-v100/worker%d_* "
-                 "2>/dev/null", top, r);
-        FILE *p = popen(pat, "r");
-        char path[1024] = "";
-        if (!p || !fgets(path, sizeof path, p)) {
-            if (p)
-                pclose(p);
-            skip();
-        }
-        pclose(p);
-        path[strcspn(path, "\n")] = '\0';
+        char path[1024];
+        dlrm_path(r, path, sizeof path);
         struct got g = {0};
         struct argus_kineto_info in;
         char err[512] = "";
@@ -371,18 +377,9 @@ static void test_spill(void **state)
     same_at_budgets(path, 32 << 10);
     write_trace(path, 40, 120, 1);
     same_at_budgets(path, 32 << 10);
-    const char *top = getenv("top_srcdir");
-    for (int r = 0; top && r < 8; r++) {
-        char cmd[1024];
-        snprintf(cmd, sizeof cmd, "ls %s/../shared/data/traces/dlrm-8rank-v100/worker%d_* "
-                 "2>/dev/null", top, r);
-        FILE *p = popen(cmd, "r");
-        if (p && fgets(path, sizeof path, p)) {
-            path[strcspn(path, "\n")] = '\0';
-            same_at_budgets(path, 64 << 10); /* long kernel names: 32 KiB is too little */
-        }
-        if (p)
-            pclose(p);
+    for (int r = 0; r < 8; r++) {
+        dlrm_path(r, path, sizeof path);
+        same_at_budgets(path, 64 << 10); /* long kernel names: 32 KiB is too little */
     }
 }
 

@@ -1,18 +1,21 @@
 #!/bin/sh
-# fuzz/run.sh [SECONDS] — build the libFuzzer harnesses with clang (ASan + UBSan), replay
-# the kept regression inputs (tests/import/fuzz/{kineto,summary}/*), then fuzz each
+# tests/fuzz/run.sh [SECONDS] — build the libFuzzer harnesses with clang (ASan + UBSan),
+# replay the kept regression inputs (tests/fuzz/corpus/{kineto,summary}/*), then fuzz each
 # harness for SECONDS (default $ARGUS_FUZZ_SECONDS, else 60) on a seed corpus: the real
-# traces (decompressed) for the Kineto importer, valid wire records (seed_summary.c) for
-# the decoder. Output in $FUZZ_OUT (default fuzz/out, not committed).
+# traces of tests/data (decompressed) for the Kineto importer, valid wire records
+# (seed_summary.c) for the decoder. The library sources come from the build tree's
+# Makefile (`make fuzz-sources`, tests/fuzz/Makefile.inc), so a file added to a room is
+# never missed. Output in $FUZZ_OUT (default tests/fuzz/out in the build tree).
 # Exit: 0 no crash; 1 a crash, leak or timeout (the reproducer's path is printed: copy it
-# into tests/import/fuzz/<harness>/ to keep it as a test); 77 clang or its libFuzzer
+# into tests/fuzz/corpus/<harness>/ to keep it as a test); 77 clang or its libFuzzer
 # runtime is missing (Debian: clang libclang-rt-14-dev, see scripts/install-deps.sh).
-# tests/import/t_fuzz.sh runs it from `make check`.
+# tests/fuzz/t_fuzz.sh runs it from `make check`; needs a configured build tree
+# ($top_builddir, default the source tree).
 set -eu
 S=${1:-${ARGUS_FUZZ_SECONDS:-60}}
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 bld=$(cd "${top_builddir:-$src}" && pwd)
-out=${FUZZ_OUT:-$src/fuzz/out}
+out=${FUZZ_OUT:-$bld/tests/fuzz/out}
 CC=${FUZZ_CC:-clang}
 mkdir -p "$out/kineto" "$out/summary"
 out=$(cd "$out" && pwd)
@@ -27,24 +30,28 @@ if ! "$CC" -fsanitize=fuzzer,address,undefined -o "$out/probe" "$out/probe.c" \
          "($(grep -m1 -i error "$out/probe.log" || echo unknown error)); harnesses not built"
     exit 77
 fi
-[ -f "$bld/config.h" ] || [ -f "$src/config.h" ] ||
-    { echo "fuzz: no config.h: configure first"; exit 1; }
+[ -f "$bld/config.h" ] && [ -f "$bld/Makefile" ] ||
+    { echo "fuzz: no config.h or Makefile in $bld: configure first"; exit 1; }
+# "kineto FILE..." and "summary FILE..." (relative to the source tree); the .c files count
+srcs=$(${MAKE:-make} -s --no-print-directory -C "$bld" fuzz-sources) ||
+    { echo "fuzz: make fuzz-sources failed in $bld"; exit 1; }
+list() { echo "$srcs" | sed -n "s/^$1 //p" | tr ' ' '\n' | sed -n "s|^\(.*\.c\)\$|$src/\1|p"; }
+KINETO=$(list kineto)
+SUMMARY=$(list summary)
+[ -n "$KINETO" ] && [ -n "$SUMMARY" ] ||
+    { echo "fuzz: make fuzz-sources in $bld listed no sources"; exit 1; }
 CF="-g -O1 -std=gnu11 -D_GNU_SOURCE -I$src -I$src/tracer -I$bld"
 CF="$CF $(pkg-config --cflags yajl zlib libzstd)"
 SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 LIBS="$(pkg-config --libs yajl zlib libzstd) -lpthread -lm"
-COMMON=$(echo "$src"/common/*.c) # all of common/ (it links alone), so a split file is never missed
-IMPORT="$src/import/kineto.c $src/import/kineto_table.c $src/import/kineto_feed.c"
-IMPORT="$IMPORT $src/import/kineto_spill.c $src/import/kineto_stream.c"
-"$CC" $CF $SAN -o "$out/fuzz_kineto" "$src/fuzz/fuzz_kineto.c" $IMPORT \
-    "$src/tracer/summarizer.c" "$src/tracer/stepsum.c" \
-    "$src/tracer/modes.c" "$src/tracer/collect.c" "$src/tracer/period.c" "$src/tracer/ring.c" \
-    $COMMON $LIBS
-"$CC" $CF $SAN -o "$out/fuzz_summary" "$src/fuzz/fuzz_summary.c" $COMMON $LIBS
-"$CC" $CF -o "$out/seed_summary" "$src/fuzz/seed_summary.c" $COMMON $LIBS
+"$CC" $CF $SAN -o "$out/fuzz_kineto" "$src/tests/fuzz/fuzz_kineto.c" $KINETO $LIBS
+"$CC" $CF $SAN -o "$out/fuzz_summary" "$src/tests/fuzz/fuzz_summary.c" $SUMMARY $LIBS
+"$CC" $CF -o "$out/seed_summary" "$src/tests/fuzz/seed_summary.c" $SUMMARY $LIBS
 "$out/seed_summary" "$out/summary"
-data="$src/../shared/data/traces"
-if [ -d "$data" ] && [ ! -e "$out/kineto/.seeded" ]; then
+data="$src/tests/data"
+[ -d "$data/dlrm-8rank-v100" ] && [ -d "$data/hta-edge-cases" ] ||
+    { echo "fuzz: missing test data in $data (see tests/data/README.md)"; exit 1; }
+if [ ! -e "$out/kineto/.seeded" ]; then
     for f in "$data"/hta-edge-cases/large_integer_trace/* "$data"/hta-edge-cases/cpu_only/*; do
         gzip -dc "$f" >"$out/kineto/$(basename "$f" .gz)"
     done
@@ -63,7 +70,7 @@ fuzz() {
     if [ $rc != 0 ]; then
         grep -m3 -E 'ERROR|runtime error|SUMMARY|Test unit written' "$out/$h.log" || true
         for a in "$out/$h"-crash-* "$out/$h"-leak-* "$out/$h"-timeout-* "$out/$h"-oom-*; do
-            [ -e "$a" ] && echo "fuzz: $h: reproducer $a (keep it in tests/import/fuzz/$h/)"
+            [ -e "$a" ] && echo "fuzz: $h: reproducer $a (keep it in tests/fuzz/corpus/$h/)"
         done
         echo "fuzz: $h: FAILED (exit $rc), log $out/$h.log"
         status=1
@@ -75,7 +82,7 @@ fuzz() {
 }
 # regression inputs kept from earlier findings: each must run clean
 for h in kineto summary; do
-    set -- "$src/tests/import/fuzz/$h"/*
+    set -- "$src/tests/fuzz/corpus/$h"/*
     [ -e "$1" ] && fuzz "$h" -runs=1 "$@"
 done
 fuzz kineto -max_total_time="$S" -print_final_stats=1 -max_len=65536 "$out/kineto"

@@ -2,7 +2,7 @@
  * through the live summariser): any bytes, as a plain or gzip file named rank-1.json, must
  * import or fail with one error line, never crash or leak. Inputs of odd length import
  * with the smallest table limit (32 KiB), so the spill-to-file path (import/kineto_spill.c) is
- * fuzzed too. Build and run: fuzz/run.sh.
+ * fuzzed too. Build and run: tests/fuzz/run.sh.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* fuzz_summary.c — libFuzzer harness of the wire-record decoders behind spool import
  * (common/wire.c via argus_jobstore_ingest_buffer): any bytes must be ingested or refused
- * with a message, never crash. Build and run: fuzz/run.sh.
+ * with a message, never crash. Build and run: tests/fuzz/run.sh.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* seed_summary.c — writes seed inputs for fuzz_summary (fuzz/run.sh builds and runs it):
+/* seed_summary.c — writes seed inputs for fuzz_summary (tests/fuzz/run.sh builds it):
  * valid wire records (a summary with kernel modes, a name, a rank info) encoded by
  * common/wire.c, so the fuzzer starts past the magic and the CRC. Not installed.
  */
