@@ -1,4 +1,4 @@
-/* detect.c — the issue-4 scenario suite: every anomaly kind at three severities on the
+/* detect.c — the detection scenario suite: every anomaly kind at three severities on the
  * synthetic Megatron job of tests/synth/synth.c (the same injections and the same
  * schedule model as argus-simtrain, in-process, so a few hundred runs take seconds), several
  * seeds, plus clean runs with 2 %, 5 % and 9 % step-time variability and heavy-tailed kernel

@@ -1,5 +1,5 @@
 #!/bin/sh
-# reduce_live.sh — issue 7's live figures: a real oversubscribed mpirun of the simulator
+# reduce_live.sh — the reduction's live figures: a real oversubscribed mpirun of the simulator
 # (NP ranks, tp 2 x pp 2 x dp NP/4, STEPS steps) under argus-run, with Argus's own
 # reduction; prints one JSON line from rank 0's reduce.json: rank-0 inbound bytes per step
 # and per rank-step against the aggregate goal (64 B x P + 64 KB per step), the windows,

@@ -1,4 +1,4 @@
-/* aggregate.h — the window aggregate (DESIGN.md contract 4): what one subtree of the
+/* aggregate.h — the window aggregate (docs/ARCHITECTURE.md, Contracts): what one subtree of the
  * reduction tree knows about one window, in a form whose size does not grow with the
  * rank count except for one fixed-size row per rank and step:
  *   - rows: per (rank, step) a handful of numbers (start on rank 0's clock, step wall,

@@ -1,7 +1,7 @@
 /* types.h — Argus's shared vocabulary: events, per-step summaries, per-(kernel, mode)
  * statistics. Every room speaks these types; nothing here allocates or does I/O.
  *
- * Contracts 2 (event) and 3 (step summary) of DESIGN.md live here. The binary encoding
+ * Contracts 2 (event) and 3 (step summary) of docs/ARCHITECTURE.md live here. The binary encoding
  * of a summary is in wire.h; the merge-friendly quantile sketch in qsketch.h.
  */
 #ifndef ARGUS_COMMON_TYPES_H

@@ -1,4 +1,4 @@
-/* import/analyze_run.h — internal to argus-analyze: the state of one offline run (summaries and
+/* analyze_run.h — internal to argus-analyze: the state of one offline run (summaries and
  * names staged from every input before they go into the job store, per-file Kineto facts
  * for clock alignment, the inputs skipped and why) and the input side
  * (import/inputs.c): argus_analyze_import_path imports a file, or every regular

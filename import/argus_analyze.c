@@ -1,4 +1,4 @@
-/* import/argus_analyze.c — `argus-analyze [-o OUTDIR] PATH...`: Argus's diagnosis on saved data.
+/* argus_analyze.c — `argus-analyze [-o OUTDIR] PATH...`: Argus's diagnosis on saved data.
  * Each PATH is a file or a directory of files: Kineto/PyTorch-profiler traces (one per
  * rank, JSON or .gz), Argus spool files (summaries.argus) or steps.csv; the format is
  * detected from content. Everything goes into the job store of rank 0's own pipeline

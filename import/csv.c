@@ -1,4 +1,4 @@
-/* import/csv.c — steps.csv (REPORT_SCHEMA.md: step,rank,start_ns,end_ns,forward_ms,
+/* csv.c — steps.csv (docs/REPORT_SCHEMA.md: step,rank,start_ns,end_ns,forward_ms,
  * backward_ms,optimizer_ms,comm_ms,host_gap_ms) into step summaries, one per row, for
  * per-rank step times from any source. Rows carry no kernels, so only L1/L2 evidence
  * (step and phase times) comes out of them: compute time is the busy time outside

@@ -1,4 +1,4 @@
-/* import/import.h — argus-analyze's importers: they turn saved data into step summaries for the
+/* import.h — argus-analyze's importers: they turn saved data into step summaries for the
  * job store, through the same summariser (tracer/summarizer.c) a live run uses.
  *
  * - Kineto / PyTorch-profiler Chrome-trace JSON (plain or gzip), one file per rank:
@@ -8,7 +8,7 @@
  *   summarised from a merge of them (import/kineto_spill.c), so memory does not grow with the
  *   trace's size.
  * - Argus spool files (summaries.argus): wire records straight into the store.
- * - steps.csv in Argus's format (REPORT_SCHEMA.md): one summary per row (step times and
+ * - steps.csv in Argus's format (docs/REPORT_SCHEMA.md): one summary per row (step times and
  *   phase times only; no kernels).
  *
  * Importers never exit or print: errors come back as negative errno values with one line

@@ -1,4 +1,4 @@
-/* import/import_int.h — internal to the Kineto importer (import/kineto.c parses a trace into
+/* import_int.h — internal to the Kineto importer (import/kineto.c parses a trace into
  * these compact tables; import/kineto_feed.c feeds them through the summariser). Nothing else
  * may include it. Times are ns on the trace's own clock.
  */

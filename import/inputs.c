@@ -1,4 +1,4 @@
-/* import/inputs.c — argus-analyze's input side (import/analyze_run.h): stage what each importer
+/* inputs.c — argus-analyze's input side (import/analyze_run.h): stage what each importer
  * delivers (trimmed copies of summaries, kernel names), undo a file that failed half way,
  * and walk files and directories. Formats are detected from content (import/import.h).
  */

@@ -1,4 +1,4 @@
-/* import/kineto.c — streaming parse of a PyTorch-profiler (Kineto) Chrome-trace file into
+/* kineto.c — streaming parse of a PyTorch-profiler (Kineto) Chrome-trace file into
  * compact tables (import/import_int.h): YAJL callbacks over 64 KB buffers read with zlib's gzread
  * (plain files pass through), so no DOM and no copy of the JSON text is ever held. Only
  * what the summariser needs is kept: kernels/memcpy/memset (interned names), runtime

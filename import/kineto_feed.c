@@ -1,4 +1,4 @@
-/* import/kineto_feed.c — feeds a parsed Kineto trace (import/import_int.h tables) through the live
+/* kineto_feed.c — feeds a parsed Kineto trace (import/import_int.h tables) through the live
  * summariser (tracer/summarizer.c), one step at a time, so imported traces get exactly
  * the summaries, modes and phase attribution of a live run. Must not re-implement any
  * summary statistic: it only decides, per kernel, which step and which phase it belongs to.

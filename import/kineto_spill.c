@@ -1,4 +1,4 @@
-/* import/kineto_spill.c — bounded memory for Kineto traces of any size, part 1: the spill file.
+/* kineto_spill.c — bounded memory for Kineto traces of any size, part 1: the spill file.
  * When the compact tables (import/import_int.h) reach their limit, kt_spill sorts the kernels,
  * launches and ranges by time and appends them as one run of fixed-size records to an
  * unlinked temporary file, then frees them; steps and interned names stay in memory (they

@@ -1,4 +1,4 @@
-/* import/kineto_stream.c — bounded memory for Kineto traces of any size, part 2: summarising the
+/* kineto_stream.c — bounded memory for Kineto traces of any size, part 2: summarising the
  * spilled runs (import/kineto_spill.c) as one stream in time order, step by step, holding only
  * the open phase ranges, launches not yet matched to a kernel (a ring, oldest dropped) and
  * the kernels of the step after the one being summarised. The open step is closed when a

@@ -1,4 +1,4 @@
-/* import/kineto_table.c — the Kineto importer's helpers (import/import_int.h): number parsing from
+/* kineto_table.c — the Kineto importer's helpers (import/import_int.h): number parsing from
  * YAJL's raw number text (µs to ns without floating point for the usual forms), the
  * compact growable tables with their memory limit (past it, they are spilled to a
  * temporary file: import/kineto_spill.c), kernel-name interning, and the rank

@@ -1,4 +1,4 @@
-/* import/spool.c — glue between argus-analyze and Argus's own saved data: format detection
+/* spool.c — glue between argus-analyze and Argus's own saved data: format detection
  * by content for every importer, and spool files (summaries.argus, common/spool.h) read
  * straight into the job store with the store's own record decoder (no second decoder).
  */

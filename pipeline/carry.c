@@ -1,4 +1,4 @@
-/* pipeline/carry.c — anomalies of evicted steps kept in later reports (pipeline/carry.h). */
+/* carry.c — anomalies of evicted steps kept in later reports (pipeline/carry.h). */
 #include "pipeline/carry.h"
 
 #include <errno.h>

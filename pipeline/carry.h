@@ -1,4 +1,4 @@
-/* pipeline/carry.h — rank 0 keeps the anomalies of steps its job store has evicted. The store
+/* carry.h — rank 0 keeps the anomalies of steps its job store has evicted. The store
  * holds a bounded horizon of recent steps (store/jobstore.h: retention), and rank 0
  * re-analyses what it holds after every window, so an anomaly whose steps left the store
  * would silently drop out of report.json (anomalies.jsonl keeps it). This remembers the

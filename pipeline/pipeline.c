@@ -1,4 +1,4 @@
-/* pipeline/pipeline.c — rank 0's sequence, online and offline (pipeline.h): the store and
+/* pipeline.c — rank 0's sequence, online and offline (pipeline.h): the store and
  * its spool, the missing marks, one analysis at a time with carry, pins and trace plans,
  * and every output written from that one result. No MPI; decides nothing the analysis
  * or the writers decide.

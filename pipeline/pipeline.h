@@ -1,4 +1,4 @@
-/* pipeline/pipeline.h — rank 0's sequence, built once and run the same by the live job
+/* pipeline.h — rank 0's sequence, built once and run the same by the live job
  * (reduce/rank0.c), by argus-analyze (import/argus_analyze.c) and by the benchmarks
  * (bench/reduce_job.c), docs/ARCHITECTURE.md (rooms, pipeline/):
  *

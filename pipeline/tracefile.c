@@ -1,4 +1,4 @@
-/* pipeline/tracefile.c — one collected L4 plan becomes one Chrome-trace/Perfetto file under
+/* tracefile.c — one collected L4 plan becomes one Chrome-trace/Perfetto file under
  * the output directory (pipeline.h: argus_pipeline_write_trace): the targets' events merged
  * by report/trace_merge.h, the process labels, and otherData naming the anomaly, its steps,
  * the ranks and the clock refinement. No MPI: reduce/tracereq.c collects the replies.

@@ -1,4 +1,4 @@
-/* pipeline/traceplan.c — rank 0's plan of L4 trace dumps (pipeline/traceplan.h). */
+/* traceplan.c — rank 0's plan of L4 trace dumps (pipeline/traceplan.h). */
 #include "pipeline/traceplan.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
-/* pipeline/traceplan.h — rank 0's plan of L4 trace dumps (issue 4): which anomalies get an aligned
- * raw trace, from which ranks and steps, and which trace file each anomaly links to.
- * Pure bookkeeping (no MPI, no I/O); reduce/tracereq.c carries the plans out over the
+/* traceplan.h — rank 0's plan of L4 trace dumps (docs/ALGORITHMS.md, "L4 trace plans"): which
+ * anomalies get an aligned raw trace, from which ranks and steps, and which trace file each anomaly
+ * links to. Pure bookkeeping (no MPI, no I/O); reduce/tracereq.c carries the plans out over the
  * private communicator and marks them done.
  *
  * One plan per anomaly identity: kind plus sources (the group's members when the anomaly

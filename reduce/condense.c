@@ -1,4 +1,4 @@
-/* reduce/condense.c — a reduction-tree node's condensing step (reduce/condense.h): fold, select
+/* condense.c — a reduction-tree node's condensing step (reduce/condense.h): fold, select
  * exemplars, write what goes up. */
 #include "reduce/condense.h"
 

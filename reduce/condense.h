@@ -1,4 +1,4 @@
-/* reduce/condense.h — how a node of the reduction tree keeps rank 0's inbound bytes bounded
+/* condense.h — how a node of the reduction tree keeps rank 0's inbound bytes bounded
  * in a large job (ARGUS_CONDENSE; docs/ARCHITECTURE.md, contract 5). Full step summaries
  * cost ~0.9 KB per rank and step; at 16,384 ranks that is ~15 MB per step into rank 0. A
  * condensing node instead forwards, per batch of windows:

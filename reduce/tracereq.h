@@ -1,15 +1,14 @@
-/* tracereq.h — L4 trace collection over Argus's private communicator (issue 4): rank 0
- * carries out the trace plans (pipeline/traceplan.h) — one small request to each target rank —
- * and every rank's Argus thread answers a request by dumping its raw ring (tracer/ring.h)
- * for the steps asked, with its timestamps moved onto rank 0's clock (its offset from
- * clocksync, plus the CUPTI-to-wall mapping of the clock triple for GPU rings), and
- * sending the Chrome-trace events back. Rank 0 checks each reply (CRC, JSON syntax) and
- * hands a plan's replies to the pipeline (pipeline/pipeline.h: argus_pipeline_write_trace),
- * which merges them into one Chrome-trace/Perfetto document
- * `traces/<kind>-steps-A-B.json` under the output directory and marks the plan written,
- * so the next report links it from the anomaly. A target that does not answer within the
- * timeout is left out and named in the file's metadata; with no events from anyone the
- * plan fails with one line why (e.g. the rings had moved past the anomaly's steps).
+/* tracereq.h — L4 trace collection over Argus's private communicator (docs/ALGORITHMS.md, "L4 trace
+ * plans"): rank 0 carries out the trace plans (pipeline/traceplan.h) — one small request to each
+ * target rank — and every rank's Argus thread answers a request by dumping its raw ring
+ * (tracer/ring.h) for the steps asked, with its timestamps moved onto rank 0's clock (its offset
+ * from clocksync, plus the CUPTI-to-wall mapping of the clock triple for GPU rings), and sending
+ * the Chrome-trace events back. Rank 0 checks each reply (CRC, JSON syntax) and hands a plan's
+ * replies to the pipeline (pipeline/pipeline.h: argus_pipeline_write_trace), which merges them into
+ * one Chrome-trace/Perfetto document `traces/<kind>-steps-A-B.json` under the output directory and
+ * marks the plan written, so the next report links it from the anomaly. A target that does not
+ * answer within the timeout is left out and named in the file's metadata; with no events from
+ * anyone the plan fails with one line why (e.g. the rings had moved past the anomaly's steps).
  *
  * Called only from the Argus thread (or the MPI_Finalize thread without one); never
  * blocks: sends are non-blocking, replies are matched probes. One reply in flight per

@@ -1,4 +1,4 @@
-/* report/csv.c — steps.csv: one row per (step, rank) held in the job store, in step then
+/* csv.c — steps.csv: one row per (step, rank) held in the job store, in step then
  * rank order: step,rank,start_ns,end_ns,forward_ms,backward_ms,optimizer_ms,comm_ms,
  * host_gap_ms. Written to steps.csv.partial and renamed.
  */

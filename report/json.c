@@ -1,4 +1,4 @@
-/* report/json.c — report.json (REPORT_SCHEMA.md, version 1) and the one-line anomaly
+/* json.c — report.json (docs/REPORT_SCHEMA.md, version 1) and the one-line anomaly
  * object of anomalies.jsonl, generated with YAJL's yajl_gen. Derived only from the result
  * and the job store; written to report.json.partial and renamed.
  */
@@ -267,7 +267,7 @@ static size_t kernel_held(const struct argus_jobstore *js)
 }
 
 /* "inputs": {files, analysed, skipped: ["FILE: why", ...]} (argus-analyze; a field added,
- * as REPORT_SCHEMA.md allows). */
+ * as docs/REPORT_SCHEMA.md allows). */
 static int gen_inputs(yajl_gen g, const struct argus_report_inputs *in)
 {
     CKR(key(g, "inputs"));

@@ -1,4 +1,4 @@
-/* report/prometheus.c — metrics.prom: the job-level figures of a result in the Prometheus text
+/* prometheus.c — metrics.prom: the job-level figures of a result in the Prometheus text
  * exposition format (version 0.0.4) for node-exporter's textfile collector: one HELP and
  * one TYPE line per family, base units (seconds, bytes), counters ending in _total, no
  * timestamps, label values escaped. Bounded size whatever the job: per-anomaly series for
@@ -145,13 +145,13 @@ static void gen(FILE *f, const struct argus_jobstore *js, const struct argus_res
     static const struct {
         const char *name, *help;
     } fam[] = {
-        { "argus_anomaly_slowdown_ratio", "Slowdown of the anomaly's sources (1.42 = 42% slower)." },
-        { "argus_anomaly_score", "Strength of the evidence (robust z or similar)." },
-        { "argus_anomaly_first_step", "First step the anomaly was seen in." },
-        { "argus_anomaly_last_step", "Last step the anomaly was seen in." },
-        { "argus_anomaly_detected_step", "Step at which the evidence first sufficed." },
-        { "argus_anomaly_source_ranks", "Number of source ranks of the anomaly." },
-        { "argus_anomaly_victim_ranks", "Number of ranks that waited on the sources." },
+        {"argus_anomaly_slowdown_ratio", "Slowdown of the anomaly's sources (1.42 = 42% slower)."},
+        {"argus_anomaly_score", "Strength of the evidence (robust z or similar)."},
+        {"argus_anomaly_first_step", "First step the anomaly was seen in."},
+        {"argus_anomaly_last_step", "Last step the anomaly was seen in."},
+        {"argus_anomaly_detected_step", "Step at which the evidence first sufficed."},
+        {"argus_anomaly_source_ranks", "Number of source ranks of the anomaly."},
+        {"argus_anomaly_victim_ranks", "Number of ranks that waited on the sources."},
     };
     for (size_t fi = 0; na && fi < sizeof fam / sizeof fam[0]; fi++) {
         family(f, fam[fi].name, "gauge", fam[fi].help);

@@ -1,4 +1,4 @@
-/* report/report.h — writers of a result: report.json (REPORT_SCHEMA.md, via YAJL's generator),
+/* report.h — writers of a result: report.json (docs/REPORT_SCHEMA.md, via YAJL's generator),
  * report.md, steps.csv, anomalies.jsonl lines and the one-paragraph summary printed at the
  * end of a run. Every file is derived from the same in-memory report (struct argus_report:
  * the analysis result, and for argus-analyze the inputs it read), in one pass.

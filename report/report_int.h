@@ -1,4 +1,4 @@
-/* report/report_int.h — helpers shared by the report writers (internal to analysis/): the JSON
+/* report_int.h — helpers shared by the report writers (internal to report/): the JSON
  * object of one anomaly (report.json and anomalies.jsonl), display names of kernels,
  * UTF-8-safe strings and numbers for YAJL, and the job's distinct step ids.
  */
@@ -13,7 +13,7 @@
 #include "analysis/analysis.h"
 #include "store/jobstore.h"
 
-/* Generate one anomaly object with every field of REPORT_SCHEMA.md. */
+/* Generate one anomaly object with every field of docs/REPORT_SCHEMA.md. */
 int an_gen_anomaly(yajl_gen g, const struct argus_jobstore *js, const struct argus_anomaly *a);
 /* A string, with invalid UTF-8 bytes replaced by '?'. */
 int an_gen_str(yajl_gen g, const char *s);

@@ -1,4 +1,4 @@
-/* report/summary.c — the few lines printed at the end of a run (where the report is, one
+/* summary.c — the few lines printed at the end of a run (where the report is, one
  * line per anomaly) and anomalies.jsonl: each anomaly appended once across repeated
  * online analyses. An anomaly is the same as one already logged when its kind and its
  * sources (ranks, or group members) match and its steps overlap or touch the logged ones.

@@ -1,4 +1,4 @@
-/* report/svg.c — the pictures of a report, as standalone SVG files embedded in report.md:
+/* svg.c — the pictures of a report, as standalone SVG files embedded in report.md:
  *   heatmap.svg        per-rank median compute time over the whole run, rank grid with
  *                      one row per DP replica and one column per (PP stage, TP index);
  *   heatmap-<id>.svg   per anomaly with source ranks: each rank's time in the anomaly's

@@ -1,4 +1,4 @@
-/* report/trace_merge.c — rank 0's L4 merge with clock refinement on collective ends
+/* trace_merge.c — rank 0's L4 merge with clock refinement on collective ends
  * (report/trace_merge.h). */
 #include "report/trace_merge.h"
 

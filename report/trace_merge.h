@@ -1,15 +1,15 @@
-/* report/trace_merge.h — rank 0's L4 merge: the target ranks' Chrome-trace events (each reply an
+/* trace_merge.h — rank 0's L4 merge: the target ranks' Chrome-trace events (each reply an
  * array written by tracer/ring.c, timestamps already moved onto rank 0's clock by the
  * rank's ping-pong offset) become one document, with each rank's offset refined on
- * collective ends (ALGORITHMS.md §6.6, issue 7): all members of one collective finish
- * together, so for a rank that shares collectives with the reference (the first part,
- * the first source) the differences of end times of the same instances are its residual
- * clock error. Instances are matched by (kernel name, step, occurrence in the step); per
- * name the median difference and its spread (MAD) are computed; the name with the most
- * consistent differences (MAD <= ARGUS_MERGE_MAX_MAD_NS, at least ARGUS_MERGE_MIN_MATCH
- * instances) gives the correction. Collectives of other groups that only share a name
- * (TP all-reduces of different TP groups) end at unrelated times, show a large spread
- * and are not used. A rank without a consistent match keeps its ping-pong alignment.
+ * collective ends (docs/ALGORITHMS.md, "Clock alignment: L4 traces"): all members of one collective
+ * finish together, so for a rank that shares collectives with the reference (the first part, the
+ * first source) the differences of end times of the same instances are its residual clock error.
+ * Instances are matched by (kernel name, step, occurrence in the step); per name the median
+ * difference and its spread (MAD) are computed; the name with the most consistent differences (MAD
+ * <= ARGUS_MERGE_MAX_MAD_NS, at least ARGUS_MERGE_MIN_MATCH instances) gives the correction.
+ * Collectives of other groups that only share a name (TP all-reduces of different TP groups) end at
+ * unrelated times, show a large spread and are not used. A rank without a consistent match keeps
+ * its ping-pong alignment.
  *
  * Parts are parsed with YAJL's tree API (each was already checked as JSON); events are
  * re-emitted with YAJL's generator. Pure: no MPI, no globals.

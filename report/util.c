@@ -1,4 +1,4 @@
-/* report/util.c — small facts about a job that every report writer needs: its distinct
+/* util.c — small facts about a job that every report writer needs: its distinct
  * step ids, its node count, its time span, and a short description of an anomaly's
  * sources. Reads the job store only.
  */

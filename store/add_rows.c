@@ -1,4 +1,4 @@
-/* store/add_rows.c — the batch add of thin rows (store/jobstore.h: argus_jobstore_add_rows):
+/* add_rows.c — the batch add of thin rows (store/jobstore.h: argus_jobstore_add_rows):
  * rank 0's rows records (wire_rows.h) bring ~P rows a step in canonical (step, rank)
  * order, each stored as its thin summary (argus_aggrow_thin). On top of the core
  * (store/cells.c) and retention (store/retain.c); must know nothing of wire records (the

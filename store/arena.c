@@ -1,4 +1,4 @@
-/* store/arena.c — the job store's memory (store/arena.h). Summaries are carved from an
+/* arena.c — the job store's memory (store/arena.h). Summaries are carved from an
  * arena of chunks that grow from 64 KiB to 2 MiB (2 MiB chunks aligned and advised for
  * transparent huge pages): rank 0 adds P summaries per step, and one malloc and a few page
  * faults per summary were most of its cost. The block of a replaced or evicted summary

@@ -1,4 +1,4 @@
-/* store/arena.h — the job store's memory (store/arena.c): blocks of a multiple of 64 bytes
+/* arena.h — the job store's memory (store/arena.c): blocks of a multiple of 64 bytes
  * carved from an arena of chunks, the blocks given back reused by size, and the work
  * memory lent to the store's reader. The bottom of the store's files (store/jobstore_int.h
  * lists them): it knows nothing of the store, nor of summaries beyond the size of the

@@ -1,4 +1,4 @@
-/* store/cells.c — the job store's core (store/jobstore.h): per rank its held cells (a
+/* cells.c — the job store's core (store/jobstore.h): per rank its held cells (a
  * trimmed summary, its step id and its row) in ascending step order, the set of distinct
  * held steps, and the lookups over them. Calls store/arena.c only; must know nothing of
  * retention (store/retain.c evicts on top of it), rank info and names, nor wire records

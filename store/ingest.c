@@ -1,4 +1,4 @@
-/* store/ingest.c — the ingest of encoded wire records into the job store
+/* ingest.c — the ingest of encoded wire records into the job store
  * (store/jobstore.h: argus_jobstore_ingest, argus_jobstore_ingest_buffer[_but]): each
  * record decoded and stored through the store's own adds (store/retain.c,
  * store/add_rows.c, store/names.c, store/ranks.c). The top of the store's files

@@ -1,4 +1,4 @@
-/* store/jobstore.c — the job store's life (store/jobstore.h): create (each part's init),
+/* jobstore.c — the job store's life (store/jobstore.h): create (each part's init),
  * free (each part's fini), the job metadata, and the reader's work memory lent from the
  * arena. Holds no logic of its parts: the summaries are store/cells.c's, retention
  * store/retain.c's, the ingest of wire records store/ingest.c's (the files and the way

@@ -1,4 +1,4 @@
-/* store/jobstore.h — everything known about one job's steps, in memory: per-rank step summaries,
+/* jobstore.h — everything known about one job's steps, in memory: per-rank step summaries,
  * the kernel-name dictionary, per-rank info and job metadata. Filled by rank 0 from the
  * reduction (online) or by argus-analyze from spool files / imports (offline), read by
  * analysis/ and the report writers. The same store for both paths: the analysis has no

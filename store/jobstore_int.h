@@ -1,4 +1,4 @@
-/* store/jobstore_int.h — the job store's layout and what its files call of each other.
+/* jobstore_int.h — the job store's layout and what its files call of each other.
  * Nobody outside store/ includes it: readers go through store/jobstore.h.
  *
  * The files, each calling only the ones listed before it (tests/store/t_layers.sh checks

@@ -1,4 +1,4 @@
-/* store/names.c — the job store's kernel-name dictionary (store/jobstore.h:
+/* names.c — the job store's kernel-name dictionary (store/jobstore.h:
  * argus_jobstore_add_name, argus_jobstore_name): open addressing on the 64-bit name hash.
  * Writes js->names only and calls no other file of store/ (store/jobstore_int.h lists
  * them); must know nothing of wire records. One owner; not thread-safe.

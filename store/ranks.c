@@ -1,4 +1,4 @@
-/* store/ranks.c — what the job store knows of a rank besides its steps (store/jobstore.h):
+/* ranks.c — what the job store knows of a rank besides its steps (store/jobstore.h):
  * its rank info and its missing mark. Writes the info and missing_p1 of js->ranks only
  * (store/retain.c reads the mark when it evicts) and calls no other file of store/; must
  * know nothing of wire records. One owner; not thread-safe.

@@ -1,4 +1,4 @@
-/* store/retain.c — the job store's retention (store/jobstore.h), on top of its core
+/* retain.c — the job store's retention (store/jobstore.h), on top of its core
  * (store/cells.c): which adds it admits (a summary of a step already evicted is dropped
  * and counted), eviction of the oldest held step from every rank when the store holds
  * more distinct steps than its horizon, what eviction leaves behind (each rank's evicted

@@ -1,4 +1,4 @@
-/* tests/analysis/test_detect_cases.c — the detectors on harder synthetic jobs: periodic
+/* test_detect_cases.c — the detectors on harder synthetic jobs: periodic
  * spikes reported once as periodic; the online CUSUM timing a +10% regression within a few
  * steps; the W1 block structure of a degraded DP group; ARGUS case 5, a compute straggler
  * masked by communication (its peers' collectives grow, its own shrink), reported as a

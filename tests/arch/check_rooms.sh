@@ -2,7 +2,8 @@
 # check_rooms.sh ROOT — the arrow check: every #include "ROOM/..." in a room's C files
 # names a room that the room table of ROOT/docs/ARCHITECTURE.md lets it use (or one of
 # the single headers listed there), the table's rooms form no circle, and every top-level
-# folder holding C files has a row (folders named _* are build trees, not rooms). Prints one line per broken rule; exits 1 if any.
+# folder holding C files has a row (folders named _* are build trees, not rooms).
+# Prints one line per broken rule; exits 1 if any.
 # POSIX sh + awk + tsort; reads only ROOT.
 set -u
 root=${1:?usage: check_rooms.sh ROOT}
@@ -42,7 +43,8 @@ for d in "$root"/*/; do
     d=${d%/}; r=${d##*/}
     case $r in _*) continue ;; esac      # build and install trees (_build, _install)
     [ -n "$(find "$d" -name '*.[ch]' -print -quit 2>/dev/null)" ] || continue
-    grep -q "^$r\( \|\$\)" "$tab" || { echo "check_rooms: $r/ holds C files but has no row in $doc"; bad=1; }
+    grep -q "^$r\( \|\$\)" "$tab" ||
+        { echo "check_rooms: $r/ holds C files but has no row in $doc"; bad=1; }
 done
 # Each room's includes.
 while read -r room uses; do

@@ -1,4 +1,4 @@
-/* realistic_step.h — the issue-6 "realistic step" shared by bench/tracer_bench.c and
+/* realistic_step.h — the "realistic step" shared by bench/tracer_bench.c and
  * tests/common/test_wire_step.c, so the figure the bench prints and the figure the test
  * holds to the budget come from the same launches: RS_KPS kernel launches per step over
  * RS_NAMES names (the first 8 NCCL all-reduce kernels on stream 1, the rest cutlass GEMMs

@@ -1,4 +1,4 @@
-/* test_wire_step.c — the issue-6 budget on what ships: the realistic step
+/* test_wire_step.c — the size budget on what ships: the realistic step
  * (tests/common/realistic_step.h, the one bench/tracer_bench reports: 50,000 launches over
  * 200 names) goes through the real step summariser with coverage 0.97, and every step's
  * wire summary record (what window.c sends to rank 0 and the spool keeps) must fit in

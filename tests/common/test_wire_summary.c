@@ -1,4 +1,4 @@
-/* tests/common/test_wire_summary.c — unit tests of the version-3 summary record (common/wire_summary.c):
+/* test_wire_summary.c — unit tests of the version-3 summary record (common/wire_summary.c):
  * exact round trips (version 3 is lossless: every field comes back bit for bit) of
  * tracer-like and edge-case summaries, the byte savings it is made of (shared name hash,
  * implied count), rejection of corrupted v3 fields with the offset named, random

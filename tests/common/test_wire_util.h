@@ -1,7 +1,7 @@
-/* test_wire_util.h — helpers shared by the wire tests (test_wire.c, tests/common/test_wire_summary.c): the
- * byte-level writers of the test's own (LE fixed widths, LEB128, zigzag), sealing a
- * hand-made record (length + CRC), splicing bytes into one, the offset in an error
- * message, and independent writers of the version-1 and version-2 summary layouts (what
+/* test_wire_util.h — helpers shared by the wire tests (test_wire.c,
+ * tests/common/test_wire_summary.c): the byte-level writers of the test's own (LE fixed widths,
+ * LEB128, zigzag), sealing a hand-made record (length + CRC), splicing bytes into one, the offset
+ * in an error message, and independent writers of the version-1 and version-2 summary layouts (what
  * older builds wrote; the library now writes only version 3). Test-only code: every
  * function is static and may go unused.
  */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_cupti.sh — the GPU check of issue 6 (needs a CUDA GPU, nvcc and a build of Argus
+# check_cupti.sh — the tracer's GPU check (needs a CUDA GPU, nvcc and a build of Argus
 # with CUPTI; NOT part of `make check`). Builds tests/gpu/two_kernels.cu, runs it (and,
 # when torch is importable, a short PyTorch loop) without and with Argus injected, and
 # checks: (1) Argus saw the kernels and the 200 steps (argus: lines / report), (2) the
@@ -45,7 +45,7 @@ fi
 cat >"$out/check_report.py" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-# REPORT_SCHEMA.md: job.source, steps.count, collection.kernels_seen / dropped_events.
+# docs/REPORT_SCHEMA.md: job.source, steps.count, collection.kernels_seen / dropped_events.
 src = r["job"]["source"]
 steps = r["steps"]["count"]
 seen = r["collection"]["kernels_seen"]

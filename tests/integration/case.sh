@@ -1,4 +1,4 @@
-# case.sh — sourced by t_case_*.sh (the ARGUS case studies, ALGORITHMS.md §1.5) with
+# case.sh — sourced by t_case_*.sh (the case studies, docs/ALGORITHMS.md, "Case studies") with
 # CASE_ARGS (simulator arguments after the default 16-rank job), EXPECT_KIND and
 # EXPECT_RANKS ("" for rank-less kinds; "none" for a clean run): one run under argus-run;
 # the report must hold exactly one anomaly, of that kind, naming exactly those sources,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 7: clock offsets are kept current while the job runs, so a drifting clock is
+# Clock offsets are kept current while the job runs, so a drifting clock is
 # tracked. 4 ranks, rank r's clock 5*r ms ahead and 500*r ppm fast (a large drift, so
 # that 6 s show it above the ping-pong noise of an oversubscribed 2-core machine: the
 # start-up estimate of rank 3 is ~9 ms off by the end); every rank re-measures every

@@ -1,6 +1,6 @@
 #!/bin/sh
-# L4 (issue 4): for an anomaly, rank 0 asks the source rank and two healthy peers for their
-# raw rings over the private communicator and writes one Chrome-trace JSON with clocks
+# L4 (docs/ALGORITHMS.md, "L4 trace plans"): for an anomaly, rank 0 asks the source rank
+# and two healthy peers for their raw rings over the private communicator and writes one Chrome-trace JSON with clocks
 # aligned, linked from the anomaly. The ranks' clocks are skewed on purpose (rank r runs
 # 10*r ms ahead, in the simulator's timestamps and in the clock sync alike), so the
 # data-parallel collectives that end together on the source and its peers would be 20 ms

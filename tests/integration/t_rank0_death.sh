@@ -2,8 +2,8 @@
 # Rank 0 (which writes the diagnosis) killed mid-run: the job ends within the bound, and
 # the output directory keeps everything up to the last window rank 0 analysed:
 # anomalies.jsonl holds the straggler found before the crash and report.json is the
-# last complete rewrite, marked incomplete (issue 7, faults). Steps are paced at 40 ms of
-# real time so that rank 0 has windows to analyse before it dies, even on a loaded machine.
+# last complete rewrite, marked incomplete (docs/ARCHITECTURE.md, "Rules of the road").
+# Steps are paced at 40 ms of real time so that rank 0 has windows to analyse before it dies, even on a loaded machine.
 . "$(dirname "$0")/lib.sh"
 start=$(date +%s)
 if run_sim "r0death-$$" --inject compute_straggler:ranks=5,steps=5-59,factor=2 \

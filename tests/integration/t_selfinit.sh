@@ -3,7 +3,7 @@
 # MPI on its own thread, the summaries reach rank 0 and the report covers every rank; a
 # forked child that exits does not finalize MPI; a program that calls MPI_Init late gets
 # a working MPI without a second initialisation; an ordinary MPI program that asks for
-# MPI_THREAD_SINGLE keeps its own MPI and right results, fully traced (issue 7).
+# MPI_THREAD_SINGLE keeps its own MPI and right results, fully traced.
 . "$(dirname "$0")/lib.sh"
 APP="$top_builddir/tests/reduce/selfinit_app"
 export ARGUS_MPI_SELF_INIT_MS=0 ARGUS_LOG=info

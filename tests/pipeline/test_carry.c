@@ -1,4 +1,4 @@
-/* tests/pipeline/test_carry.c — cmocka units for pipeline/carry.c: an anomaly whose steps the job store
+/* test_carry.c — cmocka units for pipeline/carry.c: an anomaly whose steps the job store
  * evicted stays in later results, one that continues keeps its first step, one the
  * analysis dropped inside the held steps is not resurrected, and separate episodes of
  * the same identity stay separate. */

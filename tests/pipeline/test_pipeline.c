@@ -1,4 +1,4 @@
-/* tests/pipeline/test_pipeline.c — cmocka units for pipeline/pipeline.c and tracefile.c:
+/* test_pipeline.c — cmocka units for pipeline/pipeline.c and tracefile.c:
  * argus-analyze's inputs reach report.json ("inputs") and report.md ("Inputs skipped")
  * from the one in-memory report, in one pass; the offline store is sealed (missing ranks,
  * span from the data, parents of the output directory made); a live final report after a

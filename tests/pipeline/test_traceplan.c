@@ -1,4 +1,4 @@
-/* tests/pipeline/test_traceplan.c — cmocka units for pipeline/traceplan.c: which ranks and steps an
+/* test_traceplan.c — cmocka units for pipeline/traceplan.c: which ranks and steps an
  * anomaly's L4 trace is asked from (sources, then peers in the source's position, then
  * victims), one plan per anomaly identity however it grows, the cap, links to written
  * traces, and the "no new plans" mode of the final report. */

@@ -1,6 +1,7 @@
 /* test_clock.c — clock alignment arithmetic (reduce/clocksync.h): the ping-pong offset
  * formula with an asymmetric-free path, and the collective-end refinement tracking a
- * +-5 ms offset with 20 ppm drift to within 20 us after 50 steps (ALGORITHMS.md §6.6). */
+ * +-5 ms offset with 20 ppm drift to within 20 us after 50 steps (docs/ALGORITHMS.md, "Clock
+ * alignment"). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

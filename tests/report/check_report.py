@@ -4,7 +4,7 @@ metrics.prom: a strict reading of the Prometheus text exposition format 0.0.4 (H
 TYPE once per family before its samples, valid metric and label names, escaped label
 values, float values, no duplicate series, no timestamps, counters end in _total).
 *.svg: parse as XML with an svg root in the SVG namespace. report.md: every embedded
-picture exists. report.json: the REPORT_SCHEMA.md fields with their types.
+picture exists. report.json: the docs/REPORT_SCHEMA.md fields with their types.
 """
 import json, os, re, sys
 import xml.etree.ElementTree as ET

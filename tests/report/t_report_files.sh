@@ -3,7 +3,7 @@
 # `promtool check metrics` (Debian's prometheus package; a strict Python checker of the
 # text exposition format runs too, and alone when promtool is missing), every SVG parses
 # as XML with an <svg> root, report.md embeds only pictures that exist, report.json has
-# the REPORT_SCHEMA.md fields. Cases: clean, straggler, comm (W1 matrix), host, regression.
+# the docs/REPORT_SCHEMA.md fields. Cases: clean, straggler, comm (W1 matrix), host, regression.
 set -eu
 : "${top_builddir:?run through make check}"
 : "${top_srcdir:?run through make check}"

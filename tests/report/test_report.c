@@ -1,5 +1,5 @@
-/* tests/report/test_report.c — the report writers: report.json parses and has every field of
- * REPORT_SCHEMA.md with the right types, steps.csv has its header and one row per
+/* test_report.c — the report writers: report.json parses and has every field of
+ * docs/REPORT_SCHEMA.md with the right types, steps.csv has its header and one row per
  * (step, rank), report.md is written, anomalies.jsonl gets each anomaly once across
  * repeated analyses, the one-line anomaly JSON and the printed summary.
  */
@@ -121,7 +121,8 @@ static void test_md_prom_svg(void **state)
     char *prom = slurp(p, NULL);
     assert_non_null(prom);
     assert_non_null(strstr(prom, "# TYPE argus_anomalies gauge\n"));
-    assert_non_null(strstr(prom, "argus_anomalies{job=\"1234\",step=\"0\",kind=\"compute_straggler\"} 1\n"));
+    assert_non_null(
+        strstr(prom, "argus_anomalies{job=\"1234\",step=\"0\",kind=\"compute_straggler\"} 1\n"));
     assert_non_null(strstr(prom, "argus_rank_flagged{job=\"1234\",step=\"0\",rank=\"5\","));
     assert_null(strstr(prom, ".partial"));
     free(prom);

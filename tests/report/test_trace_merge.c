@@ -1,4 +1,4 @@
-/* tests/report/test_trace_merge.c — cmocka units for report/trace_merge.c: the merged L4 events parse,
+/* test_trace_merge.c — cmocka units for report/trace_merge.c: the merged L4 events parse,
  * a rank sharing collectives with the reference is moved by its residual offset (found on
  * the consistent collective, not on a same-named collective of another group), a rank
  * sharing none keeps its timestamps, and a damaged part is refused. */

@@ -1,5 +1,5 @@
-/* tests/report/write_report.c — test helper: builds a synthetic 16-rank job (tests/synth/synth.c) with one injected
- * fault and writes the full report (report.json/md, steps.csv, metrics.prom, SVGs) into a
+/* write_report.c — test helper: builds a synthetic 16-rank job (tests/synth/synth.c) with one
+ * injected fault and writes the full report (report.json/md, steps.csv, metrics.prom, SVGs) into a
  * directory, for the shell tests that validate the files with outside tools (promtool,
  * an XML parser). Usage: write_report DIR clean|straggler|comm|host|regression. Test-only.
  */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # slurm-local.sh {start|stop|restart|status|env} — a one-node Slurm 22.05 (slurmctld +
 # slurmd) with a private munged, on loopback, for Argus's SPANK integration tests
-# (tests/slurm/). Written from the verified recipe in the workspace's SLURM_MPI.md §2-§3.
+# (tests/slurm/). Written from the verified recipe in docs/SLURM_MPI.md.
 # Idempotent; runs as root; everything lives under $SLURM_LOCAL_DIR; it stops only the
 # daemons whose pids it recorded (never by name), cancelling jobs first because
 # slurmstepd outlives slurmd. It must never touch the system's own Slurm or munge.

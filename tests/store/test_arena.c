@@ -1,4 +1,4 @@
-/* tests/store/test_arena.c — unit tests of store/arena.c, the job store's memory: blocks
+/* test_arena.c — unit tests of store/arena.c, the job store's memory: blocks
  * given back are reused last first and by size only, jobstore_arena_reuse_ahead names the
  * blocks the next takes will reuse, carved memory is aligned (64 bytes in huge chunks) and
  * fresh chunks come when one is full, work memory grows only on a larger request, fini

@@ -1,4 +1,4 @@
-/* tests/store/test_jobstore.c — unit tests of the job store (store/jobstore.h; its files:
+/* test_jobstore.c — unit tests of the job store (store/jobstore.h; its files:
  * store/jobstore_int.h): add / replace / lookup of trimmed summaries, step order, step
  * range, the name dictionary (growth, replacement), rank info, missing marks, ingest of
  * encoded records and of a damaged buffer, retention (eviction, what it keeps, memory

@@ -1,4 +1,4 @@
-/* tests/store/test_jobstore_rows.c — unit tests of store/add_rows.c: the batch add of rows
+/* test_jobstore_rows.c — unit tests of store/add_rows.c: the batch add of rows
  * (argus_jobstore_add_rows) and the ingest of rows records through it leave the store
  * exactly as the rows' thin summaries added one by one do. */
 #include "tests/common/testgen.h"

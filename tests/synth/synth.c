@@ -1,4 +1,4 @@
-/* tests/synth/synth.c — the synthetic Megatron-style job of tests/synth/synth.h. Virtual time per rank; every
+/* synth.c — the synthetic Megatron-style job of tests/synth/synth.h. Virtual time per rank; every
  * wait sits inside a communication kernel: a collective ends at the latest member's
  * arrival plus a transfer shared by all members, a pipeline receive ends at the sender's
  * send time plus a transfer. Test-only; deterministic.
@@ -348,7 +348,7 @@ static void backward(struct job *j, struct rk **g, int n, int mb, uint64_t *ar)
     }
 }
 
-/* Name hashes of kdefs, computed once (test-only code: single-threaded use). */int synth_job(const struct synth_opts *o, struct argus_jobstore **out)
+int synth_job(const struct synth_opts *o, struct argus_jobstore **out)
 {
     const int n = o->tp * o->pp * o->dp;
     struct job j = { o, calloc((size_t)n, sizeof(struct rk)), n, 0 };

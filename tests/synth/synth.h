@@ -1,4 +1,4 @@
-/* tests/synth/synth.h — a synthetic Megatron-style job for the analysis tests: ranks in TP × DP × PP
+/* synth.h — a synthetic Megatron-style job for the analysis tests: ranks in TP × DP × PP
  * (Megatron order), a GPipe-like schedule over microbatches with TP all-reduces, pipeline
  * send/recv and DP reduce-scatter/all-gather in virtual time, where every wait happens
  * inside the communication kernel (the late member waits least). Lognormal kernel noise

@@ -1,4 +1,4 @@
-/* tests/synth/synth_int.h — internal to the synthetic job (tests/synth/synth.c: schedule and faults;
+/* synth_int.h — internal to the synthetic job (tests/synth/synth.c: schedule and faults;
  * tests/synth/synth_sum.c: turning a rank's step into a summary). Test-only.
  */
 #ifndef ARGUS_TESTS_SYNTH_INT_H

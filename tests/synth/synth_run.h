@@ -1,5 +1,5 @@
-/* tests/synth/synth_run.h — what the analysis tests share around a synthetic job (tests/synth/synth.h): build it,
- * analyse it (failing the test if either fails), and with ARGUS_TEST_VERBOSE print every
+/* synth_run.h — what the analysis tests share around a synthetic job (tests/synth/synth.h): build
+ * it, analyse it (failing the test if either fails), and with ARGUS_TEST_VERBOSE print every
  * anomaly as report.json would. Include after <cmocka.h>. */
 #ifndef ARGUS_TESTS_ANALYSIS_SYNTH_RUN_H
 #define ARGUS_TESTS_ANALYSIS_SYNTH_RUN_H

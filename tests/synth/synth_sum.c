@@ -1,4 +1,4 @@
-/* tests/synth/synth_sum.c — the synthetic job's step summaries (tests/synth/synth_int.h): a rank's accumulated
+/* synth_sum.c — the synthetic job's step summaries (tests/synth/synth_int.h): a rank's accumulated
  * kernel calls split into modes at log-gaps (as the summariser's KDE would), kmodes
  * sorted by name hash, phase and class totals, into the job store. Test-only.
  */
