@@ -1,16 +1,19 @@
 /* summarize_bench.c — cost of the tracer's hot path: ns per argus_kernel() call and per
  * step-summary build, for STEPS steps of KERNELS kernels (default 50,000) over NAMES
  * distinct, realistically long kernel names with 1-3 duration modes each, on 2 streams.
- * Times are thread CPU time. Not a test; prints one line per measurement. Build (from the repo root):
- *   cc -std=gnu11 -O2 -I. -Itracer -D_GNU_SOURCE bench/summarize_bench.c tracer/api.c \
- *      tracer/summarizer.c tracer/stepsum.c tracer/modes.c common/types.c common/qsketch.c \
- *      common/log.c common/clock.c -lpthread -lm -o summarize_bench
+ * Times are thread CPU time. Not a test; prints its result as one JSON line through
+ * yajl_gen (docs/STYLE.md, "Benchmarks"):
+ *   {"bench":"summarize","kernels_per_step":..,"names":..,"steps":..,
+ *    "ns_per_kernel_call":..,"ms_per_step_build":..,"ns_per_kernel_build":..,"kmodes":..}
+ * Built and run by `make bench` (bench/Makefile.inc).
  * Usage: summarize_bench [kernels_per_step [names [steps]]]
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <yajl/yajl_gen.h>
 
 #include "tracer/argus.h"
 #include "tracer/tracer.h"
@@ -32,6 +35,55 @@ static void on_summary(void *ctx, const struct argus_step_summary *s)
     (void)ctx;
     build_ns_total += cpu_ns() - end_call_t0;
     kmodes_last = s->n_kmodes;
+}
+
+static int gkey(yajl_gen g, const char *k)
+{
+    return yajl_gen_string(g, (const unsigned char *)k, strlen(k)) != yajl_gen_status_ok;
+}
+
+static int gint(yajl_gen g, const char *k, unsigned long long v)
+{
+    return gkey(g, k) || yajl_gen_integer(g, (long long)v) != yajl_gen_status_ok;
+}
+
+/* v with the given decimals, as the figure is meant (not yajl_gen_double's %.20g); null
+ * when not finite (no steps, no kernels) */
+static int gfix(yajl_gen g, const char *k, double v, int decimals)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    if (gkey(g, k))
+        return 1;
+    if (!isfinite(v) || n <= 0 || (size_t)n >= sizeof buf)
+        return yajl_gen_null(g) != yajl_gen_status_ok;
+    return yajl_gen_number(g, buf, (size_t)n) != yajl_gen_status_ok;
+}
+
+static void print_cb(void *ctx, const char *s, size_t len)
+{
+    fwrite(s, 1, len, (FILE *)ctx);
+}
+
+/* The one result line; 0, or 1 when generation failed. */
+static int print_result(size_t nk, size_t nn, size_t steps, uint64_t kern_ns)
+{
+    yajl_gen g = yajl_gen_alloc(NULL);
+    int bad = !g;
+
+    if (bad)
+        return 1;
+    yajl_gen_config(g, yajl_gen_print_callback, print_cb, stdout);
+    bad = yajl_gen_map_open(g) != yajl_gen_status_ok || gkey(g, "bench") ||
+          yajl_gen_string(g, (const unsigned char *)"summarize", 9) != yajl_gen_status_ok ||
+          gint(g, "kernels_per_step", nk) || gint(g, "names", nn) || gint(g, "steps", steps) ||
+          gfix(g, "ns_per_kernel_call", (double)kern_ns / (double)(nk * steps), 1) ||
+          gfix(g, "ms_per_step_build", (double)build_ns_total / (double)steps / 1e6, 3) ||
+          gfix(g, "ns_per_kernel_build", (double)build_ns_total / (double)(nk * steps), 1) ||
+          gint(g, "kmodes", kmodes_last) || yajl_gen_map_close(g) != yajl_gen_status_ok;
+    yajl_gen_free(g);
+    fputc('\n', stdout);
+    return bad;
 }
 
 static uint32_t rnd(uint32_t *s)
@@ -93,13 +145,9 @@ int main(int argc, char **argv)
         t += 10000;
     }
     argus_tracer_stop();
-    printf("kernels/step %zu names %zu steps %zu\n", nk, nn, steps);
-    printf("argus_kernel: %.1f ns/call\n", (double)kern_ns / (double)(nk * steps));
-    printf("step summary build: %.3f ms/step (%.1f ns/kernel), %u kmodes\n",
-           (double)build_ns_total / (double)steps / 1e6,
-           (double)build_ns_total / (double)(nk * steps), kmodes_last);
+    int bad = print_result(nk, nn, steps, kern_ns);
     free(names);
     free(seq);
     free(dur);
-    return 0;
+    return bad || fflush(stdout) != 0;
 }

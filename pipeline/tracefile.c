@@ -1,31 +1,346 @@
 /* tracefile.c — one collected L4 plan becomes one Chrome-trace/Perfetto file under
  * the output directory (pipeline.h: argus_pipeline_write_trace): the targets' events merged
  * by report/trace_merge.h, the process labels, and otherData naming the anomaly, its steps,
- * the ranks and the clock refinement. No MPI: reduce/tracereq.c collects the replies.
+ * the ranks and the clock refinement (docs/REPORT_SCHEMA.md, "traces/<kind>-steps-A-B.json").
+ * The whole document goes through one yajl_gen (UTF-8 validated, strings escaped by YAJL;
+ * docs/STYLE.md, "File formats and JSON") that streams into <path>.partial, renamed when
+ * complete: the file is never held in memory. argus_trace_merge prints its events as text;
+ * that text is relayed into the same generator through YAJL's parser, so the generator
+ * sees every token. No MPI: reduce/tracereq.c collects the replies. Must not print JSON by
+ * hand, must not leave a partial file behind, never logs more than once per problem.
  */
 #include "pipeline/pipeline.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_parse.h>
 
+#include "common/errbuf.h"
 #include "common/log.h"
-#include "common/outdir.h"
 #include "report/trace_merge.h"
 
-/* ", "key": [ranks]": which 0 the sources, 1 the peers, 2 those that did not answer. */
-static void write_ranks(FILE *f, const char *key, const struct argus_trace_plan *p,
-                        const struct argus_pipeline_trace_reply *reply, int which)
+#define TRACE_FILE_MODE 0640 /* as common/outdir.c writes every output */
+
+#define CK(x)                                                                                \
+    do {                                                                                     \
+        if ((x) != yajl_gen_status_ok)                                                       \
+            return -EIO;                                                                     \
+    } while (0)
+
+static yajl_gen_status gstr(yajl_gen g, const char *s)
 {
-    int n = 0;
-    fprintf(f, ", \"%s\": [", key);
+    return yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+static yajl_gen_status gfixed(yajl_gen g, double v) /* 3 decimals: us to the ns */
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "%.3f", v);
+    if (n <= 0 || (size_t)n >= sizeof buf)
+        return yajl_gen_invalid_number;
+    return yajl_gen_number(g, buf, (size_t)n);
+}
+
+/* ---- relay: argus_trace_merge's text, parsed, re-generated into g ------------------ */
+
+/* The events arrive as the elements of an array: "[" is fed before them and "]" after,
+ * and that outer array (depth 1) is the one g already has open. */
+struct relay {
+    yajl_gen g;
+    yajl_handle h;
+    int depth;
+};
+
+static int r_ok(yajl_gen_status s)
+{
+    return s == yajl_gen_status_ok;
+}
+
+static int r_null(void *c)
+{
+    return r_ok(yajl_gen_null(((struct relay *)c)->g));
+}
+
+static int r_bool(void *c, int b)
+{
+    return r_ok(yajl_gen_bool(((struct relay *)c)->g, b));
+}
+
+static int r_number(void *c, const char *s, size_t len)
+{
+    return r_ok(yajl_gen_number(((struct relay *)c)->g, s, len));
+}
+
+static int r_string(void *c, const unsigned char *s, size_t len)
+{
+    return r_ok(yajl_gen_string(((struct relay *)c)->g, s, len));
+}
+
+static int r_map_open(void *c)
+{
+    return r_ok(yajl_gen_map_open(((struct relay *)c)->g));
+}
+
+static int r_map_close(void *c)
+{
+    return r_ok(yajl_gen_map_close(((struct relay *)c)->g));
+}
+
+static int r_array_open(void *c)
+{
+    struct relay *r = c;
+    return r->depth++ == 0 ? 1 : r_ok(yajl_gen_array_open(r->g));
+}
+
+static int r_array_close(void *c)
+{
+    struct relay *r = c;
+    return --r->depth == 0 ? 1 : r_ok(yajl_gen_array_close(r->g));
+}
+
+static const yajl_callbacks relay_cb = {
+    .yajl_null = r_null,
+    .yajl_boolean = r_bool,
+    .yajl_number = r_number, /* the number's own text: nothing reformatted */
+    .yajl_string = r_string,
+    .yajl_start_map = r_map_open,
+    .yajl_map_key = r_string,
+    .yajl_end_map = r_map_close,
+    .yajl_start_array = r_array_open,
+    .yajl_end_array = r_array_close,
+};
+
+static ssize_t relay_write(void *c, const char *buf, size_t n)
+{
+    struct relay *r = c;
+    if (yajl_parse(r->h, (const unsigned char *)buf, n) != yajl_status_ok)
+        return 0; /* an error for the stream (fopencookie(3)): fclose reports it */
+    return (ssize_t)n;
+}
+
+/* ---- the document ------------------------------------------------------------------ */
+
+/* "key": [ranks]: which 0 the sources, 1 the peers, 2 those that did not answer. */
+static int gen_ranks(yajl_gen g, const char *key, const struct argus_trace_plan *p,
+                     const struct argus_pipeline_trace_reply *reply, int which)
+{
+    CK(gstr(g, key));
+    CK(yajl_gen_array_open(g));
     for (uint32_t k = 0; k < p->ntargets; k++) {
         int src = k < p->nsources;
         int pick = which == 0 ? src : which == 1 ? !src : !reply[k].got;
         if (pick)
-            fprintf(f, "%s%u", n++ ? ", " : "", p->targets[k]);
+            CK(yajl_gen_integer(g, p->targets[k]));
     }
-    fputc(']', f);
+    CK(yajl_gen_array_close(g));
+    return 0;
+}
+
+/* {"name": what, "ph": "M", "pid": pid, "tid": 0, "args": {key: value}}; value is the
+ * string sval, or the integer ival when sval is NULL. */
+static int gen_meta(yajl_gen g, const char *what, uint32_t pid, const char *key,
+                    const char *sval, long long ival)
+{
+    CK(yajl_gen_map_open(g));
+    CK(gstr(g, "name"));
+    CK(gstr(g, what));
+    CK(gstr(g, "ph"));
+    CK(gstr(g, "M"));
+    CK(gstr(g, "pid"));
+    CK(yajl_gen_integer(g, pid));
+    CK(gstr(g, "tid"));
+    CK(yajl_gen_integer(g, 0));
+    CK(gstr(g, "args"));
+    CK(yajl_gen_map_open(g));
+    CK(gstr(g, key));
+    CK(sval ? gstr(g, sval) : yajl_gen_integer(g, ival));
+    CK(yajl_gen_map_close(g));
+    CK(yajl_gen_map_close(g));
+    return 0;
+}
+
+/* The elements after the merged events: per target, sources first, its sort index and
+ * label (docs/REPORT_SCHEMA.md: sources on top, labelled; peers below). */
+static int gen_labels(yajl_gen g, const struct argus_trace_plan *p, const uint32_t *kof,
+                      uint32_t np)
+{
+    for (uint32_t m = 0; m < np; m++) {
+        uint32_t k = kof[m];
+        if (gen_meta(g, "process_sort_index", p->targets[k], "sort_index", NULL, k) ||
+            gen_meta(g, "process_labels", p->targets[k], "labels",
+                     k < p->nsources ? "source" : "healthy peer", 0))
+            return -EIO;
+    }
+    return 0;
+}
+
+static int gen_other(yajl_gen g, const struct argus_trace_plan *p,
+                     const struct argus_pipeline_trace_reply *reply,
+                     const struct argus_trace_part *parts, uint32_t np, const char *kind,
+                     uint64_t first, uint64_t last)
+{
+    CK(gstr(g, "otherData"));
+    CK(yajl_gen_map_open(g));
+    CK(gstr(g, "argus_anomaly"));
+    CK(gstr(g, kind));
+    CK(gstr(g, "steps"));
+    CK(yajl_gen_array_open(g));
+    CK(yajl_gen_integer(g, (long long)first));
+    CK(yajl_gen_integer(g, (long long)last));
+    CK(yajl_gen_array_close(g));
+    CK(gstr(g, "clock"));
+    CK(gstr(g, "us since the job started, on rank 0's clock: each rank's ping-pong offset "
+               "(GPU time by its clock triple), then refined on the ends of collectives it "
+               "shares with the reference rank"));
+    if (gen_ranks(g, "sources", p, reply, 0) || gen_ranks(g, "peers", p, reply, 1) ||
+        gen_ranks(g, "missing", p, reply, 2))
+        return -EIO;
+    CK(gstr(g, "clock_reference_rank"));
+    CK(yajl_gen_integer(g, np ? parts[0].rank : 0));
+    CK(gstr(g, "clock_refinement"));
+    CK(yajl_gen_array_open(g));
+    for (uint32_t m = 1; m < np; m++) {
+        CK(yajl_gen_map_open(g));
+        CK(gstr(g, "rank"));
+        CK(yajl_gen_integer(g, parts[m].rank));
+        CK(gstr(g, "shift_us"));
+        CK(gfixed(g, (double)parts[m].refine_ns / 1000.0));
+        CK(gstr(g, "collectives"));
+        CK(yajl_gen_integer(g, parts[m].matched));
+        CK(gstr(g, "mad_us"));
+        CK(gfixed(g, parts[m].mad_ns / 1000.0));
+        CK(yajl_gen_map_close(g));
+    }
+    CK(yajl_gen_array_close(g));
+    CK(yajl_gen_map_close(g));
+    return 0;
+}
+
+/* The merged events, relayed into g as elements of the array g has open. 0, or the
+ * merge's -EINVAL / -ENOMEM, or -EIO (the relay or g failed). */
+static int gen_events(yajl_gen g, struct argus_trace_part *parts, uint32_t np)
+{
+    struct relay r = {.g = g};
+    const cookie_io_functions_t io = {.write = relay_write};
+    int rc = -ENOMEM, wrote = 0, bad;
+
+    r.h = yajl_alloc(&relay_cb, NULL, &r);
+    FILE *f = r.h ? fopencookie(&r, "w", io) : NULL;
+    if (!f)
+        goto out;
+    rc = yajl_parse(r.h, (const unsigned char *)"[", 1) == yajl_status_ok ? 0 : -EIO;
+    if (rc == 0)
+        rc = argus_trace_merge(f, parts, np, &wrote);
+    bad = fclose(f) != 0; /* flushes the last of the text into the parser */
+    if (rc == 0 && (bad || yajl_parse(r.h, (const unsigned char *)"]", 1) != yajl_status_ok ||
+                    yajl_complete_parse(r.h) != yajl_status_ok || r.depth != 0))
+        rc = -EIO;
+out:
+    if (r.h)
+        yajl_free(r.h);
+    return rc;
+}
+
+static void print_cb(void *ctx, const char *s, size_t len)
+{
+    fwrite(s, 1, len, (FILE *)ctx);
+}
+
+/* Stream the whole document into out. 0, or as gen_events. */
+static int gen_document(FILE *out, const struct argus_trace_plan *p,
+                        const struct argus_pipeline_trace_reply *reply,
+                        struct argus_trace_part *parts, const uint32_t *kof, uint32_t np,
+                        const char *kind, uint64_t first, uint64_t last)
+{
+    yajl_gen g = yajl_gen_alloc(NULL);
+    int rc = -EIO;
+
+    if (!g)
+        return -ENOMEM;
+    if (!yajl_gen_config(g, yajl_gen_print_callback, print_cb, out) ||
+        !yajl_gen_config(g, yajl_gen_validate_utf8, 1))
+        goto out;
+    if (yajl_gen_map_open(g) != yajl_gen_status_ok ||
+        gstr(g, "displayTimeUnit") != yajl_gen_status_ok ||
+        gstr(g, "ns") != yajl_gen_status_ok ||
+        gstr(g, "traceEvents") != yajl_gen_status_ok ||
+        yajl_gen_array_open(g) != yajl_gen_status_ok)
+        goto out;
+    rc = gen_events(g, parts, np);
+    if (rc == 0)
+        rc = gen_labels(g, p, kof, np);
+    if (rc == 0 && yajl_gen_array_close(g) != yajl_gen_status_ok)
+        rc = -EIO;
+    if (rc == 0)
+        rc = gen_other(g, p, reply, parts, np, kind, first, last);
+    if (rc == 0 && yajl_gen_map_close(g) != yajl_gen_status_ok)
+        rc = -EIO;
+    if (rc == 0)
+        fputc('\n', out);
+out:
+    yajl_gen_free(g);
+    return rc;
+}
+
+/* ---- the file ---------------------------------------------------------------------- */
+
+/* Open <path>.partial (tmp) for writing, as argus_file_write_atomic does. */
+static FILE *open_partial(const char *path, char *tmp, size_t tmplen, char *err, size_t errlen)
+{
+    if (snprintf(tmp, tmplen, "%s.partial", path) >= (int)tmplen) {
+        argus_seterr(err, errlen, "%s: path too long", path);
+        return NULL;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, TRACE_FILE_MODE);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        argus_seterr(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        unlink(tmp);
+    }
+    return f;
+}
+
+/* Flush, sync and close f (tmp), then rename it to path and sync its folder; f is closed
+ * either way, and tmp removed on failure. 0 or -1 with err set. */
+static int commit_partial(FILE *f, const char *tmp, const char *path, char *err,
+                          size_t errlen)
+{
+    int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
+    int e = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (!bad && rename(tmp, path) != 0) {
+        argus_seterr(err, errlen, "%s: rename from %s: %s", path, tmp, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    if (bad) {
+        argus_seterr(err, errlen, "%s: write: %s", tmp, strerror(e ? e : EIO));
+        unlink(tmp);
+        return -1;
+    }
+    char parent[4400]; /* the rename itself made durable, best effort */
+    const char *slash = strrchr(path, '/');
+    if (slash && slash > path && (size_t)(slash - path) < sizeof parent) {
+        memcpy(parent, path, (size_t)(slash - path));
+        parent[slash - path] = '\0';
+        int dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            (void)fsync(dfd);
+            close(dfd);
+        }
+    }
+    return 0;
 }
 
 static int failed(struct argus_trace_plan *p, const char *why)
@@ -41,7 +356,7 @@ int argus_pipeline_write_trace(struct argus_traceplan *tp, size_t i, const char 
     struct argus_trace_plan *p = &tp->v[i];
     uint64_t first = UINT64_MAX, last = 0, events = 0;
     uint32_t answered = 0;
-    char rel[128], path[4400], why[sizeof p->why];
+    char rel[128], path[4400], tmp[4416], why[sizeof p->why];
 
     for (uint32_t k = 0; k < p->ntargets; k++) {
         if (!reply[k].got)
@@ -74,13 +389,6 @@ int argus_pipeline_write_trace(struct argus_traceplan *tp, size_t i, const char 
             break;
         }
     snprintf(path, sizeof path, "%s/%s", dir, rel);
-    char *doc = NULL;
-    size_t doclen = 0;
-    FILE *f = open_memstream(&doc, &doclen);
-    if (!f) {
-        snprintf(why, sizeof why, "out of memory for %s", rel);
-        return failed(p, why);
-    }
     struct argus_trace_part parts[ARGUS_TRACE_TARGETS];
     uint32_t kof[ARGUS_TRACE_TARGETS], np = 0;
     for (uint32_t k = 0; k < p->ntargets; k++)
@@ -89,48 +397,30 @@ int argus_pipeline_write_trace(struct argus_traceplan *tp, size_t i, const char 
                                                   .len = reply[k].len};
             kof[np++] = k;
         }
-    fputs("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n", f);
-    int wrote = 0;
-    if (argus_trace_merge(f, parts, np, &wrote) != 0) {
+    char err[512] = "";
+    FILE *f = open_partial(path, tmp, sizeof tmp, err, sizeof err);
+    if (!f)
+        goto cannot;
+    int rc = gen_document(f, p, reply, parts, kof, np, kind, first, last);
+    if (rc == -EINVAL || rc == -ENOMEM) {
         fclose(f);
-        free(doc);
-        return failed(p, "the replies could not be merged (out of memory)");
+        unlink(tmp);
+        return failed(p, rc == -EINVAL ? "a reply is not a JSON array of events"
+                                       : "the replies could not be merged (out of memory)");
     }
-    for (uint32_t m = 0; m < np; m++) { /* sources on top, labelled; peers below */
-        uint32_t k = kof[m];
-        fprintf(f, "%s{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": %u, "
-                "\"tid\": 0, \"args\": {\"sort_index\": %u}},\n{\"name\": \"process_labels\", "
-                "\"ph\": \"M\", \"pid\": %u, \"tid\": 0, \"args\": {\"labels\": \"%s\"}}",
-                wrote ? ",\n" : "", p->targets[k], k, p->targets[k],
-                k < p->nsources ? "source" : "healthy peer");
-        wrote = 1;
+    if (rc != 0) {
+        fclose(f);
+        unlink(tmp);
+        argus_seterr(err, sizeof err, "%s: the trace could not be generated", tmp);
+        goto cannot;
     }
-    fprintf(f, "],\n\"otherData\": {\"argus_anomaly\": \"%s\", \"steps\": [%llu, %llu], "
-            "\"clock\": \"us since the job started, on rank 0's clock: each rank's ping-pong "
-            "offset (GPU time by its clock triple), then refined on the ends of collectives "
-            "it shares with the reference rank\"",
-            kind, (unsigned long long)first, (unsigned long long)last);
-    write_ranks(f, "sources", p, reply, 0);
-    write_ranks(f, "peers", p, reply, 1);
-    write_ranks(f, "missing", p, reply, 2);
-    fprintf(f, ", \"clock_reference_rank\": %u, \"clock_refinement\": [", np ? parts[0].rank : 0);
-    for (uint32_t m = 1; m < np; m++)
-        fprintf(f, "%s{\"rank\": %u, \"shift_us\": %.3f, \"collectives\": %u, "
-                "\"mad_us\": %.3f}", m > 1 ? ", " : "", parts[m].rank,
-                (double)parts[m].refine_ns / 1000.0, parts[m].matched, parts[m].mad_ns / 1000.0);
-    fputs("]}}\n", f);
-    char err[512] = "out of memory for a trace"; /* unless the file write says more */
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || !doc ||
-        argus_file_write_atomic(path, doc, doclen, err, sizeof err) != 0) {
-        free(doc);
-        argus_log_once(ARGUS_LOG_WARN, "trace-write", "%s; L4 traces are not kept",
-                       bad || !doc ? "out of memory for a trace" : err);
-        snprintf(why, sizeof why, "cannot write %s", rel);
-        return failed(p, why);
-    }
-    free(doc);
+    if (commit_partial(f, tmp, path, err, sizeof err) != 0)
+        goto cannot;
     snprintf(p->path, sizeof p->path, "%s", rel);
     p->state = ARGUS_TRACE_WRITTEN;
     return 1;
+cannot:
+    argus_log_once(ARGUS_LOG_WARN, "trace-write", "%s; L4 traces are not kept", err);
+    snprintf(why, sizeof why, "cannot write %s", rel);
+    return failed(p, why);
 }

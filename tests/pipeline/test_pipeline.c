@@ -175,7 +175,7 @@ static void test_inputs_reach_every_writer(void **state)
         "- `in/c\"d.json` — empty rank 4: no step could be built\n\n2 inputs analysed.\n"
         "\n## Step time\n";
     if (!strstr(md, want))
-        fprintf(stderr, "report.md:\n%s\n", md);
+        fprintf(stderr, "report.md:\n%s\n", md ? md : "(none)");
     assert_non_null(strstr(md, want));
     assert_int_equal(count(md, "## Inputs skipped"), 1);
     free(md);
@@ -341,6 +341,92 @@ static void test_trace_file(void **state)
     assert_string_equal(argus_pipeline_kind_name(ARGUS_AK_HOST_STALL), "host_stall");
 }
 
+/* Kernel names that need escaping (a quote, a backslash, control characters, non-ASCII
+ * UTF-8, a surrogate pair) reach the trace file as the same strings and the file parses;
+ * a reply that is not JSON (raw bytes that are not UTF-8) fails the plan with a reason
+ * that says so, and leaves no file. */
+static void test_trace_names_escaped(void **state)
+{
+    struct fixture *fx = *state;
+    struct argus_traceplan tp;
+    char traces[300];
+
+    snprintf(traces, sizeof traces, "%s/traces", fx->base);
+    assert_int_equal(mkdir(traces, 0750), 0);
+    assert_int_equal(argus_traceplan_init(&tp, 2, 8), 0);
+    for (int i = 0; i < 2; i++) {
+        struct argus_trace_plan *p = &tp.v[tp.n++];
+        memset(p, 0, sizeof *p);
+        p->kind = ARGUS_AK_COMM_DEGRADATION;
+        p->from = 7;
+        p->to = 7;
+        p->ntargets = 2;
+        p->nsources = 1;
+        p->targets[0] = 4;
+        p->targets[1] = 9;
+        p->state = ARGUS_TRACE_ASKED;
+    }
+    static const char ev[] =
+        "[{\"name\":\"q\\\"uote\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":4,\"tid\":1,"
+        "\"ts\":1.5,\"dur\":2,\"args\":{\"step\":7}},"
+        "{\"name\":\"back\\\\slash\\/\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":4,\"tid\":1,"
+        "\"ts\":4.25,\"dur\":1,\"args\":{\"step\":7}},"
+        "{\"name\":\"ctl\\u0001\\u001f\\t\\n\",\"cat\":\"memcpy\",\"ph\":\"X\",\"pid\":4,"
+        "\"tid\":2,\"ts\":6,\"dur\":1,\"args\":{\"step\":7,\"bytes\":4096}},"
+        "{\"name\":\"caf\xc3\xa9 \\u00e9 \\ud83d\\ude00\",\"cat\":\"compute\",\"ph\":\"X\","
+        "\"pid\":4,\"tid\":1,\"ts\":8,\"dur\":1,\"args\":{\"step\":7}}]";
+    static const char peer[] =
+        "[{\"name\":\"nccl\\\"AllReduce\\\\\",\"cat\":\"collective\",\"ph\":\"X\",\"pid\":9,"
+        "\"tid\":3,\"ts\":2,\"dur\":3,\"args\":{\"step\":7}}]";
+    struct argus_pipeline_trace_reply rep[ARGUS_TRACE_TARGETS] = {
+        {.got = 1, .json = ev, .len = sizeof ev - 1, .events = 4, .first_step = 7,
+         .last_step = 7},
+        {.got = 1, .json = peer, .len = sizeof peer - 1, .events = 1, .first_step = 7,
+         .last_step = 7},
+    };
+    assert_int_equal(argus_pipeline_write_trace(&tp, 0, fx->base, rep), 1);
+    assert_string_equal(tp.v[0].path, "traces/comm_degradation-steps-7-7.json");
+    yajl_val v = parse(fx->base, tp.v[0].path);
+    yajl_val evs = get(v, "traceEvents", NULL, yajl_t_array);
+    const char *want[] = {"q\"uote", "back\\slash/", "ctl\x01\x1f\t\n",
+                          "caf\xc3\xa9 \xc3\xa9 \xf0\x9f\x98\x80", "nccl\"AllReduce\\"};
+    size_t found = 0;
+    for (size_t i = 0; i < YAJL_GET_ARRAY(evs)->len; i++) {
+        yajl_val e = YAJL_GET_ARRAY(evs)->values[i];
+        const char *ph = YAJL_GET_STRING(get(e, "ph", NULL, yajl_t_string));
+        const char *name = YAJL_GET_STRING(get(e, "name", NULL, yajl_t_string));
+        if (strcmp(ph, "X") == 0)
+            assert_string_equal(name, want[found++]);
+    }
+    assert_int_equal(found, 5);
+    assert_int_equal(YAJL_GET_ARRAY(evs)->len, 5 + 2 * 2);
+    assert_string_equal(YAJL_GET_STRING(get(v, "otherData", "argus_anomaly", yajl_t_string)),
+                        "comm_degradation");
+    yajl_val steps = get(v, "otherData", "steps", yajl_t_array);
+    assert_int_equal(YAJL_GET_ARRAY(steps)->len, 2);
+    assert_int_equal(YAJL_GET_INTEGER(YAJL_GET_ARRAY(steps)->values[1]), 7);
+    assert_int_equal(YAJL_GET_INTEGER(get(v, "otherData", "clock_reference_rank",
+                                          yajl_t_number)), 4);
+    yajl_tree_free(v);
+
+    /* raw bytes that are not UTF-8: not JSON, so nothing is written */
+    static const char bad[] =
+        "[{\"name\":\"bad\xff\xfe\xc3\x28\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":9,"
+        "\"tid\":1,\"ts\":2,\"dur\":3,\"args\":{\"step\":7}}]";
+    rep[1].json = bad;
+    rep[1].len = sizeof bad - 1;
+    assert_int_equal(argus_pipeline_write_trace(&tp, 1, fx->base, rep), 0);
+    assert_int_equal(tp.v[1].state, ARGUS_TRACE_FAILED);
+    assert_null(strstr(tp.v[1].why, "memory"));
+    assert_non_null(strstr(tp.v[1].why, "not a JSON array"));
+    assert_string_equal(tp.v[1].path, "");
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s')\" = comm_degradation-steps-7-7.json",
+             traces);
+    assert_int_equal(system(cmd), 0);
+    argus_traceplan_free(&tp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +434,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_input_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_final_after_provisional, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trace_names_escaped, setup, teardown),
     };
     return cmocka_run_group_tests_name("pipeline", tests, NULL, NULL);
 }
