@@ -14,6 +14,7 @@
 #endif
 
 #include "common/aggrow.h"
+#include "common/grow.h"
 #include "common/wire.h"
 
 #define HUGE_BYTES ((size_t)2 << 20)
@@ -45,22 +46,7 @@ void argus_agg_reset(struct argus_aggregate *a)
     a->nkm = 0;
 }
 
-int argus_agg_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *n = realloc(*p, c * elem);
-    if (!n)
-        return -ENOMEM;
-    *p = n;
-    *cap = c;
-    return 0;
-}
-
-/* argus_agg_grow() for the row arrays, which reach megabytes at rank 0: past 2 MiB they are
+/* argus_grow() for the row arrays, which reach megabytes at rank 0: past 2 MiB they are
  * 2 MiB-aligned and advised for transparent huge pages, so that filling them costs one
  * page fault per 2 MiB instead of 512 where the kernel allows it. keep: rows carried over. */
 int argus_agg_grow_rows(struct argus_agg_row **p, size_t *cap, size_t need, size_t keep)
@@ -71,7 +57,7 @@ int argus_agg_grow_rows(struct argus_agg_row **p, size_t *cap, size_t need, size
     while (c < need)
         c *= 2;
     if (c * sizeof **p < HUGE_BYTES)
-        return argus_agg_grow((void **)p, cap, need, sizeof **p);
+        return argus_grow(p, cap, need, sizeof **p, 16);
     size_t bytes = (c * sizeof **p + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
     void *n = NULL;
     if (posix_memalign(&n, HUGE_BYTES, bytes) != 0)
@@ -87,20 +73,11 @@ int argus_agg_grow_rows(struct argus_agg_row **p, size_t *cap, size_t need, size
     return 0;
 }
 
-/* Room for `need` runs: the ends are kept, the merge scratch behind them is not. */
+/* Room for `need` runs: the ends are kept, the merge scratch behind them is not (each
+ * element of a->run's growth is the three size_t of one run). */
 int argus_agg_grow_runs(struct argus_aggregate *a, size_t need)
 {
-    if (need <= a->caprun)
-        return 0;
-    size_t c = a->caprun ? a->caprun : 8;
-    while (c < need)
-        c *= 2;
-    size_t *n = realloc(a->run, 3 * c * sizeof *n);
-    if (!n)
-        return -ENOMEM;
-    a->run = n;
-    a->caprun = c;
-    return 0;
+    return argus_grow(&a->run, &a->caprun, need, 3 * sizeof *a->run, 8);
 }
 
 static inline int row_cmp(const struct argus_agg_row *x, const struct argus_agg_row *y)
@@ -199,7 +176,7 @@ static int km_add(struct argus_aggregate *a, const struct argus_agg_kmode *k)
         km_combine(&a->km[at], k);
         return 0;
     }
-    if (argus_agg_grow((void **)&a->km, &a->capkm, a->nkm + 1, sizeof *a->km))
+    if (argus_grow(&a->km, &a->capkm, a->nkm + 1, sizeof *a->km, 16))
         return -ENOMEM;
     memmove(&a->km[at + 1], &a->km[at], (a->nkm - at) * sizeof *a->km);
     a->km[at] = *k;
@@ -280,7 +257,7 @@ int argus_agg_merge(struct argus_aggregate *dst, const struct argus_aggregate *s
     /* rows: append src's runs (ordered later, once: argus_agg_sort_rows / encode) */
     if (argus_agg_grow_rows(&dst->rows, &dst->caprows, dst->nrows + src->nrows, dst->nrows) ||
         argus_agg_grow_runs(dst, dst->nruns + src->nruns) ||
-        argus_agg_grow((void **)&dst->km, &dst->capkm, dst->nkm + src->nkm, sizeof *dst->km))
+        argus_grow(&dst->km, &dst->capkm, dst->nkm + src->nkm, sizeof *dst->km, 16))
         return -ENOMEM;
     if (src->nrows)
         memcpy(&dst->rows[dst->nrows], src->rows, src->nrows * sizeof *src->rows);

@@ -8,11 +8,11 @@
 
 #include "common/aggregate.h"
 
-/* Grow *p (elements of elem bytes) to hold need; 0 or -ENOMEM (then unchanged). */
-int argus_agg_grow(void **p, size_t *cap, size_t need, size_t elem);
-/* The same for row arrays (large ones 2 MiB-aligned for huge pages); keep: rows kept. */
+/* Grow a row array to hold need: argus_grow (common/grow.h), or past 2 MiB a copy
+ * 2 MiB-aligned for huge pages; keep: rows kept. 0 or -ENOMEM (then unchanged). */
 int argus_agg_grow_rows(struct argus_agg_row **p, size_t *cap, size_t need, size_t keep);
-/* Room for need runs (their ends kept; the merge scratch behind them not). */
+/* Room for need runs (their ends kept; the merge scratch behind them not). 0 or -ENOMEM
+ * (then unchanged). */
 int argus_agg_grow_runs(struct argus_aggregate *a, size_t need);
 
 /* Hands a block of n rows, next in canonical order, to a consumer. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/aggrow.h"
+#include "common/grow.h"
 #include "common/wire.h"
 
 #define PUT(p, v) do { memcpy((p), &(v), sizeof(v)); (p) += sizeof(v); } while (0)
@@ -137,7 +138,7 @@ int argus_agg_decode(struct argus_aggregate *a, const uint8_t *buf, size_t len, 
         ((size_t)(end - p) - (size_t)nr * ARGUS_AGGROW_MIN) / KM_MIN < nk)
         goto bad;
     if (argus_agg_grow_rows(&a->rows, &a->caprows, nr, 0) || argus_agg_grow_runs(a, 1) ||
-        argus_agg_grow((void **)&a->km, &a->capkm, nk, sizeof *a->km)) {
+        argus_grow(&a->km, &a->capkm, nk, sizeof *a->km, 16)) {
         snprintf(errbuf, errlen, "aggregate: out of memory");
         return -ENOMEM;
     }

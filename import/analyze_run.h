@@ -37,9 +37,9 @@ struct run {
     int oom;
     /* Kineto ranks: info per file that imported */
     struct argus_kineto_info **kinfo;
-    size_t n_kinfo;
+    size_t n_kinfo, cap_kinfo;
     char **spools;
-    size_t n_spools;
+    size_t n_spools, cap_spools;
     uint32_t n_ranks;
     int source;
     int any_kineto, any_csv;

@@ -14,6 +14,7 @@
 
 #include "import/analyze_run.h"
 #include "store/jobstore.h"
+#include "common/grow.h"
 #include "common/log.h"
 
 /* ---- staging --------------------------------------------------------------------- */
@@ -25,15 +26,9 @@ static void stage_summary(void *ctx, const struct argus_step_summary *s)
                 (size_t)s->n_kmodes * sizeof s->kmodes[0];
     struct argus_step_summary *c;
 
-    if (r->n_sums == r->cap_sums) {
-        size_t nc = r->cap_sums ? 2 * r->cap_sums : 256;
-        struct staged *p = realloc(r->sums, nc * sizeof *p);
-        if (!p) {
-            r->oom = 1;
-            return;
-        }
-        r->sums = p;
-        r->cap_sums = nc;
+    if (argus_grow(&r->sums, &r->cap_sums, r->n_sums + 1, sizeof *r->sums, 256) != 0) {
+        r->oom = 1;
+        return;
     }
     c = malloc(sz); /* trimmed: the store too reads kmodes up to n_kmodes only */
     if (!c) {
@@ -52,15 +47,9 @@ static void stage_name(void *ctx, uint64_t hash, const char *name)
     for (size_t i = r->n_names; i-- > 0 && i + 64 > r->n_names;)
         if (r->names[i].hash == hash)
             return; /* recent duplicate; the store dedups the rest */
-    if (r->n_names == r->cap_names) {
-        size_t nc = r->cap_names ? 2 * r->cap_names : 256;
-        struct names *p = realloc(r->names, nc * sizeof *p);
-        if (!p) {
-            r->oom = 1;
-            return;
-        }
-        r->names = p;
-        r->cap_names = nc;
+    if (argus_grow(&r->names, &r->cap_names, r->n_names + 1, sizeof *r->names, 256) != 0) {
+        r->oom = 1;
+        return;
     }
     r->names[r->n_names].hash = hash;
     if (!(r->names[r->n_names].name = strdup(name)))
@@ -125,13 +114,11 @@ static void import_kineto(struct run *r, const char *path)
         free(in);
         return;
     }
-    void *p = realloc(r->kinfo, (r->n_kinfo + 1) * sizeof *r->kinfo);
-    if (!p) {
+    if (argus_grow(&r->kinfo, &r->cap_kinfo, r->n_kinfo + 1, sizeof *r->kinfo, 16) != 0) {
         free(in);
         r->oom = 1;
         return;
     }
-    r->kinfo = p;
     r->kinfo[r->n_kinfo++] = in;
     if ((uint32_t)in->rank + 1 > r->n_ranks)
         r->n_ranks = (uint32_t)in->rank + 1;
@@ -169,12 +156,11 @@ static void import_file(struct run *r, const char *path)
         }
         if (rc)
             fprintf(stderr, PROG ": %s; the records before it are used\n", err);
-        char **p = realloc(r->spools, (r->n_spools + 1) * sizeof *p);
-        if (!p || !(p[r->n_spools] = strdup(path))) {
+        if (argus_grow(&r->spools, &r->cap_spools, r->n_spools + 1, sizeof *r->spools, 16) ||
+            !(r->spools[r->n_spools] = strdup(path))) {
             r->oom = 1;
             return;
         }
-        r->spools = p;
         r->n_spools++;
         r->n_ranks = n > r->n_ranks ? n : r->n_ranks;
         r->n_ok++;
@@ -245,13 +231,8 @@ void argus_analyze_import_path(struct run *r, const char *path)
         snprintf(full, sizeof full, "%s/%s", path, de->d_name);
         if (stat(full, &st) != 0 || !S_ISREG(st.st_mode))
             continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **p = realloc(list, cap * sizeof *p);
-            if (!p)
-                break;
-            list = p;
-        }
+        if (argus_grow(&list, &cap, n + 1, sizeof *list, 64) != 0)
+            break;
         if (!(list[n] = strdup(full)))
             break;
         n++;

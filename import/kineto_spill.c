@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "import/import_int.h"
 
 #define WBUF 1638 /* records per write or read buffer (64 KB) */
@@ -93,14 +94,8 @@ int kt_spill(struct kt_trace *t)
 
     if (t->spill_fd < 0 && (rc = open_spill(t)) != 0)
         return rc;
-    if (t->n_runs == t->cap_runs) {
-        size_t nc = t->cap_runs ? 2 * t->cap_runs : 16;
-        struct kt_run *p = realloc(t->runs, nc * sizeof *p);
-        if (!p)
-            goto nomem;
-        t->runs = p;
-        t->cap_runs = nc;
-    }
+    if (argus_grow(&t->runs, &t->cap_runs, t->n_runs + 1, sizeof *t->runs, 16) != 0)
+        goto nomem;
     if (!(buf = malloc(WBUF * sizeof *buf)))
         goto nomem;
     if (nk > 1)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "import/import_int.h"
 #include "tracer/summarizer.h"
 
@@ -267,14 +268,8 @@ static int on_kernel(struct stream *s, const struct kt_srec *r)
         step_kernel(s, &k);
         return 0;
     }
-    if (s->n_later == s->cap_later) {
-        size_t nc = s->cap_later ? 2 * s->cap_later : 1024;
-        struct kt_kernel *p = realloc(s->later, nc * sizeof *p);
-        if (!p)
-            return -ENOMEM;
-        s->later = p;
-        s->cap_later = nc;
-    }
+    if (argus_grow(&s->later, &s->cap_later, s->n_later + 1, sizeof *s->later, 1024) != 0)
+        return -ENOMEM;
     s->later[s->n_later++] = k;
     return 0;
 }

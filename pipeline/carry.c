@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "report/report.h"
 
 void argus_carry_init(struct argus_carry *c)
@@ -20,14 +21,8 @@ void argus_carry_free(struct argus_carry *c)
 
 static int remember(struct argus_carry *c, const struct argus_anomaly *a)
 {
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 16;
-        struct argus_anomaly *v = realloc(c->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        c->v = v;
-        c->cap = cap;
-    }
+    if (argus_grow(&c->v, &c->cap, c->n + 1, sizeof *c->v, 16) != 0)
+        return -ENOMEM;
     c->v[c->n++] = *a;
     return 0;
 }

@@ -2,22 +2,16 @@
 #include "reduce/bytebuf.h"
 
 #include <errno.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+
+#include "common/grow.h"
 
 int argus_bytebuf_reserve(struct argus_bytebuf *b, size_t extra)
 {
-    if (b->len + extra <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra)
-        cap *= 2;
-    uint8_t *n = realloc(b->p, cap);
-    if (!n)
+    if (extra > SIZE_MAX - b->len)
         return -ENOMEM;
-    b->p = n;
-    b->cap = cap;
-    return 0;
+    return argus_grow(&b->p, &b->cap, b->len + extra, 1, 4096);
 }
 
 int argus_bytebuf_append(struct argus_bytebuf *b, const void *d, size_t n)

@@ -1,5 +1,5 @@
-/* bytebuf.h — a growable byte buffer for the Argus thread's messages (agent.c). Grows by
- * doubling from 4 KiB; never shrinks until freed. Not thread-safe. */
+/* bytebuf.h — a growable byte buffer for the Argus thread's messages (agent.c). Grows with
+ * argus_grow (common/grow.h) from 4 KiB; never shrinks until freed. Not thread-safe. */
 #ifndef ARGUS_REDUCE_BYTEBUF_H
 #define ARGUS_REDUCE_BYTEBUF_H
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/hash.h"
 #include "common/wire.h"
 #include "common/wire_rows.h"
@@ -111,16 +112,8 @@ uint64_t argus_condense_key(uint32_t rank, uint64_t step)
 
 static uint8_t *buf_room(uint8_t **b, size_t len, size_t *cap, size_t n)
 {
-    if (len + n > *cap) {
-        size_t nc = *cap ? *cap : 65536;
-        while (nc < len + n)
-            nc *= 2;
-        uint8_t *p = realloc(*b, nc);
-        if (!p)
-            return NULL;
-        *b = p;
-        *cap = nc;
-    }
+    if (argus_grow(b, cap, len + n, 1, 65536) != 0)
+        return NULL;
     return *b + len;
 }
 
@@ -164,14 +157,8 @@ static int hold_cell(struct argus_condense *c, uint64_t key, const struct argus_
                      const uint8_t *rec, size_t n)
 {
     struct argus_condense_held *h = &c->held[c->heldcur];
-    if (h->nix == h->capix) {
-        size_t cap = h->capix ? 2 * h->capix : 64;
-        struct argus_condense_heldix *v = realloc(h->ix, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        h->ix = v;
-        h->capix = cap;
-    }
+    if (argus_grow(&h->ix, &h->capix, h->nix + 1, sizeof *h->ix, 64) != 0)
+        return -ENOMEM;
     const size_t off = h->len;
     int rc = s ? buf_summary(&h->p, &h->len, &h->cap, s) : buf_copy(&h->p, &h->len, &h->cap,
                                                                         rec, n);
@@ -242,14 +229,8 @@ static int fold(struct argus_condense *c, const uint8_t *in, size_t from, size_t
                 continue; /* an answer carries exemplars only */
             if (!(c->s->flags & ARGUS_SF_EXEMPLAR) && argus_agg_add_summary(&c->agg, c->s))
                 return -ENOMEM;
-            if (c->ncand == c->capcand) {
-                size_t cap = c->capcand ? 2 * c->capcand : 256;
-                struct argus_condense_cand *v = realloc(c->cand, cap * sizeof *v);
-                if (!v)
-                    return -ENOMEM;
-                c->cand = v;
-                c->capcand = cap;
-            }
+            if (argus_grow(&c->cand, &c->capcand, c->ncand + 1, sizeof *c->cand, 256) != 0)
+                return -ENOMEM;
             c->cand[c->ncand++] = (struct argus_condense_cand){
                 .off = (size_t)(rec - in), .len = (size_t)n,
                 .key = cell_key(c->s->rank, c->s->step),
@@ -453,14 +434,8 @@ static int list_wanted(struct argus_condense *c)
     for (size_t i = 0; i < c->selcap; i++) {
         if (!c->sel[i] || set_has(c->have, c->havecap, c->sel[i] - 1))
             continue;
-        if (c->nwant == c->capwant) {
-            size_t cap = c->capwant ? 2 * c->capwant : 256;
-            uint64_t *v = realloc(c->want, cap * sizeof *v);
-            if (!v)
-                return -ENOMEM;
-            c->want = v;
-            c->capwant = cap;
-        }
+        if (argus_grow(&c->want, &c->capwant, c->nwant + 1, sizeof *c->want, 256) != 0)
+            return -ENOMEM;
         c->want[c->nwant++] = c->sel[i] - 1;
     }
     qsort(c->want, c->nwant, sizeof *c->want, cmp_u64);

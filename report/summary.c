@@ -11,6 +11,7 @@
 #include "report/report.h"
 #include "analysis/analysis.h"
 #include "report/report_int.h"
+#include "common/grow.h"
 #include "common/outdir.h"
 
 #define LINE_MAX_BYTES 8192
@@ -148,15 +149,9 @@ int argus_anomaly_log_append(struct argus_anomaly_log *l, const char *dir,
             rc = (int)n;
             break;
         }
-        if (l->n == l->cap) {
-            size_t cap = l->cap ? 2 * l->cap : 16;
-            char(*keys)[96] = realloc(l->keys, cap * sizeof *keys);
-            if (!keys) {
-                rc = -ENOMEM;
-                break;
-            }
-            l->keys = keys;
-            l->cap = cap;
+        if (argus_grow(&l->keys, &l->cap, l->n + 1, sizeof *l->keys, 16) != 0) {
+            rc = -ENOMEM;
+            break;
         }
         if ((rc = argus_file_append_line(path, line, errbuf, errlen)))
             break;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "reduce/bytebuf.h"
 #include "reduce/treemsg.h"
 
 static void test_round_trip_and_damage(void **state)
@@ -63,11 +64,31 @@ static void test_too_large_falls_back_to_header(void **state)
     free(b.p);
 }
 
+/* A reservation whose end would pass SIZE_MAX is refused and leaves the buffer as it was
+ * (the doubling loop it replaced wrapped len + extra and then wrote past the buffer). */
+static void test_bytebuf_refuses_overflow(void **state)
+{
+    (void)state;
+    struct argus_bytebuf b = {0};
+    assert_int_equal(argus_bytebuf_append(&b, "abc", 3), 0);
+    uint8_t *p = b.p;
+    size_t cap = b.cap;
+    assert_int_equal(argus_bytebuf_reserve(&b, SIZE_MAX - 1), -ENOMEM);
+    assert_ptr_equal(b.p, p);
+    assert_int_equal(b.cap, cap);
+    assert_int_equal(b.len, 3);
+    assert_memory_equal(b.p, "abc", 3);
+    assert_int_equal(argus_bytebuf_reserve(&b, 10000), 0);
+    assert_true(b.cap >= 10003);
+    free(b.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_and_damage),
         cmocka_unit_test(test_too_large_falls_back_to_header),
+        cmocka_unit_test(test_bytebuf_refuses_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
