@@ -16,6 +16,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/config.h"
+#include "common/log.h"
 #include "reduce/runtime.h"
 #include "reduce/selfinit.h"
 #include "tracer/commgroups.h"
@@ -28,13 +30,36 @@ static int argus_wanted(void)
     return m && strcasecmp(m, "on") == 0;
 }
 
+/* ARGUS_MODE set to a value that is neither on nor off (a typo, or the retired "full"):
+ * Argus stays off, and after MPI is up rank 0 says so in one line, so the user learns
+ * why no report came (docs/ARCHITECTURE.md, "Rules of the road"). */
+static void say_bad_mode(void)
+{
+    const char *m = getenv("ARGUS_MODE");
+    struct argus_config c;
+    char err[256];
+    int rank = -1;
+
+    if (!m || !*m || strcasecmp(m, "off") == 0)
+        return;
+    argus_config_defaults(&c);
+    if (argus_config_load(&c, getenv, err, sizeof err) == 0 || c.mode != ARGUS_MODE_OFF)
+        return;
+    if (PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS && rank == 0)
+        argus_log_once(ARGUS_LOG_WARN, "mode", "%s; Argus is off", err);
+}
+
 ARGUS_EXPORT int MPI_Init(int *argc, char ***argv)
 {
     int provided = MPI_THREAD_SINGLE;
     int rc;
 
-    if (!argus_wanted())
-        return PMPI_Init(argc, argv);
+    if (!argus_wanted()) {
+        rc = PMPI_Init(argc, argv);
+        if (rc == MPI_SUCCESS)
+            say_bad_mode();
+        return rc;
+    }
     if (argus_selfinit_claim(&provided)) /* Argus initialised MPI already */
         return MPI_SUCCESS;
     rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
@@ -47,8 +72,12 @@ ARGUS_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *pro
 {
     int rc;
 
-    if (!argus_wanted())
-        return PMPI_Init_thread(argc, argv, required, provided);
+    if (!argus_wanted()) {
+        rc = PMPI_Init_thread(argc, argv, required, provided);
+        if (rc == MPI_SUCCESS)
+            say_bad_mode();
+        return rc;
+    }
     if (argus_selfinit_claim(provided))
         return MPI_SUCCESS;
     rc = PMPI_Init_thread(argc, argv, required > MPI_THREAD_MULTIPLE ? required

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Without argus-run (ARGUS_MODE unset) libargus is inert: the job runs and nothing is
-# written; with ARGUS_MODE=off under argus-run likewise.
+# written; with ARGUS_MODE=off under argus-run likewise. ARGUS_MODE set to anything else
+# (a typo, or the retired "full") keeps Argus off too, and rank 0 says so in one line.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK"
 unset ARGUS_MODE ARGUS_OUTDIR || true
@@ -11,4 +12,10 @@ ls "$WORK" | grep -q '^argus-' && fail "inert libargus wrote output"
 timeout 120 "$ARGUS_RUN" --mode off --outdir "$WORK/o" -- "$MPIRUN" -np 4 "$SIM" --tp 1 --pp 2 \
     --dp 2 --steps 12 >/dev/null 2>"$WORK/stderr" || fail "mode off job failed"
 [ -e "$WORK/o" ] && fail "mode off wrote output"
+ARGUS_MODE=full timeout 120 "$MPIRUN" -np 4 "$SIM" --tp 1 --pp 2 --dp 2 --steps 12 \
+    >/dev/null 2>"$WORK/stderr" || { cat "$WORK/stderr" >&2; fail "ARGUS_MODE=full job failed"; }
+ls "$WORK" | grep -q '^argus-' && fail "ARGUS_MODE=full wrote output"
+n=$(grep -c 'ARGUS_MODE=full: not one of off, on; Argus is off' "$WORK/stderr")
+[ "$n" = 1 ] || { cat "$WORK/stderr" >&2; fail "ARGUS_MODE=full: $n lines saying so, want 1"; }
+[ "$(wc -l <"$WORK/stderr")" = 1 ] || { cat "$WORK/stderr" >&2; fail "more than one line"; }
 exit 0
