@@ -4,13 +4,13 @@
 #include "reduce/rank0.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_gen.h>
 
 #include "common/clock.h"
+#include "common/jsongen.h"
 #include "common/log.h"
 #include "common/outdir.h"
 #include "common/types.h"
@@ -83,48 +83,10 @@ void argus_rank0_mark_missing(struct argus_rank0 *r0, uint32_t rank, uint64_t fr
 
 /* ---- reduce.json ---------------------------------------------------------------------- */
 
-#define CK(x)                                                                                \
-    do {                                                                                     \
-        if ((x) != yajl_gen_status_ok)                                                       \
-            return -EIO;                                                                     \
-    } while (0)
-#define CKR(x)                                                                               \
-    do {                                                                                     \
-        int rc_ = (x);                                                                       \
-        if (rc_)                                                                             \
-            return rc_;                                                                      \
-    } while (0)
-#define KEY(k) CKR(gen_key(g, (k)))
-#define U64(v) CKR(gen_numf(g, "%llu", (unsigned long long)(v)))
-
-static int gen_key(yajl_gen g, const char *k)
-{
-    return yajl_gen_string(g, (const unsigned char *)k, strlen(k)) == yajl_gen_status_ok
-               ? 0
-               : -EIO;
-}
-
-/* A number as printf writes it with fmt (the text reduce.json always had). */
-static int gen_numf(yajl_gen g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int gen_numf(yajl_gen g, const char *fmt, ...)
-{
-    char b[64];
-    va_list ap;
-
-    va_start(ap, fmt);
-    int n = vsnprintf(b, sizeof b, fmt, ap);
-    va_end(ap);
-    if (n <= 0 || (size_t)n >= sizeof b)
-        return -EIO;
-    return yajl_gen_number(g, b, (size_t)n) == yajl_gen_status_ok ? 0 : -EIO;
-}
-
-static int gen_str(yajl_gen g, const char *s)
-{
-    return yajl_gen_string(g, (const unsigned char *)s, strlen(s)) == yajl_gen_status_ok
-               ? 0
-               : -EIO;
-}
+#define CK(x) ARGUS_JSON_CK(x)
+#define CKR(x) ARGUS_JSON_TRY(x)
+#define KEY(k) CKR(argus_json_key(g, (k)))
+#define U64(v) CKR(argus_json_numf(g, "%llu", (unsigned long long)(v)))
 
 static int gen_condense(yajl_gen g, const struct argus_rank0 *r0)
 {
@@ -166,7 +128,7 @@ static int gen_offsets(yajl_gen g, const struct argus_jobstore *js)
         while (n && (v[n - 1]->flags & ARGUS_SF_THIN))
             n--;
         if (n)
-            CKR(gen_numf(g, "%lld", (long long)v[n - 1]->clock_offset_ns));
+            CKR(argus_json_numf(g, "%lld", (long long)v[n - 1]->clock_offset_ns));
         else
             CK(yajl_gen_null(g));
     }
@@ -190,7 +152,7 @@ static int gen_missing(yajl_gen g, const struct argus_pipeline *pl)
         KEY("window");
         U64(pl->miss[i].window);
         KEY("marked_at");
-        CKR(gen_str(g, t));
+        CKR(argus_json_str(g, t));
         CK(yajl_gen_map_close(g));
     }
     CK(yajl_gen_array_close(g));
@@ -218,15 +180,15 @@ static int gen_traces(yajl_gen g, const struct argus_pipeline *pl)
         const struct argus_trace_plan *p = &pl->traces.v[i];
         CK(yajl_gen_map_open(g));
         KEY("kind");
-        CKR(gen_str(g, argus_pipeline_kind_name(p->kind)));
+        CKR(argus_json_str(g, argus_pipeline_kind_name(p->kind)));
         KEY("targets");
         U64(p->ntargets);
         KEY("state");
-        CKR(gen_str(g, state[p->state & 3]));
+        CKR(argus_json_str(g, state[p->state & 3]));
         KEY("path");
-        CKR(gen_str(g, p->path));
+        CKR(argus_json_str(g, p->path));
         KEY("why");
-        CKR(gen_str(g, p->why));
+        CKR(argus_json_str(g, p->why));
         CK(yajl_gen_map_close(g));
     }
     CK(yajl_gen_array_close(g));
@@ -255,7 +217,7 @@ static int gen_reduce(yajl_gen g, const struct argus_rank0 *r0, double thread_cp
     CK(yajl_gen_bool(g, 1));
     CK(yajl_gen_map_close(g));
     KEY("exchange");
-    CKR(gen_str(g, r0->threaded ? "argus-thread" : "at-finalize"));
+    CKR(argus_json_str(g, r0->threaded ? "argus-thread" : "at-finalize"));
     KEY("windows");
     U64(pl->windows);
     KEY("window_steps");
@@ -265,9 +227,9 @@ static int gen_reduce(yajl_gen g, const struct argus_rank0 *r0, double thread_cp
     KEY("rank0_bytes_in");
     U64(inbound);
     KEY("rank0_bytes_in_per_step");
-    CKR(gen_numf(g, "%.1f", steps ? (double)inbound / (double)steps : 0.0));
+    CKR(argus_json_numf(g, "%.1f", steps ? (double)inbound / (double)steps : 0.0));
     KEY("argus_thread_cpu_s");
-    CKR(gen_numf(g, "%.4f", thread_cpu_s));
+    CKR(argus_json_numf(g, "%.4f", thread_cpu_s));
     KEY("summaries_dropped_rank0");
     U64(dropped);
     KEY("windows_spilled_rank0");

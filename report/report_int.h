@@ -1,6 +1,6 @@
 /* report_int.h — helpers shared by the report writers (internal to report/): the JSON
  * object of one anomaly (report.json and anomalies.jsonl), display names of kernels,
- * UTF-8-safe strings and numbers for YAJL, and the job's distinct step ids.
+ * and the job's distinct step ids (strings and numbers: common/jsongen.h).
  */
 #ifndef ARGUS_REPORT_REPORT_INT_H
 #define ARGUS_REPORT_REPORT_INT_H
@@ -11,16 +11,11 @@
 #include <yajl/yajl_gen.h>
 
 #include "analysis/analysis.h"
+#include "common/jsongen.h"
 #include "store/jobstore.h"
 
 /* Generate one anomaly object with every field of docs/REPORT_SCHEMA.md. */
 int an_gen_anomaly(yajl_gen g, const struct argus_jobstore *js, const struct argus_anomaly *a);
-/* A string, with invalid UTF-8 bytes replaced by '?'. */
-int an_gen_str(yajl_gen g, const char *s);
-/* A number printed with at most `decimals` decimals (trailing zeros cut); null if not
- * finite. */
-int an_gen_num(yajl_gen g, double v, int decimals);
-int an_gen_uint(yajl_gen g, uint64_t v);
 /* Kernel name for reports: the dictionary's name or "0x<hash>". */
 const char *an_kernel_name(const struct argus_jobstore *js, uint64_t hash, char *buf,
                            size_t len);

@@ -1,6 +1,5 @@
 /* test_grow.c — argus_grow (common/grow.h): growth from empty, doubling, the first
- * capacity, a need past doubling, the overflow refusal leaving the array untouched; and
- * the kernel-name classes (common/kclass.h) the collector and the importer share. */
+ * capacity, a need past doubling, the overflow refusal leaving the array untouched. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,8 +10,6 @@
 #include <stdlib.h>
 
 #include "common/grow.h"
-#include "common/kclass.h"
-#include "common/types.h"
 
 static void test_grow_doubles(void **state)
 {
@@ -47,24 +44,11 @@ static void test_grow_overflow(void **state)
     free(v);
 }
 
-static void test_kclass(void **state)
-{
-    (void)state;
-    assert_int_equal(argus_kclass_from_name("ncclDevKernel_AllReduce_Sum_f32_RING_LL"),
-                     ARGUS_KC_COLLECTIVE);
-    assert_int_equal(argus_kclass_from_name("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"),
-                     ARGUS_KC_P2P);
-    assert_int_equal(argus_kclass_from_name("_ZN4rccl15ncclDevKernel_Recv"), ARGUS_KC_P2P);
-    assert_int_equal(argus_kclass_from_name("ampere_sgemm_128x64_tn"), ARGUS_KC_COMPUTE);
-    assert_int_equal(argus_kclass_from_name(NULL), ARGUS_KC_COMPUTE);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grow_doubles),
         cmocka_unit_test(test_grow_overflow),
-        cmocka_unit_test(test_kclass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

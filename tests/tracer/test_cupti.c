@@ -16,7 +16,6 @@
 #include <cmocka.h>
 #include <cupti.h>
 
-#include "common/kclass.h"
 #include "common/types.h"
 #include "tracer/collect.h"
 #include "tracer/cupti_adapter.h"
@@ -425,18 +424,6 @@ static void test_inferred_steps(void **state)
     argus_period_free(per);
 }
 
-static void test_kclass_names(void **state)
-{
-    (void)state;
-    assert_int_equal(argus_kclass_from_name("ncclDevKernel_AllGather_RING_LL"),
-                     ARGUS_KC_COLLECTIVE);
-    assert_int_equal(argus_kclass_from_name("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"),
-                     ARGUS_KC_P2P);
-    assert_int_equal(argus_kclass_from_name("_ZN4rccl15ncclDevKernel_Recv"), ARGUS_KC_P2P);
-    assert_int_equal(argus_kclass_from_name("ampere_sgemm_128x64_tn"), ARGUS_KC_COMPUTE);
-    assert_int_equal(argus_kclass_from_name(NULL), ARGUS_KC_COMPUTE);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -445,7 +432,6 @@ int main(void)
         cmocka_unit_test(test_straddling_buffers_and_steps),
         cmocka_unit_test(test_pool_and_outside),
         cmocka_unit_test(test_inferred_steps),
-        cmocka_unit_test(test_kclass_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
