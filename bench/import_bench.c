@@ -1,19 +1,22 @@
 /* import_bench.c — the importer benchmark: argus_kineto_import (YAJL stream
  * parse + summarise) on one decompressed Kineto trace versus
- * `python3 -c 'import json; json.load(open(F))'` on the same file. Prints one JSON line:
- * MB/s of both, their ratio, and peak RSS of this process (the importer) and of Python.
+ * `python3 -c 'import json; json.load(open(F))'` on the same file. Prints one JSON line
+ * through yajl_gen (docs/STYLE.md, "Benchmarks"; the path escaped by YAJL): MB/s of both,
+ * their ratio, and peak RSS of this process (the importer) and of Python.
  * usage: import_bench [--no-python] TRACE[.gz] [MIN_SECONDS]
  *        import_bench --no-python TRACE [MIN_SECONDS [MAX_MEM_BYTES]]
  * --no-python: import TRACE as it is, once (MIN_SECONDS 0 unless given), without the
  * Python side, with the given table limit (default 48 MiB); for the big synthetic trace
  * (make bench-import-big), with the spill counts.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include <yajl/yajl_gen.h>
 #include <zlib.h>
 
 #include "import/import.h"
@@ -46,6 +49,87 @@ static void on_sum(void *ctx, const struct argus_step_summary *s)
     ++*(long *)ctx;
 }
 
+/* ---- the result line (docs/STYLE.md, "File formats and JSON") ---------------------- */
+
+static void print_cb(void *ctx, const char *s, size_t len)
+{
+    fwrite(s, 1, len, (FILE *)ctx);
+}
+
+static int gkey(yajl_gen g, const char *k)
+{
+    return yajl_gen_string(g, (const unsigned char *)k, strlen(k)) != yajl_gen_status_ok;
+}
+
+/* "k": "v"; a v that is not UTF-8 (a path can be any bytes) with its bytes past ASCII
+ * shown as '?' */
+static int gstr(yajl_gen g, const char *k, const char *v)
+{
+    size_t n = strlen(v);
+    if (gkey(g, k))
+        return 1;
+    yajl_gen_status st = yajl_gen_string(g, (const unsigned char *)v, n);
+    if (st != yajl_gen_invalid_string)
+        return st != yajl_gen_status_ok;
+    char *ascii = malloc(n + 1);
+    if (!ascii)
+        return 1;
+    for (size_t i = 0; i <= n; i++)
+        ascii[i] = (unsigned char)v[i] < 0x80 ? v[i] : '?';
+    st = yajl_gen_string(g, (const unsigned char *)ascii, n);
+    free(ascii);
+    return st != yajl_gen_status_ok;
+}
+
+static int gint(yajl_gen g, const char *k, unsigned long long v)
+{
+    return gkey(g, k) || yajl_gen_integer(g, (long long)v) != yajl_gen_status_ok;
+}
+
+/* v with the given decimals, as the figure is meant; null when not finite */
+static int gfix(yajl_gen g, const char *k, double v, int decimals)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    if (gkey(g, k))
+        return 1;
+    if (!isfinite(v) || n <= 0 || (size_t)n >= sizeof buf)
+        return yajl_gen_null(g) != yajl_gen_status_ok;
+    return yajl_gen_number(g, buf, (size_t)n) != yajl_gen_status_ok;
+}
+
+/* A generator for one line on stdout, its object open with "bench": name and "file":
+ * path; NULL when it cannot be made. */
+static yajl_gen line_open(const char *name, const char *path)
+{
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (!g)
+        return NULL;
+    if (!yajl_gen_config(g, yajl_gen_print_callback, print_cb, stdout) ||
+        !yajl_gen_config(g, yajl_gen_validate_utf8, 1) ||
+        yajl_gen_map_open(g) != yajl_gen_status_ok || gstr(g, "bench", name) ||
+        gstr(g, "file", path)) {
+        yajl_gen_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* Close the line's object (g may be NULL: line_open failed) and end the line; 0, or 1
+ * (said on stderr) when any figure or the line could not be generated. */
+static int line_close(yajl_gen g, int bad)
+{
+    if (g) {
+        bad = bad || yajl_gen_map_close(g) != yajl_gen_status_ok;
+        yajl_gen_free(g);
+        fputc('\n', stdout);
+    }
+    bad = bad || !g;
+    if (bad)
+        fprintf(stderr, "import_bench: the result line could not be generated\n");
+    return bad;
+}
+
 /* The importer alone on TRACE as it is (no copy, no Python). */
 static int bench_alone(int argc, char **argv)
 {
@@ -71,15 +155,16 @@ static int bench_alone(int argc, char **argv)
     } while ((t = now() - t0) < min_s);
     c = cpu_self() - c0;
     getrusage(RUSAGE_SELF, &ru);
-    printf("{\"bench\":\"import_kineto_alone\",\"file\":\"%s\",\"json_mb\":%.1f,"
-           "\"kernels\":%llu,\"steps\":%llu,\"spilled_runs\":%llu,\"spill_mb\":%.1f,"
-           "\"argus_cpu_mb_s\":%.1f,\"argus_wall_mb_s\":%.1f,\"argus_peak_rss_mb\":%.1f}\n",
-           argv[1], in->bytes / 1e6, (unsigned long long)in->kernels,
-           (unsigned long long)in->steps, (unsigned long long)in->spilled,
-           in->spill_bytes / 1e6, (double)in->bytes * iters / c / 1e6,
-           (double)in->bytes * iters / t / 1e6, ru.ru_maxrss / 1024.0);
+    yajl_gen g = line_open("import_kineto_alone", argv[1]);
+    int bad = !g || gfix(g, "json_mb", in->bytes / 1e6, 1) || gint(g, "kernels", in->kernels) ||
+              gint(g, "steps", in->steps) || gint(g, "spilled_runs", in->spilled) ||
+              gfix(g, "spill_mb", in->spill_bytes / 1e6, 1) ||
+              gfix(g, "argus_cpu_mb_s", (double)in->bytes * iters / c / 1e6, 1) ||
+              gfix(g, "argus_wall_mb_s", (double)in->bytes * iters / t / 1e6, 1) ||
+              gfix(g, "argus_peak_rss_mb", ru.ru_maxrss / 1024.0, 1);
+    bad = line_close(g, bad);
     free(in);
-    return 0;
+    return bad;
 }
 
 int main(int argc, char **argv)
@@ -137,12 +222,14 @@ int main(int argc, char **argv)
     unlink(tmp);
     /* CPU-time rates are the per-core figures (robust on a shared machine); wall rates
      * are given too. Python's figure includes interpreter start-up (~20 ms). */
-    printf("{\"bench\":\"import_kineto\",\"file\":\"%s\",\"json_mb\":%.1f,\"kernels\":%llu,"
-           "\"steps\":%llu,\"argus_cpu_mb_s\":%.1f,\"python_json_cpu_mb_s\":%.1f,"
-           "\"ratio_cpu\":%.2f,\"argus_wall_mb_s\":%.1f,\"python_json_wall_mb_s\":%.1f,"
-           "\"ratio_wall\":%.2f,\"argus_peak_rss_mb\":%.1f,\"python_peak_rss_mb\":%.1f}\n",
-           argv[1], bytes / 1e6, (unsigned long long)in.kernels,
-           (unsigned long long)in.steps, ours_cpu, py_cpu, py_cpu > 0 ? ours_cpu / py_cpu : 0,
-           ours, py, py > 0 ? ours / py : 0, rss_ours / 1024.0, ru.ru_maxrss / 1024.0);
-    return 0;
+    yajl_gen g = line_open("import_kineto", argv[1]);
+    int bad = !g || gfix(g, "json_mb", bytes / 1e6, 1) || gint(g, "kernels", in.kernels) ||
+              gint(g, "steps", in.steps) || gfix(g, "argus_cpu_mb_s", ours_cpu, 1) ||
+              gfix(g, "python_json_cpu_mb_s", py_cpu, 1) ||
+              gfix(g, "ratio_cpu", py_cpu > 0 ? ours_cpu / py_cpu : 0, 2) ||
+              gfix(g, "argus_wall_mb_s", ours, 1) || gfix(g, "python_json_wall_mb_s", py, 1) ||
+              gfix(g, "ratio_wall", py > 0 ? ours / py : 0, 2) ||
+              gfix(g, "argus_peak_rss_mb", rss_ours / 1024.0, 1) ||
+              gfix(g, "python_peak_rss_mb", ru.ru_maxrss / 1024.0, 1);
+    return line_close(g, bad);
 }

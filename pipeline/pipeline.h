@@ -167,8 +167,9 @@ struct argus_pipeline_trace_reply {
  * Chrome-trace document traces/<kind>-steps-A-B.json under dir (report/trace_merge.h:
  * offsets refined on shared collectives; sources labelled and on top, the ranks that did
  * not answer named), then mark the plan WRITTEN with its path, or FAILED with one line
- * why (nobody answered, the rings had moved on, no memory, the file cannot be written:
- * that last said once in the log). 1 written, 0 failed. */
+ * why (nobody answered, the rings had moved on, a reply is not a JSON array of events, no
+ * memory, the file cannot be written: that last said once in the log). 1 written, 0
+ * failed. */
 int argus_pipeline_write_trace(struct argus_traceplan *tp, size_t i, const char *dir,
                                const struct argus_pipeline_trace_reply *reply);
 

@@ -4,10 +4,10 @@
  * the ranks and the clock refinement (docs/REPORT_SCHEMA.md, "traces/<kind>-steps-A-B.json").
  * The whole document goes through one yajl_gen (UTF-8 validated, strings escaped by YAJL;
  * docs/STYLE.md, "File formats and JSON") that streams into <path>.partial, renamed when
- * complete: the file is never held in memory. argus_trace_merge prints its events as text;
- * that text is relayed into the same generator through YAJL's parser, so the generator
- * sees every token. No MPI: reduce/tracereq.c collects the replies. Must not print JSON by
- * hand, must not leave a partial file behind, never logs more than once per problem.
+ * complete: the file is never held in memory. argus_trace_merge emits the events into
+ * that same generator, inside the "traceEvents" array it has open. No MPI:
+ * reduce/tracereq.c collects the replies. Must not print JSON by hand, must not leave a
+ * partial file behind, never logs more than once per problem.
  */
 #include "pipeline/pipeline.h"
 
@@ -16,10 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
-#include <yajl/yajl_parse.h>
 
 #include "common/errbuf.h"
 #include "common/log.h"
@@ -45,83 +43,6 @@ static yajl_gen_status gfixed(yajl_gen g, double v) /* 3 decimals: us to the ns 
     if (n <= 0 || (size_t)n >= sizeof buf)
         return yajl_gen_invalid_number;
     return yajl_gen_number(g, buf, (size_t)n);
-}
-
-/* ---- relay: argus_trace_merge's text, parsed, re-generated into g ------------------ */
-
-/* The events arrive as the elements of an array: "[" is fed before them and "]" after,
- * and that outer array (depth 1) is the one g already has open. */
-struct relay {
-    yajl_gen g;
-    yajl_handle h;
-    int depth;
-};
-
-static int r_ok(yajl_gen_status s)
-{
-    return s == yajl_gen_status_ok;
-}
-
-static int r_null(void *c)
-{
-    return r_ok(yajl_gen_null(((struct relay *)c)->g));
-}
-
-static int r_bool(void *c, int b)
-{
-    return r_ok(yajl_gen_bool(((struct relay *)c)->g, b));
-}
-
-static int r_number(void *c, const char *s, size_t len)
-{
-    return r_ok(yajl_gen_number(((struct relay *)c)->g, s, len));
-}
-
-static int r_string(void *c, const unsigned char *s, size_t len)
-{
-    return r_ok(yajl_gen_string(((struct relay *)c)->g, s, len));
-}
-
-static int r_map_open(void *c)
-{
-    return r_ok(yajl_gen_map_open(((struct relay *)c)->g));
-}
-
-static int r_map_close(void *c)
-{
-    return r_ok(yajl_gen_map_close(((struct relay *)c)->g));
-}
-
-static int r_array_open(void *c)
-{
-    struct relay *r = c;
-    return r->depth++ == 0 ? 1 : r_ok(yajl_gen_array_open(r->g));
-}
-
-static int r_array_close(void *c)
-{
-    struct relay *r = c;
-    return --r->depth == 0 ? 1 : r_ok(yajl_gen_array_close(r->g));
-}
-
-static const yajl_callbacks relay_cb = {
-    .yajl_null = r_null,
-    .yajl_boolean = r_bool,
-    .yajl_number = r_number, /* the number's own text: nothing reformatted */
-    .yajl_string = r_string,
-    .yajl_start_map = r_map_open,
-    .yajl_map_key = r_string,
-    .yajl_end_map = r_map_close,
-    .yajl_start_array = r_array_open,
-    .yajl_end_array = r_array_close,
-};
-
-static ssize_t relay_write(void *c, const char *buf, size_t n)
-{
-    struct relay *r = c;
-    if (yajl_parse(r->h, (const unsigned char *)buf, n) != yajl_status_ok)
-        return 0; /* an error for the stream (fopencookie(3)): fclose reports it */
-    return (ssize_t)n;
 }
 
 /* ---- the document ------------------------------------------------------------------ */
@@ -222,44 +143,20 @@ static int gen_other(yajl_gen g, const struct argus_trace_plan *p,
     return 0;
 }
 
-/* The merged events, relayed into g as elements of the array g has open. 0, or the
- * merge's -EINVAL / -ENOMEM, or -EIO (the relay or g failed). */
-static int gen_events(yajl_gen g, struct argus_trace_part *parts, uint32_t np)
-{
-    struct relay r = {.g = g};
-    const cookie_io_functions_t io = {.write = relay_write};
-    int rc = -ENOMEM, wrote = 0, bad;
-
-    r.h = yajl_alloc(&relay_cb, NULL, &r);
-    FILE *f = r.h ? fopencookie(&r, "w", io) : NULL;
-    if (!f)
-        goto out;
-    rc = yajl_parse(r.h, (const unsigned char *)"[", 1) == yajl_status_ok ? 0 : -EIO;
-    if (rc == 0)
-        rc = argus_trace_merge(f, parts, np, &wrote);
-    bad = fclose(f) != 0; /* flushes the last of the text into the parser */
-    if (rc == 0 && (bad || yajl_parse(r.h, (const unsigned char *)"]", 1) != yajl_status_ok ||
-                    yajl_complete_parse(r.h) != yajl_status_ok || r.depth != 0))
-        rc = -EIO;
-out:
-    if (r.h)
-        yajl_free(r.h);
-    return rc;
-}
-
 static void print_cb(void *ctx, const char *s, size_t len)
 {
     fwrite(s, 1, len, (FILE *)ctx);
 }
 
-/* Stream the whole document into out. 0, or as gen_events. */
+/* Stream the whole document into out. 0, or as argus_trace_merge (report/trace_merge.h):
+ * -EINVAL (a reply is not a JSON array), -ENOMEM, -EIO (g refused a token). */
 static int gen_document(FILE *out, const struct argus_trace_plan *p,
                         const struct argus_pipeline_trace_reply *reply,
                         struct argus_trace_part *parts, const uint32_t *kof, uint32_t np,
                         const char *kind, uint64_t first, uint64_t last)
 {
     yajl_gen g = yajl_gen_alloc(NULL);
-    int rc = -EIO;
+    int rc = -EIO, wrote;
 
     if (!g)
         return -ENOMEM;
@@ -272,7 +169,7 @@ static int gen_document(FILE *out, const struct argus_trace_plan *p,
         gstr(g, "traceEvents") != yajl_gen_status_ok ||
         yajl_gen_array_open(g) != yajl_gen_status_ok)
         goto out;
-    rc = gen_events(g, parts, np);
+    rc = argus_trace_merge(g, parts, np, &wrote);
     if (rc == 0)
         rc = gen_labels(g, p, kof, np);
     if (rc == 0 && yajl_gen_array_close(g) != yajl_gen_status_ok)

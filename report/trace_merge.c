@@ -1,5 +1,5 @@
 /* trace_merge.c — rank 0's L4 merge with clock refinement on collective ends
- * (report/trace_merge.h). */
+ * (report/trace_merge.h). Writes nothing but tokens into the caller's yajl_gen. */
 #include "report/trace_merge.h"
 
 #include <errno.h>
@@ -151,54 +151,58 @@ static int refine(struct argus_trace_part *p, const struct cend *ref, size_t nre
     return 0;
 }
 
-/* Re-emit v; the "ts" of an event object moves by shift_us. */
-static void emit(yajl_gen g, yajl_val v, double shift_us, int top)
+/* Re-emit v into g; the "ts" of an event object (top) moves by shift_us. 0, or -EIO at
+ * the first token g refuses. */
+static int emit(yajl_gen g, yajl_val v, double shift_us, int top)
 {
+    yajl_gen_status st;
+
     if (YAJL_IS_OBJECT(v)) {
-        yajl_gen_map_open(g);
+        if (yajl_gen_map_open(g) != yajl_gen_status_ok)
+            return -EIO;
         for (size_t i = 0; i < v->u.object.len; i++) {
             const char *k = v->u.object.keys[i];
             yajl_val x = v->u.object.values[i];
-            yajl_gen_string(g, (const unsigned char *)k, strlen(k));
-            if (top && shift_us != 0 && strcmp(k, "ts") == 0 && YAJL_IS_NUMBER(x))
-                yajl_gen_double(g, YAJL_GET_DOUBLE(x) + shift_us);
-            else
-                emit(g, x, 0, 0);
+            if (yajl_gen_string(g, (const unsigned char *)k, strlen(k)) != yajl_gen_status_ok)
+                return -EIO;
+            if (top && shift_us != 0 && strcmp(k, "ts") == 0 && YAJL_IS_NUMBER(x)) {
+                if (yajl_gen_double(g, YAJL_GET_DOUBLE(x) + shift_us) != yajl_gen_status_ok)
+                    return -EIO;
+            } else if (emit(g, x, 0, 0) != 0) {
+                return -EIO;
+            }
         }
-        yajl_gen_map_close(g);
+        st = yajl_gen_map_close(g);
     } else if (YAJL_IS_ARRAY(v)) {
-        yajl_gen_array_open(g);
+        if (yajl_gen_array_open(g) != yajl_gen_status_ok)
+            return -EIO;
         for (size_t i = 0; i < v->u.array.len; i++)
-            emit(g, v->u.array.values[i], 0, 0);
-        yajl_gen_array_close(g);
+            if (emit(g, v->u.array.values[i], 0, 0) != 0)
+                return -EIO;
+        st = yajl_gen_array_close(g);
     } else if (YAJL_IS_STRING(v)) {
         const char *s = YAJL_GET_STRING(v);
-        yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+        st = yajl_gen_string(g, (const unsigned char *)s, strlen(s));
     } else if (YAJL_IS_NUMBER(v)) {
         const char *s = YAJL_GET_NUMBER(v);
-        yajl_gen_number(g, s, strlen(s));
+        st = yajl_gen_number(g, s, strlen(s)); /* the number's own text */
     } else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v)) {
-        yajl_gen_bool(g, YAJL_IS_TRUE(v));
+        st = yajl_gen_bool(g, YAJL_IS_TRUE(v));
     } else {
-        yajl_gen_null(g);
+        st = yajl_gen_null(g);
     }
+    return st == yajl_gen_status_ok ? 0 : -EIO;
 }
 
-static void print_cb(void *ctx, const char *s, size_t len)
-{
-    fwrite(s, 1, len, (FILE *)ctx);
-}
-
-int argus_trace_merge(FILE *out, struct argus_trace_part *parts, size_t n, int *wrote)
+int argus_trace_merge(yajl_gen g, struct argus_trace_part *parts, size_t n, int *wrote)
 {
     yajl_val *tree = calloc(n ? n : 1, sizeof *tree);
     struct cend **ends = calloc(n ? n : 1, sizeof *ends);
     size_t *nends = calloc(n ? n : 1, sizeof *nends);
-    yajl_gen g = yajl_gen_alloc(NULL);
-    int rc = 0, first = 1;
+    int rc = 0;
 
     *wrote = 0;
-    if (!tree || !ends || !nends || !g) {
+    if (!tree || !ends || !nends) {
         rc = -ENOMEM;
         goto out;
     }
@@ -216,18 +220,12 @@ int argus_trace_merge(FILE *out, struct argus_trace_part *parts, size_t n, int *
         rc = refine(&parts[k], ends[0], nends[0], ends[k], nends[k]);
     if (rc)
         goto out;
-    yajl_gen_config(g, yajl_gen_print_callback, print_cb, out);
-    for (size_t k = 0; k < n; k++)
-        for (size_t i = 0; i < tree[k]->u.array.len; i++) {
-            if (!first)
-                yajl_gen_reset(g, ",\n");
-            first = 0;
-            emit(g, tree[k]->u.array.values[i], (double)parts[k].refine_ns / 1000.0, 1);
-        }
-    *wrote = !first;
+    for (size_t k = 0; k < n && rc == 0; k++) /* g sees its first token only now */
+        for (size_t i = 0; i < tree[k]->u.array.len && rc == 0; i++)
+            if ((rc = emit(g, tree[k]->u.array.values[i], (double)parts[k].refine_ns / 1000.0,
+                           1)) == 0)
+                *wrote = 1;
 out:
-    if (g)
-        yajl_gen_free(g);
     for (size_t k = 0; tree && k < n; k++)
         yajl_tree_free(tree[k]);
     for (size_t k = 0; ends && k < n; k++)

@@ -12,14 +12,16 @@
  * its ping-pong alignment.
  *
  * Parts are parsed with YAJL's tree API (each was already checked as JSON); events are
- * re-emitted with YAJL's generator. Pure: no MPI, no globals.
+ * re-emitted into the caller's yajl_gen (docs/STYLE.md, "File formats and JSON"), so the
+ * document they belong to goes through one generator. Pure: no MPI, no globals, no output
+ * of its own.
  */
 #ifndef ARGUS_REPORT_TRACE_MERGE_H
 #define ARGUS_REPORT_TRACE_MERGE_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
+#include <yajl/yajl_gen.h>
 
 #define ARGUS_MERGE_MIN_MATCH 3
 #define ARGUS_MERGE_MAX_MAD_NS 20000 /* 20 us */
@@ -35,9 +37,14 @@ struct argus_trace_part {
     double mad_ns;
 };
 
-/* Write the events of parts[0..n) (refined as above) as the elements of one JSON array,
- * without the brackets, separated by ",\n"; *wrote is set to 1 when at least one event
- * was written. 0, -EINVAL (a part does not parse as an array) or -ENOMEM. */
-int argus_trace_merge(FILE *out, struct argus_trace_part *parts, size_t n, int *wrote);
+/* Emit the events of parts[0..n) (refined as above), part after part, into g as elements
+ * of the array g has open (the caller opens and closes it; g's own configuration, such as
+ * yajl_gen_validate_utf8, applies). Numbers keep their text, except a shifted "ts", which
+ * g formats as yajl_gen_double does. Every part is parsed and refined before the first
+ * token, so g is untouched on -EINVAL and -ENOMEM. *wrote is set to 1 when at least one
+ * event was emitted. Allocates the parsed parts, freed before it returns; g is not freed.
+ * 0, -EINVAL (a part does not parse as an array), -ENOMEM, or -EIO (g refused a token,
+ * e.g. past its maximum depth; what g holds is then incomplete). */
+int argus_trace_merge(yajl_gen g, struct argus_trace_part *parts, size_t n, int *wrote);
 
 #endif /* ARGUS_REPORT_TRACE_MERGE_H */

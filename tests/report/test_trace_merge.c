@@ -1,7 +1,9 @@
 /* test_trace_merge.c — cmocka units for report/trace_merge.c: the merged L4 events parse,
  * a rank sharing collectives with the reference is moved by its residual offset (found on
  * the consistent collective, not on a same-named collective of another group), a rank
- * sharing none keeps its timestamps, and a damaged part is refused. */
+ * sharing none keeps its timestamps, a damaged part is refused before the caller's yajl_gen
+ * sees a token, and a token the generator refuses fails the merge. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
 #include "report/trace_merge.h"
@@ -49,21 +52,31 @@ static char *part_json(uint32_t pid, double shift_us, unsigned seed, int shared)
     return text;
 }
 
+/* A generator with an array open, as pipeline/tracefile.c hands it over ("traceEvents"). */
+static yajl_gen open_gen(void)
+{
+    yajl_gen g = yajl_gen_alloc(NULL);
+    assert_non_null(g);
+    assert_true(yajl_gen_config(g, yajl_gen_validate_utf8, 1));
+    assert_int_equal(yajl_gen_array_open(g), yajl_gen_status_ok);
+    return g;
+}
+
 static yajl_val merged(struct argus_trace_part *parts, size_t n)
 {
-    char *text = NULL, err[256];
+    char err[256];
+    const unsigned char *text;
     size_t len = 0;
     int wrote = 0;
-    FILE *f = open_memstream(&text, &len);
-    fputc('[', f);
-    assert_int_equal(argus_trace_merge(f, parts, n, &wrote), 0);
-    fputc(']', f);
-    fclose(f);
+    yajl_gen g = open_gen();
+    assert_int_equal(argus_trace_merge(g, parts, n, &wrote), 0);
+    assert_int_equal(yajl_gen_array_close(g), yajl_gen_status_ok);
+    assert_int_equal(yajl_gen_get_buf(g, &text, &len), yajl_gen_status_ok);
     assert_true(wrote);
-    yajl_val v = yajl_tree_parse(text, err, sizeof err);
+    yajl_val v = yajl_tree_parse((const char *)text, err, sizeof err);
     if (!v)
         fail_msg("merged events do not parse: %s", err);
-    free(text);
+    yajl_gen_free(g);
     return v;
 }
 
@@ -131,14 +144,41 @@ static void test_bad_part(void **state)
     const char *bad = "{\"not\": \"an array\"}";
     const char *cut = "[{\"name\":\"x\"";
     struct argus_trace_part p[1] = {{.rank = 1, .json = bad, .len = strlen(bad)}};
+    const unsigned char *text;
+    size_t len = 0;
     int wrote = 1;
-    FILE *f = fopen("/dev/null", "w");
-    assert_int_equal(argus_trace_merge(f, p, 1, &wrote), -22);
+    yajl_gen g = open_gen();
+    assert_int_equal(argus_trace_merge(g, p, 1, &wrote), -EINVAL);
     assert_int_equal(wrote, 0);
     p[0].json = cut;
     p[0].len = strlen(cut);
-    assert_int_equal(argus_trace_merge(f, p, 1, &wrote), -22);
-    fclose(f);
+    assert_int_equal(argus_trace_merge(g, p, 1, &wrote), -EINVAL);
+    /* refused before the first token: g holds only the caller's "[" */
+    assert_int_equal(yajl_gen_get_buf(g, &text, &len), yajl_gen_status_ok);
+    assert_int_equal(len, 1);
+    yajl_gen_free(g);
+}
+
+/* An event g refuses (nested past the generator's maximum depth, YAJL_MAX_DEPTH 128, though
+ * it parses) is an error, not a truncated event. */
+static void test_gen_refused(void **state)
+{
+    (void)state;
+    char deep[2 * 200 + 3];
+    size_t n = 0;
+    deep[n++] = '[';
+    for (int i = 0; i < 200; i++)
+        deep[n++] = '[';
+    for (int i = 0; i < 200; i++)
+        deep[n++] = ']';
+    deep[n++] = ']';
+    deep[n] = '\0';
+    struct argus_trace_part p[1] = {{.rank = 1, .json = deep, .len = n}};
+    int wrote = 1;
+    yajl_gen g = open_gen();
+    assert_int_equal(argus_trace_merge(g, p, 1, &wrote), -EIO);
+    assert_int_equal(wrote, 0);
+    yajl_gen_free(g);
 }
 
 int main(void)
@@ -146,6 +186,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refine_on_shared_collectives),
         cmocka_unit_test(test_bad_part),
+        cmocka_unit_test(test_gen_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
