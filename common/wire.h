@@ -14,21 +14,20 @@
  * (fixed widths) and 2 (varints) are still read. Version 3 is LOSSLESS: every field of
  * struct argus_step_summary decodes to exactly the value encoded (no precision is lost;
  * tests/common/test_wire_summary.c checks it bit for bit), except last_end_ns of kernel modes
- * that are not collectives, which types.h defines as 0 and which decodes as 0. Its savings over version 2 come
- * from redundancy only: class, phase and mode in one key byte; a kernel's later modes
- * reuse the previous mode's 8-byte name hash (one flag bit); count is implied by the
- * sketch (zeros + bucket counts) unless it differs; sketch flags/zeros only when non-zero;
- * max, sum, end, host gap and clocks as differences from values already sent (max - min,
- * sum - count * min, ...) and the sketch base as its difference from a predictor computed
- * from min (integer arithmetic, so identical on every host); coords as varints. Each record
- * stands alone (no state shared between records: a lost record loses only itself).
- * The realistic step of bench/tracer_bench (50,000 launches over 200 names, coverage 0.97,
- * 34 kernel modes) took 1,263 B as version 2 and 904 B as version 3, 11,947x less than
- * its CUPTI records; with the collective modes' last end times (clk bit 1, for inferring
- * communication groups) it takes 944 B; tests/common/test_wire_step.c fails past 1,024 B.
- * Name and rank-info records have the same layout in every version; a rank-info record
- * may end after the host name (written so before communicator memberships were added):
- * it decodes with no memberships.
+ * that are not collectives, which types.h defines as 0 and which decodes as 0. Its savings
+ * over version 2 come from redundancy only: class, phase and mode in one key byte; a kernel's later
+ * modes reuse the previous mode's 8-byte name hash (one flag bit); count is implied by the sketch
+ * (zeros + bucket counts) unless it differs; sketch flags/zeros only when non-zero; max, sum, end,
+ * host gap and clocks as differences from values already sent (max - min, sum - count * min, ...)
+ * and the sketch base as its difference from a predictor computed from min (integer arithmetic, so
+ * identical on every host); coords as varints. Each record stands alone (no state shared between
+ * records: a lost record loses only itself). The realistic step of bench/tracer_bench (50,000
+ * launches over 200 names, coverage 0.97, 34 kernel modes) took 1,263 B as version 2 and 904 B as
+ * version 3, 11,947x less than its CUPTI records; with the collective modes' last end times (clk
+ * bit 1, for inferring communication groups) it takes 944 B; tests/common/test_wire_step.c fails
+ * past 1,024 B. Name and rank-info records have the same layout in every version; a rank-info
+ * record may end after the host name (written so before communicator memberships were added): it
+ * decodes with no memberships.
  *
  * Decoders never trust input: every length is bounds-checked, a bad magic, unknown version
  * or type, short buffer or checksum mismatch returns a negative code and fills errbuf
