@@ -29,4 +29,6 @@ echo "quickstart: 16 simulated ranks, 60 steps, compute straggler on rank 5 in s
     --inject compute_straggler:ranks=5,steps=20-40,factor=1.5 \
     --truth "$out/argus-$ARGUS_JOBID.truth.json"
 echo
-echo "quickstart: report in $out/argus-$ARGUS_JOBID/ (report.md for people, report.json for scripts)"
+# Argus never reuses a directory: a rerun with the same ARGUS_JOBID gets argus-<jobid>.1
+dir=$(ls -td "$out/argus-$ARGUS_JOBID"*/ 2>/dev/null | head -n 1)
+echo "quickstart: report in ${dir:-$out/argus-$ARGUS_JOBID/} (report.md for people, report.json for scripts)"

@@ -119,13 +119,24 @@ double median5(double *v)
 /* The first window in a fresh pipeline, then a job of windows in one pipeline until
  * STEADY windows past a full horizon, spooled into a scratch output directory in TMPDIR
  * (removed). */
+/* Remove a scratch job directory the pipeline made (it holds traces/ and at most the
+ * spool, unlinked by the caller). */
+static void remove_job_dir(const char *dir)
+{
+    char path[4200];
+
+    snprintf(path, sizeof path, "%s/traces", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
 int an_job(const struct argus_bytebuf *root, struct thin_rows *t, int P, int W,
            struct job_cost *jc)
 {
     struct argus_pipeline pl;
     struct argus_bytebuf win = {0};
     double st[STEADY], an[STEADY], fs[STEADY], fa[STEADY], sp[STEADY];
-    char jobid[64], path[4200] = "", err[512];
+    char jobid[64], path[4200] = "", dir[4096] = "", err[512];
     const char *tmp = getenv("TMPDIR");
     struct argus_pipeline_opts o = {
         .nranks = (uint32_t)P, .base = tmp && *tmp ? tmp : "/tmp", .jobid = jobid,
@@ -141,13 +152,17 @@ int an_job(const struct argus_bytebuf *root, struct thin_rows *t, int P, int W,
         return -1;
     }
     an_window(&pl, 0, root, t, 0, sum, &win, &jc->first);
+    snprintf(dir, sizeof dir, "%s", pl.dir);
     argus_pipeline_close(&pl);
+    remove_job_dir(dir); /* the next open makes its own */
+    dir[0] = '\0';
 
     o.spool = 1;
     if (argus_pipeline_open(&pl, &o, err, sizeof err) != 0) {
         fprintf(stderr, "reduce_scale: %s\n", err);
         goto out;
     }
+    snprintf(dir, sizeof dir, "%s", pl.dir);
     if (!pl.spool)
         fprintf(stderr, "reduce_scale: no spool figures\n");
     jc->horizon = argus_jobstore_horizon(pl.js);
@@ -179,10 +194,8 @@ int an_job(const struct argus_bytebuf *root, struct thin_rows *t, int P, int W,
 out:
     if (path[0])
         unlink(path);
-    snprintf(path, sizeof path, "%s/argus-%s/traces", o.base, jobid);
-    rmdir(path);
-    snprintf(path, sizeof path, "%s/argus-%s", o.base, jobid);
-    rmdir(path);
+    if (dir[0])
+        remove_job_dir(dir);
     free(win.p);
     free(sum);
     return rc;

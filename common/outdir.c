@@ -1,6 +1,7 @@
 /* outdir.c — the job output directory and safe file writing (outdir.h).
- * argus-<jobid>/ and traces/ are created 0750 and opened with O_NOFOLLOW, so a symlink
- * planted at the final component is refused rather than followed; whole files are written
+ * argus-<jobid>/ (or the next free argus-<jobid>.N) and traces/ are created fresh, 0750,
+ * under a base walked with O_NOFOLLOW and checked against writers who are not us (outdir.h),
+ * so a name or symlink planted by another user is skipped or refused; whole files are written
  * to <path>.partial, fsync'ed and renamed; lines are appended with O_APPEND in one write.
  * Must not follow a symlink for anything it creates, and never exits.
  */
@@ -54,14 +55,133 @@ int argus_mkdir_p(const char *path, char *errbuf, size_t errlen)
     return 0;
 }
 
-/* Create name under dirfd (or accept an existing real directory we own) and return an fd
- * of it opened without following a symlink. */
-static int subdir_open(int dirfd, const char *name, const char *shown, char *errbuf,
+#ifndef O_PATH
+#define O_PATH O_RDONLY
+#endif
+#define MAX_SUFFIX 999 /* argus-<jobid>.1 .. .999 after argus-<jobid> */
+
+/* An fd may be used as (part of) the output base: a directory that group or others may
+ * write must be sticky, and the last one, if others may write it, owned by us or root. */
+static int base_dir_ok(int fd, const char *shown, const char *base, int last, char *errbuf,
                        size_t errlen)
 {
-    int created = mkdirat(dirfd, name, DIR_MODE) == 0;
+    struct stat st;
 
-    if (!created && errno != EEXIST) {
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        argus_seterr(errbuf, errlen, "output base %s: %s: %s", base, shown, strerror(e));
+        return -e;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        argus_seterr(errbuf, errlen, "output base %s: %s: not a directory", base, shown);
+        return -ENOTDIR;
+    }
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+        argus_seterr(errbuf, errlen,
+                     "output base %s: %s is writable by group or others and not sticky; "
+                     "refusing to use it", base, shown);
+        return -EPERM;
+    }
+    if (last && (st.st_mode & S_IWOTH) && st.st_uid != geteuid() && st.st_uid != 0) {
+        argus_seterr(errbuf, errlen,
+                     "output base %s: writable by others and owned by uid %u, not by us or "
+                     "root; refusing to use it", base, (unsigned)st.st_uid);
+        return -EPERM;
+    }
+    return 0;
+}
+
+/* Open base component by component from / (or the cwd) without following a symlink,
+ * creating missing components (DIR_MODE less the umask), checking each directory passed
+ * through (base_dir_ok). Returns an O_PATH fd of base, or -errno. */
+static int base_open(const char *base, char *errbuf, size_t errlen)
+{
+    char shown[PATH_MAX], comp[NAME_MAX + 1];
+    size_t n = strlen(base), i = 0, end = n;
+    int fd, rc;
+
+    if (n >= sizeof shown) {
+        argus_seterr(errbuf, errlen, "%s: path too long", base);
+        return -ENAMETOOLONG;
+    }
+    /* end: just past the last component that is not "." (trailing "/" and "." ignored) */
+    while (end > 0) {
+        if (base[end - 1] == '/')
+            end--;
+        else if (base[end - 1] == '.' && (end == 1 || base[end - 2] == '/'))
+            end--;
+        else
+            break;
+    }
+    snprintf(shown, sizeof shown, "%s", base[0] == '/' ? "/" : ".");
+    fd = open(shown, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        rc = -errno;
+        argus_seterr(errbuf, errlen, "output base %s: %s: %s", base, shown, strerror(-rc));
+        return rc;
+    }
+    for (;;) {
+        while (i < end && (base[i] == '/' || (base[i] == '.' && (base[i + 1] == '/' ||
+                                                                 i + 1 == end))))
+            i++;
+        if ((rc = base_dir_ok(fd, shown, base, i >= end, errbuf, errlen)) < 0)
+            goto fail;
+        if (i >= end)
+            return fd;
+        size_t j = i;
+        while (j < end && base[j] != '/')
+            j++;
+        if (j - i > NAME_MAX) {
+            argus_seterr(errbuf, errlen, "output base %s: a component is too long", base);
+            rc = -ENAMETOOLONG;
+            goto fail;
+        }
+        memcpy(comp, base + i, j - i);
+        comp[j - i] = '\0';
+        memcpy(shown, base, j); /* the prefix of base up to this component */
+        shown[j] = '\0';
+        int next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0 && errno == ENOENT) {
+            if (mkdirat(fd, comp, DIR_MODE) != 0 && errno != EEXIST) {
+                rc = -errno;
+                argus_seterr(errbuf, errlen, "output base %s: cannot create %s: %s", base,
+                             shown, strerror(-rc));
+                goto fail;
+            }
+            next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (next < 0) {
+            struct stat st;
+            rc = -errno;
+            if (fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+                argus_seterr(errbuf, errlen,
+                             "output base %s: %s is a symbolic link; refusing to use it", base,
+                             shown);
+                rc = -ELOOP;
+            } else {
+                argus_seterr(errbuf, errlen, "output base %s: %s: %s", base, shown,
+                             rc == -ENOTDIR ? "not a directory" : strerror(-rc));
+            }
+            goto fail;
+        }
+        close(fd);
+        fd = next;
+        i = j;
+    }
+fail:
+    close(fd);
+    return rc;
+}
+
+/* Create name under dirfd, which must not exist yet, exactly DIR_MODE; returns an fd of it
+ * opened without following a symlink and checked through the fd (a directory of ours with
+ * mode DIR_MODE). */
+static int fresh_dir_open(int dirfd, const char *name, const char *shown, int made,
+                          char *errbuf, size_t errlen)
+{
+    struct stat st;
+
+    if (!made && mkdirat(dirfd, name, DIR_MODE) != 0) {
         int e = errno;
         argus_seterr(errbuf, errlen, "%s: cannot create directory: %s", shown, strerror(e));
         return -e;
@@ -69,33 +189,17 @@ static int subdir_open(int dirfd, const char *name, const char *shown, char *err
     int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        struct stat st;
-        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
-            argus_seterr(errbuf, errlen, "%s: is a symbolic link; refusing to use it", shown);
-            return -ELOOP;
-        }
-        argus_seterr(errbuf, errlen, "%s: cannot open directory: %s", shown, strerror(e));
+        argus_seterr(errbuf, errlen, "%s: cannot open the directory just made: %s", shown,
+                     strerror(e));
         return -e;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
+    /* Exactly DIR_MODE whatever the umask, then check what the fd really is. */
+    if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+        fchmod(fd, DIR_MODE) != 0 || fstat(fd, &st) != 0 || (st.st_mode & 07777) != DIR_MODE) {
         close(fd);
-        argus_seterr(errbuf, errlen, "%s: %s", shown, strerror(e));
-        return -e;
-    }
-    if (geteuid() != 0 && st.st_uid != geteuid()) {
-        close(fd);
-        argus_seterr(errbuf, errlen, "%s: owned by uid %u, not by us; refusing to use it", shown,
-               (unsigned)st.st_uid);
+        argus_seterr(errbuf, errlen, "%s: not the directory of uid %u, mode %o, just made; "
+                     "refusing to use it", shown, (unsigned)geteuid(), DIR_MODE);
         return -EPERM;
-    }
-    /* Exactly 0750 whatever the umask, for a directory we just made. */
-    if (created && fchmod(fd, DIR_MODE) != 0) {
-        int e = errno;
-        close(fd);
-        argus_seterr(errbuf, errlen, "%s: chmod: %s", shown, strerror(e));
-        return -e;
     }
     return fd;
 }
@@ -116,8 +220,8 @@ static int jobid_ok(const char *jobid)
 int argus_outdir_create(const char *base, const char *jobid, char *out, size_t outlen,
                         char *errbuf, size_t errlen)
 {
-    char name[256], path[PATH_MAX], traces[PATH_MAX];
-    int basefd = -1, dirfd = -1, tfd = -1, rc;
+    char name[256], path[PATH_MAX], traces[PATH_MAX + 16];
+    int basefd = -1, dirfd = -1, tfd = -1, rc, k;
 
     if (!base || !*base)
         base = ".";
@@ -126,38 +230,50 @@ int argus_outdir_create(const char *base, const char *jobid, char *out, size_t o
                jobid ? jobid : "");
         return -EINVAL;
     }
-    snprintf(name, sizeof name, "argus-%s", jobid);
-    if (snprintf(path, sizeof path, "%s/%s", base, name) >= (int)sizeof path ||
-        snprintf(traces, sizeof traces, "%s/traces", path) >= (int)sizeof traces) {
-        argus_seterr(errbuf, errlen, "%s/%s: path too long", base, name);
-        return -ENAMETOOLONG;
+    basefd = base_open(base, errbuf, errlen);
+    if (basefd < 0)
+        return basefd;
+    /* Never adopt: the first name mkdirat creates is ours (EEXIST, whoever made it, moves
+     * on to the next suffix; nothing is checked before the create). */
+    for (k = 0; k <= MAX_SUFFIX; k++) {
+        if (k == 0)
+            snprintf(name, sizeof name, "argus-%s", jobid);
+        else
+            snprintf(name, sizeof name, "argus-%s.%d", jobid, k);
+        if (snprintf(path, sizeof path, "%s/%s", base, name) >= (int)sizeof path ||
+            (out && outlen && strlen(path) >= outlen)) {
+            argus_seterr(errbuf, errlen, "%s: path too long", path);
+            rc = -ENAMETOOLONG;
+            goto out;
+        }
+        if (mkdirat(basefd, name, DIR_MODE) == 0)
+            break;
+        if (errno != EEXIST) {
+            rc = -errno;
+            argus_seterr(errbuf, errlen, "%s: cannot create directory: %s", path,
+                         strerror(-rc));
+            goto out;
+        }
     }
-    rc = argus_mkdir_p(base, errbuf, errlen);
-    if (rc < 0)
-        return rc;
-    basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (basefd < 0) {
-        rc = -errno;
-        argus_seterr(errbuf, errlen, "%s: cannot open directory: %s", base, strerror(-rc));
+    if (k > MAX_SUFFIX) {
+        argus_seterr(errbuf, errlen, "%s/argus-%s and .1 to .%d all exist; remove old ones",
+                     base, jobid, MAX_SUFFIX);
+        rc = -EEXIST;
         goto out;
     }
-    dirfd = subdir_open(basefd, name, path, errbuf, errlen);
+    dirfd = fresh_dir_open(basefd, name, path, 1, errbuf, errlen);
     if (dirfd < 0) {
         rc = dirfd;
         goto out;
     }
-    tfd = subdir_open(dirfd, "traces", traces, errbuf, errlen);
+    snprintf(traces, sizeof traces, "%s/traces", path);
+    tfd = fresh_dir_open(dirfd, "traces", traces, 0, errbuf, errlen);
     if (tfd < 0) {
         rc = tfd;
         goto out;
     }
-    if (out && outlen) {
-        if (snprintf(out, outlen, "%s", path) >= (int)outlen) {
-            argus_seterr(errbuf, errlen, "%s: path longer than the caller's buffer", path);
-            rc = -ENAMETOOLONG;
-            goto out;
-        }
-    }
+    if (out && outlen)
+        snprintf(out, outlen, "%s", path);
     rc = 0;
 out:
     if (tfd >= 0)

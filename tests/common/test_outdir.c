@@ -1,7 +1,9 @@
 /* test_outdir.c — unit tests of common/outdir.c: argus-<jobid>/ and traces/ created 0750
- * (whatever the umask) under a base made on demand, idempotent re-creation, a symlink at
- * the final component refused, bad job ids refused, atomic writes leave no .partial, and
- * line appends. */
+ * (whatever the umask) under a base made on demand, an existing argus-<jobid> (directory,
+ * symlink, file) never adopted but skipped for the next free suffix up to a bound, a
+ * symlink or a group/other-writable non-sticky directory in the base refused, a sticky
+ * 1777 base accepted, bad job ids refused, atomic writes leave no .partial, and line
+ * appends. */
 #include "tests/common/testgen.h"
 
 #include <errno.h>
@@ -73,14 +75,18 @@ static void test_create(void **state)
     assert_int_equal(lstat(traces, &st), 0);
     assert_true(S_ISDIR(st.st_mode));
 
-    /* Again: the existing directory is reused. */
+    /* Again: the existing directory (ours) is not reused; the next suffix is made. */
     assert_int_equal(argus_outdir_create(base, "4711", out, sizeof out, err, sizeof err), 0);
+    snprintf(want, sizeof want, "%s/argus-4711.1", base);
     assert_string_equal(out, want);
+    assert_int_equal(mode_of(out), 0750);
 
-    /* Too small an output buffer is an error, not a cut path. */
+    /* Too small an output buffer is an error, not a cut path, and nothing is made. */
     char small[8];
     assert_int_equal(argus_outdir_create(base, "4711", small, sizeof small, err, sizeof err),
                      -ENAMETOOLONG);
+    snprintf(want, sizeof want, "%s/argus-4711.2", base);
+    assert_int_equal(access(want, F_OK), -1);
 
     /* Bad job ids. */
     assert_int_equal(argus_outdir_create(base, "../x", out, sizeof out, err, sizeof err),
@@ -91,51 +97,151 @@ static void test_create(void **state)
                      -EINVAL);
 }
 
-static void test_refuses_symlink(void **state)
+/* base/argus-<id> is made by the test first; the call must make base/argus-<id>.1. */
+static void expect_suffix_1(const char *base, const char *id)
 {
-    char base[512], link[PATH_MAX], target[PATH_MAX], out[PATH_MAX], err[512], p[PATH_MAX];
+    char out[PATH_MAX], err[512], want[PATH_MAX], traces[PATH_MAX];
+
+    out[0] = '\0';
+    assert_int_equal(argus_outdir_create(base, id, out, sizeof out, err, sizeof err), 0);
+    snprintf(want, sizeof want, "%s/argus-%s.1", base, id);
+    assert_string_equal(out, want);
+    struct stat st;
+    assert_int_equal(lstat(out, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(mode_of(out), 0750);
+    join(traces, sizeof traces, out, "traces");
+    assert_int_equal(lstat(traces, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+}
+
+static void test_not_adopted(void **state)
+{
+    char base[512], link[PATH_MAX], target[PATH_MAX], p[PATH_MAX];
     (void)state;
 
     snprintf(base, sizeof base, "%s/sym", dir);
     assert_int_equal(mkdir(base, 0700), 0);
+
+    /* A plain directory (ours, even) is not adopted. */
+    snprintf(p, sizeof p, "%s/argus-98", base);
+    assert_int_equal(mkdir(p, 0777), 0);
+    expect_suffix_1(base, "98");
+    join(link, sizeof link, p, "traces");
+    assert_int_equal(access(link, F_OK), -1);
+
+    /* A symlink to elsewhere: skipped, nothing made through it. */
     snprintf(target, sizeof target, "%s/elsewhere", dir);
     assert_int_equal(mkdir(target, 0700), 0);
     snprintf(link, sizeof link, "%s/argus-99", base);
     assert_int_equal(symlink(target, link), 0);
-    out[0] = '\0';
-    assert_int_equal(argus_outdir_create(base, "99", out, sizeof out, err, sizeof err),
-                     -ELOOP);
-    assert_non_null(strstr(err, "symbolic link"));
-    assert_non_null(strstr(err, link));
-    assert_string_equal(out, "");
-    /* Nothing was created through the link. */
+    expect_suffix_1(base, "99");
     join(p, sizeof p, target, "traces");
     assert_int_equal(access(p, F_OK), -1);
     assert_int_equal(mode_of(target), 0700);
 
-    /* A dangling symlink is refused too (mkdir must not create its target). */
+    /* A dangling symlink: mkdir must not create its target. */
     snprintf(link, sizeof link, "%s/argus-100", base);
     snprintf(target, sizeof target, "%s/not-yet", dir);
     assert_int_equal(symlink(target, link), 0);
-    assert_int_equal(argus_outdir_create(base, "100", out, sizeof out, err, sizeof err),
-                     -ELOOP);
+    expect_suffix_1(base, "100");
     assert_int_equal(access(target, F_OK), -1);
 
-    /* A symlink at traces/ inside a real directory. */
+    /* A real directory with a symlink at traces/. */
     snprintf(p, sizeof p, "%s/argus-101", base);
     assert_int_equal(mkdir(p, 0750), 0);
     join(link, sizeof link, p, "traces");
     assert_int_equal(symlink(dir, link), 0);
-    assert_int_equal(argus_outdir_create(base, "101", out, sizeof out, err, sizeof err),
-                     -ELOOP);
+    expect_suffix_1(base, "101");
 
     /* A regular file in the way. */
     snprintf(p, sizeof p, "%s/argus-102", base);
     FILE *f = fopen(p, "w");
     assert_non_null(f);
     fclose(f);
-    assert_true(argus_outdir_create(base, "102", out, sizeof out, err, sizeof err) < 0);
-    assert_non_null(strstr(err, p));
+    expect_suffix_1(base, "102");
+}
+
+static void test_suffix_bound(void **state)
+{
+    char base[512], p[PATH_MAX], out[PATH_MAX], err[512];
+    (void)state;
+
+    snprintf(base, sizeof base, "%s/full", dir);
+    assert_int_equal(mkdir(base, 0700), 0);
+    snprintf(p, sizeof p, "%s/argus-7", base);
+    assert_int_equal(mkdir(p, 0700), 0);
+    for (int k = 1; k <= 999; k++) {
+        snprintf(p, sizeof p, "%s/argus-7.%d", base, k);
+        assert_int_equal(mkdir(p, 0700), 0);
+    }
+    assert_int_equal(argus_outdir_create(base, "7", out, sizeof out, err, sizeof err),
+                     -EEXIST);
+    assert_non_null(strstr(err, "argus-7"));
+}
+
+static void test_base_symlink(void **state)
+{
+    char base[PATH_MAX], real[512], link[512], out[PATH_MAX], err[512];
+    (void)state;
+
+    snprintf(real, sizeof real, "%s/realbase", dir);
+    assert_int_equal(mkdir(real, 0700), 0);
+    snprintf(link, sizeof link, "%s/linkbase", dir);
+    assert_int_equal(symlink(real, link), 0);
+    /* the symlink as the base itself, and as a component above it */
+    assert_int_equal(argus_outdir_create(link, "5", out, sizeof out, err, sizeof err), -ELOOP);
+    assert_non_null(strstr(err, "symbolic link"));
+    assert_non_null(strstr(err, link));
+    join(base, sizeof base, link, "sub");
+    assert_int_equal(argus_outdir_create(base, "5", out, sizeof out, err, sizeof err), -ELOOP);
+    join(base, sizeof base, real, "sub");
+    assert_int_equal(access(base, F_OK), -1);
+    join(base, sizeof base, real, "argus-5");
+    assert_int_equal(access(base, F_OK), -1);
+}
+
+static void test_base_writable(void **state)
+{
+    char base[512], sub[PATH_MAX], p[PATH_MAX], out[PATH_MAX], err[512];
+    (void)state;
+
+    /* others-writable, not sticky: refused; nothing made in it */
+    snprintf(base, sizeof base, "%s/open", dir);
+    assert_int_equal(mkdir(base, 0700), 0);
+    assert_int_equal(chmod(base, 0777), 0);
+    assert_int_equal(argus_outdir_create(base, "6", out, sizeof out, err, sizeof err), -EPERM);
+    assert_non_null(strstr(err, "not sticky"));
+    join(p, sizeof p, base, "argus-6");
+    assert_int_equal(access(p, F_OK), -1);
+    /* group-writable, not sticky: refused */
+    assert_int_equal(chmod(base, 0770), 0);
+    assert_int_equal(argus_outdir_create(base, "6", out, sizeof out, err, sizeof err), -EPERM);
+    /* as a component above the base, too */
+    join(sub, sizeof sub, base, "below");
+    assert_int_equal(argus_outdir_create(sub, "6", out, sizeof out, err, sizeof err), -EPERM);
+    assert_int_equal(access(sub, F_OK), -1);
+
+    /* sticky 1777, ours: accepted */
+    assert_int_equal(chmod(base, 01777), 0);
+    assert_int_equal(argus_outdir_create(base, "6", out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, p);
+    assert_int_equal(mode_of(out), 0750);
+    /* and a missing base under it is made */
+    assert_int_equal(argus_outdir_create(sub, "6", out, sizeof out, err, sizeof err), 0);
+    assert_int_equal(mode_of(out), 0750);
+
+    /* sticky 1777 but owned by another user (root only can set that up): refused */
+    if (geteuid() == 0) {
+        assert_int_equal(chown(base, 54321, 54321), 0);
+        assert_int_equal(chmod(base, 01777), 0);
+        assert_int_equal(argus_outdir_create(base, "8", out, sizeof out, err, sizeof err),
+                         -EPERM);
+        assert_non_null(strstr(err, "54321"));
+        /* owned by the other user, not others-writable: a parent above the base is fine */
+        assert_int_equal(chmod(base, 01755), 0);
+        assert_int_equal(argus_outdir_create(sub, "8", out, sizeof out, err, sizeof err), 0);
+    }
 }
 
 static void test_write_atomic(void **state)
@@ -205,7 +311,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create),
-        cmocka_unit_test(test_refuses_symlink),
+        cmocka_unit_test(test_not_adopted),
+        cmocka_unit_test(test_suffix_bound),
+        cmocka_unit_test(test_base_symlink),
+        cmocka_unit_test(test_base_writable),
         cmocka_unit_test(test_write_atomic),
         cmocka_unit_test(test_append_line),
     };
