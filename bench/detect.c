@@ -2,9 +2,10 @@
  * synthetic Megatron job of tests/synth/synth.c (the same injections and the same
  * schedule model as argus-simtrain, in-process, so a few hundred runs take seconds), several
  * seeds, plus clean runs with 2 %, 5 % and 9 % step-time variability and heavy-tailed kernel
- * noise. Prints one JSON line: precision and recall of source ranks (all severities and
- * severities >= x1.3), kind accuracy, detection latency in steps from onset (and in
- * ARGUS_WINDOW=10-step windows), false alarms per 1,000 clean steps per variability level.
+ * noise. Prints one JSON line through yajl_gen (docs/STYLE.md, "Benchmarks"): precision and
+ * recall of source ranks (all severities and severities >= x1.3), kind accuracy, detection
+ * latency in steps from onset (and in ARGUS_WINDOW=10-step windows), false alarms per 1,000
+ * clean steps per variability level.
  * Usage: bench/detect [--seeds N] [--clean-steps N] [--ranks 16|64] [--no-faults]
  * [--condense] [--verbose]: 16 ranks (tp 2, pp 2, dp 4) or 64 (tp 2, pp 4, dp 8) for the
  * fault and the clean runs alike; 30,000 clean steps per variability level by default
@@ -16,6 +17,7 @@
  * summaries) instead of the full one: whether detection survives condensing. By the
  * module's contract one root over the raw summaries gives what any tree gives.
  */
+#include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 #include <time.h>
 
 #include "analysis/analysis.h"
+#include "common/jsongen.h"
 #include "reduce/condense.h"
 #include "common/wire.h"
 #include "reduce/bytebuf.h"
@@ -297,14 +300,101 @@ static double ratio(double a, double b)
     return b > 0 ? a / b : 1.0;
 }
 
-static void print_tally(const char *name, const struct tally *t)
+/* ---- the result line (docs/STYLE.md, "File formats and JSON") ---------------------- */
+
+static void print_cb(void *ctx, const char *s, size_t len)
 {
-    printf("\"%s\":{\"runs\":%.0f,\"precision\":%.4f,\"recall\":%.4f,\"detected\":%.4f,"
-           "\"kind_accuracy\":%.4f,\"latency_steps_mean\":%.2f,\"latency_steps_max\":%.0f,"
-           "\"within_2_windows\":%.4f,\"false_alarms\":%.0f}",
-           name, t->runs, ratio(t->tp, t->tp + t->fp), ratio(t->tp, t->tp + t->fn),
-           ratio(t->detected, t->runs), ratio(t->kind_ok, t->detected),
-           t->lat_n ? t->lat_sum / t->lat_n : 0, t->lat_max, ratio(t->within2w, t->lat_n), t->fa);
+    fwrite(s, 1, len, (FILE *)ctx);
+}
+
+/* "k": v as printf writes it with the format that follows (each figure keeps its own) */
+#define PUT_F(g, k, ...)                                                                     \
+    do {                                                                                     \
+        ARGUS_JSON_TRY(argus_json_key(g, k));                                                \
+        ARGUS_JSON_TRY(argus_json_numf(g, __VA_ARGS__));                                     \
+    } while (0)
+
+/* "name": a tally's figures */
+static int put_tally(yajl_gen g, const char *name, const struct tally *t)
+{
+    ARGUS_JSON_TRY(argus_json_key(g, name));
+    ARGUS_JSON_CK(yajl_gen_map_open(g));
+    PUT_F(g, "runs", "%.0f", t->runs);
+    PUT_F(g, "precision", "%.4f", ratio(t->tp, t->tp + t->fp));
+    PUT_F(g, "recall", "%.4f", ratio(t->tp, t->tp + t->fn));
+    PUT_F(g, "detected", "%.4f", ratio(t->detected, t->runs));
+    PUT_F(g, "kind_accuracy", "%.4f", ratio(t->kind_ok, t->detected));
+    PUT_F(g, "latency_steps_mean", "%.2f", t->lat_n ? t->lat_sum / t->lat_n : 0);
+    PUT_F(g, "latency_steps_max", "%.0f", t->lat_max);
+    PUT_F(g, "within_2_windows", "%.4f", ratio(t->within2w, t->lat_n));
+    PUT_F(g, "false_alarms", "%.0f", t->fa);
+    ARGUS_JSON_CK(yajl_gen_map_close(g));
+    return 0;
+}
+
+/* The clean runs' figures at each variability level */
+struct clean {
+    double fa[4], steps[4], cv[4];
+};
+
+/* The result object; 0, -EIO or -ENOMEM. */
+static int put_result(yajl_gen g, int ranks, int seeds, const struct tally *all,
+                      const struct tally *strong, const struct tally *per,
+                      const struct clean *cl, double seconds)
+{
+    static const char *const vn[] = { "var_2pct", "var_5pct", "var_9pct", "var_9pct_heavy_tail" };
+    ARGUS_JSON_CK(yajl_gen_map_open(g));
+    ARGUS_JSON_TRY(argus_json_key(g, "bench"));
+    ARGUS_JSON_TRY(argus_json_str(g, "detect"));
+    ARGUS_JSON_TRY(argus_json_key(g, "ranks"));
+    ARGUS_JSON_CK(yajl_gen_array_open(g));
+    ARGUS_JSON_CK(yajl_gen_integer(g, ranks));
+    ARGUS_JSON_CK(yajl_gen_array_close(g));
+    ARGUS_JSON_TRY(argus_json_key(g, "seeds"));
+    ARGUS_JSON_CK(yajl_gen_integer(g, seeds));
+    ARGUS_JSON_TRY(argus_json_key(g, "steps_per_run"));
+    ARGUS_JSON_CK(yajl_gen_integer(g, STEPS));
+    ARGUS_JSON_TRY(argus_json_key(g, "onset_step"));
+    ARGUS_JSON_CK(yajl_gen_integer(g, ONSET));
+    ARGUS_JSON_TRY(argus_json_key(g, "window_steps"));
+    ARGUS_JSON_CK(yajl_gen_integer(g, WINDOW));
+    ARGUS_JSON_TRY(argus_json_key(g, "condense"));
+    ARGUS_JSON_CK(yajl_gen_map_open(g));
+    ARGUS_JSON_TRY(argus_json_key(g, "on"));
+    ARGUS_JSON_CK(yajl_gen_bool(g, cond.on));
+    PUT_F(g, "exemplars", "%.0f", cond.exemplars);
+    PUT_F(g, "thin", "%.0f", cond.thin);
+    PUT_F(g, "bad", "%.0f", cond.bad);
+    PUT_F(g, "full_share", "%.4f",
+          cond.on ? ratio(cond.exemplars, cond.exemplars + cond.thin) : 1.0);
+    ARGUS_JSON_CK(yajl_gen_map_close(g));
+    ARGUS_JSON_TRY(put_tally(g, "all", all));
+    ARGUS_JSON_TRY(put_tally(g, "severity_ge_1.3", strong));
+    ARGUS_JSON_TRY(argus_json_key(g, "by_scenario"));
+    ARGUS_JSON_CK(yajl_gen_map_open(g));
+    for (size_t s = 0; s < NSCEN; s++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s_x%g%s", scens[s].kind_name, scens[s].sev,
+                 scens[s].sy == SY_HOST ? "ms" : "");
+        ARGUS_JSON_TRY(put_tally(g, nm, &per[s]));
+    }
+    ARGUS_JSON_CK(yajl_gen_map_close(g));
+    ARGUS_JSON_TRY(argus_json_key(g, "clean"));
+    ARGUS_JSON_CK(yajl_gen_map_open(g));
+    for (int v = 0; v < 4; v++) {
+        ARGUS_JSON_TRY(argus_json_key(g, vn[v]));
+        ARGUS_JSON_CK(yajl_gen_map_open(g));
+        PUT_F(g, "steps", "%.0f", cl->steps[v]);
+        PUT_F(g, "step_cv", "%.4f", cl->cv[v]);
+        PUT_F(g, "false_alarms", "%.0f", cl->fa[v]);
+        PUT_F(g, "per_1000_steps", "%.3f",
+              cl->steps[v] ? 1000 * cl->fa[v] / cl->steps[v] : 0);
+        ARGUS_JSON_CK(yajl_gen_map_close(g));
+    }
+    ARGUS_JSON_CK(yajl_gen_map_close(g));
+    PUT_F(g, "seconds", "%.1f", seconds);
+    ARGUS_JSON_CK(yajl_gen_map_close(g));
+    return 0;
 }
 
 static void tally_add(struct tally *d, const struct tally *s)
@@ -372,7 +462,8 @@ int main(int argc, char **argv)
     }
     /* clean runs: false alarms per 1,000 steps at each variability level */
     static const double var[] = { 0.024, 0.06, 0.11 }; /* sigma giving step cv ~2, 5, 9 % */
-    double fa[4] = { 0 }, steps[4] = { 0 }, cv[4] = { 0 };
+    struct clean cl;
+    memset(&cl, 0, sizeof cl);
     const int per_run = 500;
     for (int v = 0; v < 4; v++) {
         int runs = (clean_steps + per_run - 1) / per_run;
@@ -391,9 +482,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "detect: clean run failed\n");
                 return 1;
             }
-            fa[v] += (double)r.n_anomalies;
-            steps[v] += per_run;
-            cv[v] += r.steps.cv / runs;
+            cl.fa[v] += (double)r.n_anomalies;
+            cl.steps[v] += per_run;
+            cl.cv[v] += r.steps.cv / runs;
             for (size_t i = 0; verbose && i < r.n_anomalies; i++) {
                 const struct argus_anomaly *a = &r.anomalies[i];
                 fprintf(stderr, "false alarm: var %d seed %d: %s steps %llu-%llu x%.3f "
@@ -407,32 +498,18 @@ int main(int argc, char **argv)
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    printf("{\"bench\":\"detect\",\"ranks\":%s,\"seeds\":%d,\"steps_per_run\":%d,"
-           "\"onset_step\":%d,\"window_steps\":%d,",
-           ranks == 64 ? "[64]" : "[16]", seeds, STEPS, ONSET, WINDOW);
-    printf("\"condense\":{\"on\":%s,\"exemplars\":%.0f,\"thin\":%.0f,\"bad\":%.0f,"
-           "\"full_share\":%.4f},",
-           cond.on ? "true" : "false", cond.exemplars, cond.thin, cond.bad,
-           cond.on ? ratio(cond.exemplars, cond.exemplars + cond.thin) : 1.0);
-    print_tally("all", &all);
-    putchar(',');
-    print_tally("severity_ge_1.3", &strong);
-    printf(",\"by_scenario\":{");
-    for (size_t s = 0; s < NSCEN; s++) {
-        char nm[64];
-        snprintf(nm, sizeof nm, "%s_x%g%s", scens[s].kind_name, scens[s].sev,
-                 scens[s].sy == SY_HOST ? "ms" : "");
-        if (s)
-            putchar(',');
-        print_tally(nm, &per[s]);
+    yajl_gen g = yajl_gen_alloc(NULL);
+    int rc = -ENOMEM;
+    if (g && yajl_gen_config(g, yajl_gen_print_callback, print_cb, stdout)) {
+        rc = put_result(g, ranks, seeds, &all, &strong, per, &cl,
+                        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+        putchar('\n');
     }
-    printf("},\"clean\":{");
-    static const char *const vn[] = { "var_2pct", "var_5pct", "var_9pct", "var_9pct_heavy_tail" };
-    for (int v = 0; v < 4; v++)
-        printf("%s\"%s\":{\"steps\":%.0f,\"step_cv\":%.4f,\"false_alarms\":%.0f,"
-               "\"per_1000_steps\":%.3f}",
-               v ? "," : "", vn[v], steps[v], cv[v], fa[v], steps[v] ? 1000 * fa[v] / steps[v] : 0);
-    printf("},\"seconds\":%.1f}\n",
-           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    if (g)
+        yajl_gen_free(g);
+    if (rc) {
+        fprintf(stderr, "detect: the result line could not be generated\n");
+        return 1;
+    }
     return 0;
 }

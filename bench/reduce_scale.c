@@ -37,13 +37,16 @@
  * TMPDIR) and not in the goal's figure, which the issue defines as merge plus analysis.
  * The rank-0 job (store, spool, analysis) is bench/reduce_job.c, through rank 0's pipeline
  * (pipeline/pipeline.h).
- * Prints one JSON line. Usage: reduce_scale [P ...] (default 1024 4096 16384 65536). */
+ * Prints one JSON line through yajl_gen (docs/STYLE.md, "Benchmarks"), each run's object
+ * flushed as it is done. Usage: reduce_scale [P ...] (default 1024 4096 16384 65536). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/reduce_job.h"
 #include "common/aggregate.h"
+#include "common/jsongen.h"
 #include "reduce/condense.h"
 #include "common/wire.h"
 #include "reduce/bytebuf.h"
@@ -282,16 +285,169 @@ static size_t count_summaries(const struct argus_bytebuf *b)
     return n;
 }
 
+/* ---- the result line (docs/STYLE.md, "File formats and JSON") ---------------------- */
+
+static void print_cb(void *ctx, const char *s, size_t len)
+{
+    fwrite(s, 1, len, (FILE *)ctx);
+}
+
+/* "k": v as printf writes it with the format that follows (each figure keeps its own) */
+#define PUT_F(g, k, ...)                                                                     \
+    do {                                                                                     \
+        ARGUS_JSON_TRY(argus_json_key(g, k));                                                \
+        ARGUS_JSON_TRY(argus_json_numf(g, __VA_ARGS__));                                     \
+    } while (0)
+
+static int put_int(yajl_gen g, const char *k, long long v)
+{
+    ARGUS_JSON_TRY(argus_json_key(g, k));
+    ARGUS_JSON_CK(yajl_gen_integer(g, v));
+    return 0;
+}
+
+static int put_uint(yajl_gen g, const char *k, uint64_t v)
+{
+    ARGUS_JSON_TRY(argus_json_key(g, k));
+    return argus_json_uint(g, v);
+}
+
+static int put_bool(yajl_gen g, const char *k, int v)
+{
+    ARGUS_JSON_TRY(argus_json_key(g, k));
+    ARGUS_JSON_CK(yajl_gen_bool(g, v));
+    return 0;
+}
+
+/* The line's object up to its "runs" array, left open. */
+static int put_head(yajl_gen g)
+{
+    char dp[32];
+    snprintf(dp, sizeof dp, "P/%d", TP * PP);
+    ARGUS_JSON_CK(yajl_gen_map_open(g));
+    ARGUS_JSON_TRY(argus_json_key(g, "bench"));
+    ARGUS_JSON_TRY(argus_json_str(g, "reduce_scale"));
+    ARGUS_JSON_TRY(put_int(g, "window_steps", W));
+    ARGUS_JSON_TRY(put_int(g, "kmodes_per_rank_step", K));
+    ARGUS_JSON_TRY(put_int(g, "fanin", FANIN));
+    ARGUS_JSON_TRY(put_int(g, "ranks_per_node", PER_NODE));
+    ARGUS_JSON_TRY(argus_json_key(g, "layout"));
+    ARGUS_JSON_CK(yajl_gen_map_open(g));
+    ARGUS_JSON_TRY(put_int(g, "tp", TP));
+    ARGUS_JSON_TRY(put_int(g, "pp", PP));
+    ARGUS_JSON_TRY(argus_json_key(g, "dp"));
+    ARGUS_JSON_TRY(argus_json_str(g, dp));
+    ARGUS_JSON_CK(yajl_gen_map_close(g));
+    ARGUS_JSON_TRY(argus_json_key(g, "condense"));
+    ARGUS_JSON_CK(yajl_gen_map_open(g));
+    ARGUS_JSON_TRY(put_int(g, "ref_dp", ARGUS_CONDENSE_REF_DP));
+    ARGUS_JSON_TRY(put_int(g, "extremes", ARGUS_CONDENSE_EXTREMES));
+    ARGUS_JSON_CK(yajl_gen_map_close(g));
+    ARGUS_JSON_TRY(argus_json_key(g, "runs"));
+    ARGUS_JSON_CK(yajl_gen_array_open(g));
+    return 0;
+}
+
+/* What one P's run measured: the tree's shape, rank 0's inbound bytes by kind, its first
+ * and warm windows, and its job. */
+struct run {
+    int depth, nkids, leafkids;
+    size_t agg_b, ex_b, raw_b, ex_n;
+    const struct r0cost *first, *warm;
+    const struct job_cost *jc;
+};
+
+/* One run's object in the "runs" array. */
+static int put_run(yajl_gen g, const struct run *r)
+{
+    const struct r0cost *first = r->first, *warm = r->warm;
+    const struct an_cost *an = &r->jc->first, *st = &r->jc->steady;
+    const double cond_first = first->merge + first->run, cond_warm = warm->merge + warm->run;
+    const double cpu_first = cond_first + an->store + an->analyze;
+    const double cpu_steady = cond_warm + st->store + st->analyze;
+    const double bps = (double)(r->agg_b + r->ex_b + r->raw_b + first->ans_bytes) / W;
+    const double goal_b = 64.0 * P + 65536;
+
+    ARGUS_JSON_CK(yajl_gen_map_open(g));
+    ARGUS_JSON_TRY(put_int(g, "P", P));
+    ARGUS_JSON_TRY(put_int(g, "dp", P / (TP * PP)));
+    ARGUS_JSON_TRY(put_int(g, "depth", r->depth));
+    ARGUS_JSON_TRY(put_int(g, "rank0_children", r->nkids));
+    ARGUS_JSON_TRY(put_int(g, "rank0_leaf_children", r->leafkids));
+    PUT_F(g, "rank0_in_bytes_per_step", "%.0f", bps);
+    PUT_F(g, "rank0_in_agg_bytes_per_step", "%.0f", (double)r->agg_b / W);
+    PUT_F(g, "rank0_in_exemplar_bytes_per_step", "%.0f", (double)r->ex_b / W);
+    PUT_F(g, "rank0_in_raw_bytes_per_step", "%.0f", (double)r->raw_b / W);
+    PUT_F(g, "rank0_in_answer_bytes_per_step", "%.0f", (double)first->ans_bytes / W);
+    ARGUS_JSON_TRY(put_uint(g, "rank0_pull_children", first->asked));
+    PUT_F(g, "rank0_pulled_cells_per_step", "%.1f", (double)first->wanted / W);
+    PUT_F(g, "rank0_out_pull_request_bytes_per_step", "%.0f", (double)first->req_bytes / W);
+    PUT_F(g, "bytes_per_rank_step", "%.1f", bps / P);
+    PUT_F(g, "goal_bytes_per_step", "%.0f", goal_b);
+    ARGUS_JSON_TRY(put_bool(g, "goal_bytes_met", bps <= goal_b));
+    PUT_F(g, "rank0_in_exemplars_per_step", "%.1f", (double)(r->ex_n + first->ans_n) / W);
+    PUT_F(g, "rank0_exemplars_per_step", "%.1f", (double)first->exemplars / W);
+    PUT_F(g, "rank0_thin_per_step", "%.1f", (double)first->thin / W);
+    PUT_F(g, "full_share", "%.4f",
+          (double)first->exemplars / (double)(first->exemplars + first->thin));
+    ARGUS_JSON_TRY(put_uint(g, "root_kernel_part_bytes", first->kpart));
+    ARGUS_JSON_TRY(put_uint(g, "kmode_entries", first->nkm));
+    PUT_F(g, "rank0_merge_ms_per_step", "%.3f", 1e3 * first->merge / W);
+    PUT_F(g, "rank0_condense_run_ms_per_step", "%.3f", 1e3 * first->run / W);
+    PUT_F(g, "rank0_condense_ms_per_step", "%.3f", 1e3 * cond_first / W);
+    PUT_F(g, "rank0_store_ms_per_step", "%.3f", 1e3 * an->store / W);
+    PUT_F(g, "rank0_analyze_ms_per_step", "%.3f", 1e3 * an->analyze / W);
+    PUT_F(g, "rank0_cpu_ms_per_step", "%.3f", 1e3 * cpu_first / W);
+    ARGUS_JSON_TRY(put_uint(g, "job_horizon_steps", r->jc->horizon));
+    ARGUS_JSON_TRY(put_uint(g, "job_windows", r->jc->windows));
+    ARGUS_JSON_TRY(put_uint(g, "job_held_summaries", r->jc->held));
+    PUT_F(g, "rank0_merge_warm_ms_per_step", "%.3f", 1e3 * warm->merge / W);
+    PUT_F(g, "rank0_condense_run_warm_ms_per_step", "%.3f", 1e3 * warm->run / W);
+    PUT_F(g, "rank0_condense_warm_ms_per_step", "%.3f", 1e3 * cond_warm / W);
+    PUT_F(g, "rank0_store_steady_ms_per_step", "%.3f", 1e3 * st->store / W);
+    PUT_F(g, "rank0_analyze_steady_ms_per_step", "%.3f", 1e3 * st->analyze / W);
+    PUT_F(g, "rank0_cpu_steady_ms_per_step", "%.3f", 1e3 * cpu_steady / W);
+    ARGUS_JSON_TRY(put_int(g, "goal_cpu_ms_per_step", 5));
+    ARGUS_JSON_TRY(put_bool(g, "goal_cpu_met", 1e3 * cpu_steady / W <= 5));
+    PUT_F(g, "rank0_spool_steady_ms_per_step", "%.3f", 1e3 * st->spool / W);
+    PUT_F(g, "rank0_spool_bytes_per_step", "%.0f", r->jc->spool_bytes);
+    ARGUS_JSON_TRY(argus_json_key(g, "rank0_page_faults_per_step"));
+    ARGUS_JSON_CK(yajl_gen_map_open(g));
+    PUT_F(g, "merge", "%.1f", (double)first->flt_merge / W);
+    PUT_F(g, "merge_warm", "%.1f", (double)warm->flt_merge / W);
+    PUT_F(g, "condense_run", "%.1f", (double)first->flt_run / W);
+    PUT_F(g, "condense_run_warm", "%.1f", (double)warm->flt_run / W);
+    PUT_F(g, "store", "%.1f", (double)an->flt_store / W);
+    PUT_F(g, "analyze", "%.1f", (double)an->flt_analyze / W);
+    PUT_F(g, "store_steady", "%.1f", (double)st->flt_store / W);
+    PUT_F(g, "analyze_steady", "%.1f", (double)st->flt_analyze / W);
+    ARGUS_JSON_CK(yajl_gen_map_close(g));
+    ARGUS_JSON_TRY(put_int(g, "analysis_rc", an->rc | st->rc));
+    ARGUS_JSON_CK(yajl_gen_map_close(g));
+    return 0;
+}
+
+/* Close the line (g may be NULL) and report; 0, or 1 when it could not be generated. */
+static int line_end(yajl_gen g, int bad)
+{
+    if (g) {
+        putchar('\n');
+        yajl_gen_free(g);
+    }
+    if (bad)
+        fprintf(stderr, "reduce_scale: the result line could not be generated\n");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     static const int defaults[] = {1024, 4096, 16384, 65536};
     int nP = argc > 1 ? argc - 1 : 4;
 
     sum = malloc(sizeof *sum);
-    printf("{\"bench\":\"reduce_scale\",\"window_steps\":%d,\"kmodes_per_rank_step\":%d,"
-           "\"fanin\":%d,\"ranks_per_node\":%d,\"layout\":{\"tp\":%d,\"pp\":%d,\"dp\":\"P/%d\"},"
-           "\"condense\":{\"ref_dp\":%d,\"extremes\":%d},\"runs\":[", W, K, FANIN, PER_NODE,
-           TP, PP, TP * PP, ARGUS_CONDENSE_REF_DP, ARGUS_CONDENSE_EXTREMES);
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (!g || !yajl_gen_config(g, yajl_gen_print_callback, print_cb, stdout) || put_head(g))
+        return line_end(g, 1);
     for (int pi = 0; pi < nP; pi++) {
         P = argc > 1 ? atoi(argv[pi + 1]) : defaults[pi];
         int *node = malloc((size_t)P * sizeof *node);
@@ -357,6 +513,7 @@ int main(int argc, char **argv)
         if (bad || !thin.base || !thin.shifted ||
             argus_bytebuf_append(&out, c0.out, c0.outlen)) {
             fprintf(stderr, "reduce_scale: the condensing tree failed at P = %d\n", P);
+            yajl_gen_free(g);
             return 1;
         }
         memcpy(thin.base, rows, thin.n * sizeof *rows);
@@ -373,68 +530,24 @@ int main(int argc, char **argv)
         struct job_cost jc;
         if (an_job(&out, &thin, P, W, &jc) != 0) {
             fprintf(stderr, "reduce_scale: out of memory at P = %d\n", P);
+            yajl_gen_free(g);
             return 1;
         }
         free(out.p);
         free(thin.base);
         free(thin.shifted);
-        const struct an_cost *an = &jc.first, *st = &jc.steady;
-        const double cond_first = first.merge + first.run, cond_warm = warm.merge + warm.run;
-        const double cpu_first = cond_first + an->store + an->analyze;
-        const double cpu_steady = cond_warm + st->store + st->analyze;
-        const double bps = (double)(agg_b + ex_b + raw_b + first.ans_bytes) / W;
-        const double goal_b = 64.0 * P + 65536;
-
-        printf("%s{\"P\":%d,\"dp\":%d,\"depth\":%d,\"rank0_children\":%d,"
-               "\"rank0_leaf_children\":%d,\"rank0_in_bytes_per_step\":%.0f,"
-               "\"rank0_in_agg_bytes_per_step\":%.0f,\"rank0_in_exemplar_bytes_per_step\":%.0f,"
-               "\"rank0_in_raw_bytes_per_step\":%.0f,\"rank0_in_answer_bytes_per_step\":%.0f,"
-               "\"rank0_pull_children\":%zu,\"rank0_pulled_cells_per_step\":%.1f,"
-               "\"rank0_out_pull_request_bytes_per_step\":%.0f,\"bytes_per_rank_step\":%.1f,"
-               "\"goal_bytes_per_step\":%.0f,\"goal_bytes_met\":%s,"
-               "\"rank0_in_exemplars_per_step\":%.1f,\"rank0_exemplars_per_step\":%.1f,"
-               "\"rank0_thin_per_step\":%.1f,\"full_share\":%.4f,"
-               "\"root_kernel_part_bytes\":%zu,\"kmode_entries\":%zu,",
-               pi ? "," : "", P, P / (TP * PP), depth, nkids, leafkids, bps,
-               (double)agg_b / W, (double)ex_b / W, (double)raw_b / W,
-               (double)first.ans_bytes / W, first.asked, (double)first.wanted / W,
-               (double)first.req_bytes / W, bps / P, goal_b,
-               bps <= goal_b ? "true" : "false", (double)(ex_n + first.ans_n) / W,
-               (double)first.exemplars / W, (double)first.thin / W,
-               (double)first.exemplars / (double)(first.exemplars + first.thin), first.kpart,
-               first.nkm);
-        printf("\"rank0_merge_ms_per_step\":%.3f,\"rank0_condense_run_ms_per_step\":%.3f,"
-               "\"rank0_condense_ms_per_step\":%.3f,\"rank0_store_ms_per_step\":%.3f,"
-               "\"rank0_analyze_ms_per_step\":%.3f,\"rank0_cpu_ms_per_step\":%.3f,"
-               "\"job_horizon_steps\":%zu,\"job_windows\":%zu,\"job_held_summaries\":%zu,"
-               "\"rank0_merge_warm_ms_per_step\":%.3f,"
-               "\"rank0_condense_run_warm_ms_per_step\":%.3f,"
-               "\"rank0_condense_warm_ms_per_step\":%.3f,\"rank0_store_steady_ms_per_step\":%.3f,"
-               "\"rank0_analyze_steady_ms_per_step\":%.3f,"
-               "\"rank0_cpu_steady_ms_per_step\":%.3f,\"goal_cpu_ms_per_step\":5,"
-               "\"goal_cpu_met\":%s,\"rank0_spool_steady_ms_per_step\":%.3f,"
-               "\"rank0_spool_bytes_per_step\":%.0f,",
-               1e3 * first.merge / W, 1e3 * first.run / W, 1e3 * cond_first / W,
-               1e3 * an->store / W, 1e3 * an->analyze / W, 1e3 * cpu_first / W, jc.horizon,
-               jc.windows, jc.held, 1e3 * warm.merge / W, 1e3 * warm.run / W,
-               1e3 * cond_warm / W, 1e3 * st->store / W, 1e3 * st->analyze / W,
-               1e3 * cpu_steady / W, 1e3 * cpu_steady / W <= 5 ? "true" : "false",
-               1e3 * st->spool / W, jc.spool_bytes);
-        printf("\"rank0_page_faults_per_step\":{\"merge\":%.1f,\"merge_warm\":%.1f,"
-               "\"condense_run\":%.1f,\"condense_run_warm\":%.1f,\"store\":%.1f,"
-               "\"analyze\":%.1f,\"store_steady\":%.1f,\"analyze_steady\":%.1f},"
-               "\"analysis_rc\":%d}",
-               (double)first.flt_merge / W, (double)warm.flt_merge / W,
-               (double)first.flt_run / W, (double)warm.flt_run / W,
-               (double)an->flt_store / W, (double)an->flt_analyze / W,
-               (double)st->flt_store / W, (double)st->flt_analyze / W, an->rc | st->rc);
+        const struct run run = {.depth = depth, .nkids = nkids, .leafkids = leafkids,
+                                .agg_b = agg_b, .ex_b = ex_b, .raw_b = raw_b, .ex_n = ex_n,
+                                .first = &first, .warm = &warm, .jc = &jc};
+        if (put_run(g, &run))
+            return line_end(g, 1);
         fflush(stdout);
         free(node);
         free(parent);
         free(kid_start);
         free(kids);
     }
-    printf("]}\n");
     free(sum);
-    return 0;
+    return line_end(g, yajl_gen_array_close(g) != yajl_gen_status_ok ||
+                           yajl_gen_map_close(g) != yajl_gen_status_ok);
 }

@@ -15,8 +15,10 @@
  *   budget_record_bytes  the same step as bench/budget.c's record (never shipped);
  *   rss_kb_*             resident memory after 1,000 and after all small steps of the
  *                        memory run (flat = ring + tables only).
- * Not a test. Usage: tracer_bench [steps [mem_steps]] (defaults 20 and 100000).
+ * Not a test; the line goes through yajl_gen (docs/STYLE.md, "Benchmarks").
+ * Usage: tracer_bench [steps [mem_steps]] (defaults 20 and 100000).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@
 #include <cupti.h>
 
 #include "bench/budget.h"
+#include "common/jsongen.h"
 #include "common/kclass.h"
 #include "common/wire.h"
 #include "tests/common/realistic_step.h"
@@ -131,6 +134,59 @@ static size_t build_step(uint8_t *buf, uint64_t *t, int step)
     return len;
 }
 
+/* ---- the result line (docs/STYLE.md, "File formats and JSON") ---------------------- */
+
+struct figures {
+    int steps;
+    double ns_rec, ns_end, ns_walk, raw;
+    long wire, budget, mem_steps, rss_1k, rss_end;
+    uint32_t kmodes;
+};
+
+static void print_cb(void *ctx, const char *s, size_t len)
+{
+    fwrite(s, 1, len, (FILE *)ctx);
+}
+
+/* "k": v as printf writes it with the format that follows (each figure keeps its own) */
+#define PUT_F(g, k, ...)                                                                     \
+    do {                                                                                     \
+        ARGUS_JSON_TRY(argus_json_key(g, k));                                                \
+        ARGUS_JSON_TRY(argus_json_numf(g, __VA_ARGS__));                                     \
+    } while (0)
+
+static int put_int(yajl_gen g, const char *k, long long v)
+{
+    ARGUS_JSON_TRY(argus_json_key(g, k));
+    ARGUS_JSON_CK(yajl_gen_integer(g, v));
+    return 0;
+}
+
+/* The result object; 0, -EIO or -ENOMEM. */
+static int put_result(yajl_gen g, const struct figures *f)
+{
+    ARGUS_JSON_CK(yajl_gen_map_open(g));
+    ARGUS_JSON_TRY(argus_json_key(g, "bench"));
+    ARGUS_JSON_TRY(argus_json_str(g, "tracer"));
+    ARGUS_JSON_TRY(put_int(g, "records_per_step", KPS));
+    ARGUS_JSON_TRY(put_int(g, "names", NAMES));
+    ARGUS_JSON_TRY(put_int(g, "steps", f->steps));
+    PUT_F(g, "ns_per_record", "%.1f", f->ns_rec);
+    PUT_F(g, "ns_step_end_per_record", "%.1f", f->ns_end);
+    PUT_F(g, "ns_walk_only", "%.1f", f->ns_walk);
+    ARGUS_JSON_TRY(put_int(g, "bytes_per_rank_step", f->wire));
+    ARGUS_JSON_TRY(put_int(g, "wire_version", ARGUS_WIRE_VERSION));
+    PUT_F(g, "raw_bytes_per_step", "%.0f", f->raw);
+    PUT_F(g, "compression_ratio", "%.0f", f->wire > 0 ? f->raw / (double)f->wire : 0.0);
+    ARGUS_JSON_TRY(put_int(g, "kmodes", f->kmodes));
+    ARGUS_JSON_TRY(put_int(g, "budget_record_bytes", f->budget));
+    ARGUS_JSON_TRY(put_int(g, "mem_steps", f->mem_steps));
+    ARGUS_JSON_TRY(put_int(g, "rss_kb_after_1k", f->rss_1k));
+    ARGUS_JSON_TRY(put_int(g, "rss_kb_end", f->rss_end));
+    ARGUS_JSON_CK(yajl_gen_map_close(g));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int steps = argc > 1 ? atoi(argv[1]) : 20;
@@ -203,16 +259,23 @@ int main(int argc, char **argv)
         if (s == 1000)
             rss_1k = rss_kb();
     }
-    printf("{\"bench\":\"tracer\",\"records_per_step\":%d,\"names\":%d,\"steps\":%d,"
-           "\"ns_per_record\":%.1f,\"ns_step_end_per_record\":%.1f,\"ns_walk_only\":%.1f,"
-           "\"bytes_per_rank_step\":%ld,\"wire_version\":%d,\"raw_bytes_per_step\":%.0f,"
-           "\"compression_ratio\":%.0f,\"kmodes\":%u,\"budget_record_bytes\":%ld,"
-           "\"mem_steps\":%ld,\"rss_kb_after_1k\":%ld,\"rss_kb_end\":%ld}\n",
-           KPS, NAMES, steps, ns_rec, ns_end, ns_walk, wire, ARGUS_WIRE_VERSION, raw,
-           wire > 0 ? raw / (double)wire : 0.0, kmodes, budget, mem_steps, rss_1k, rss_kb());
+    const struct figures f = {.steps = steps, .ns_rec = ns_rec, .ns_end = ns_end,
+                              .ns_walk = ns_walk, .raw = raw, .wire = wire, .budget = budget,
+                              .mem_steps = mem_steps, .rss_1k = rss_1k, .rss_end = rss_kb(),
+                              .kmodes = kmodes};
+    yajl_gen g = yajl_gen_alloc(NULL);
+    int rc = -ENOMEM;
+    if (g && yajl_gen_config(g, yajl_gen_print_callback, print_cb, stdout)) {
+        rc = put_result(g, &f);
+        putchar('\n');
+    }
+    if (g)
+        yajl_gen_free(g);
+    if (rc)
+        fprintf(stderr, "tracer_bench: the result line could not be generated\n");
     argus_ring_free(ring);
     argus_budget_free(bud);
     argus_summarizer_free(sm);
     free(buf);
-    return 0;
+    return rc ? 1 : 0;
 }
