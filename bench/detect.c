@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "analysis/analysis.h"
+#include "bench/benchline.h"
 #include "common/jsongen.h"
 #include "reduce/condense.h"
 #include "common/wire.h"
@@ -302,32 +303,20 @@ static double ratio(double a, double b)
 
 /* ---- the result line (docs/STYLE.md, "File formats and JSON") ---------------------- */
 
-static void print_cb(void *ctx, const char *s, size_t len)
-{
-    fwrite(s, 1, len, (FILE *)ctx);
-}
-
-/* "k": v as printf writes it with the format that follows (each figure keeps its own) */
-#define PUT_F(g, k, ...)                                                                     \
-    do {                                                                                     \
-        ARGUS_JSON_TRY(argus_json_key(g, k));                                                \
-        ARGUS_JSON_TRY(argus_json_numf(g, __VA_ARGS__));                                     \
-    } while (0)
-
 /* "name": a tally's figures */
 static int put_tally(yajl_gen g, const char *name, const struct tally *t)
 {
     ARGUS_JSON_TRY(argus_json_key(g, name));
     ARGUS_JSON_CK(yajl_gen_map_open(g));
-    PUT_F(g, "runs", "%.0f", t->runs);
-    PUT_F(g, "precision", "%.4f", ratio(t->tp, t->tp + t->fp));
-    PUT_F(g, "recall", "%.4f", ratio(t->tp, t->tp + t->fn));
-    PUT_F(g, "detected", "%.4f", ratio(t->detected, t->runs));
-    PUT_F(g, "kind_accuracy", "%.4f", ratio(t->kind_ok, t->detected));
-    PUT_F(g, "latency_steps_mean", "%.2f", t->lat_n ? t->lat_sum / t->lat_n : 0);
-    PUT_F(g, "latency_steps_max", "%.0f", t->lat_max);
-    PUT_F(g, "within_2_windows", "%.4f", ratio(t->within2w, t->lat_n));
-    PUT_F(g, "false_alarms", "%.0f", t->fa);
+    ARGUS_BENCH_PUT_F(g, "runs", "%.0f", t->runs);
+    ARGUS_BENCH_PUT_F(g, "precision", "%.4f", ratio(t->tp, t->tp + t->fp));
+    ARGUS_BENCH_PUT_F(g, "recall", "%.4f", ratio(t->tp, t->tp + t->fn));
+    ARGUS_BENCH_PUT_F(g, "detected", "%.4f", ratio(t->detected, t->runs));
+    ARGUS_BENCH_PUT_F(g, "kind_accuracy", "%.4f", ratio(t->kind_ok, t->detected));
+    ARGUS_BENCH_PUT_F(g, "latency_steps_mean", "%.2f", t->lat_n ? t->lat_sum / t->lat_n : 0);
+    ARGUS_BENCH_PUT_F(g, "latency_steps_max", "%.0f", t->lat_max);
+    ARGUS_BENCH_PUT_F(g, "within_2_windows", "%.4f", ratio(t->within2w, t->lat_n));
+    ARGUS_BENCH_PUT_F(g, "false_alarms", "%.0f", t->fa);
     ARGUS_JSON_CK(yajl_gen_map_close(g));
     return 0;
 }
@@ -362,10 +351,10 @@ static int put_result(yajl_gen g, int ranks, int seeds, const struct tally *all,
     ARGUS_JSON_CK(yajl_gen_map_open(g));
     ARGUS_JSON_TRY(argus_json_key(g, "on"));
     ARGUS_JSON_CK(yajl_gen_bool(g, cond.on));
-    PUT_F(g, "exemplars", "%.0f", cond.exemplars);
-    PUT_F(g, "thin", "%.0f", cond.thin);
-    PUT_F(g, "bad", "%.0f", cond.bad);
-    PUT_F(g, "full_share", "%.4f",
+    ARGUS_BENCH_PUT_F(g, "exemplars", "%.0f", cond.exemplars);
+    ARGUS_BENCH_PUT_F(g, "thin", "%.0f", cond.thin);
+    ARGUS_BENCH_PUT_F(g, "bad", "%.0f", cond.bad);
+    ARGUS_BENCH_PUT_F(g, "full_share", "%.4f",
           cond.on ? ratio(cond.exemplars, cond.exemplars + cond.thin) : 1.0);
     ARGUS_JSON_CK(yajl_gen_map_close(g));
     ARGUS_JSON_TRY(put_tally(g, "all", all));
@@ -384,15 +373,15 @@ static int put_result(yajl_gen g, int ranks, int seeds, const struct tally *all,
     for (int v = 0; v < 4; v++) {
         ARGUS_JSON_TRY(argus_json_key(g, vn[v]));
         ARGUS_JSON_CK(yajl_gen_map_open(g));
-        PUT_F(g, "steps", "%.0f", cl->steps[v]);
-        PUT_F(g, "step_cv", "%.4f", cl->cv[v]);
-        PUT_F(g, "false_alarms", "%.0f", cl->fa[v]);
-        PUT_F(g, "per_1000_steps", "%.3f",
+        ARGUS_BENCH_PUT_F(g, "steps", "%.0f", cl->steps[v]);
+        ARGUS_BENCH_PUT_F(g, "step_cv", "%.4f", cl->cv[v]);
+        ARGUS_BENCH_PUT_F(g, "false_alarms", "%.0f", cl->fa[v]);
+        ARGUS_BENCH_PUT_F(g, "per_1000_steps", "%.3f",
               cl->steps[v] ? 1000 * cl->fa[v] / cl->steps[v] : 0);
         ARGUS_JSON_CK(yajl_gen_map_close(g));
     }
     ARGUS_JSON_CK(yajl_gen_map_close(g));
-    PUT_F(g, "seconds", "%.1f", seconds);
+    ARGUS_BENCH_PUT_F(g, "seconds", "%.1f", seconds);
     ARGUS_JSON_CK(yajl_gen_map_close(g));
     return 0;
 }
@@ -500,7 +489,7 @@ int main(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     yajl_gen g = yajl_gen_alloc(NULL);
     int rc = -ENOMEM;
-    if (g && yajl_gen_config(g, yajl_gen_print_callback, print_cb, stdout)) {
+    if (g && yajl_gen_config(g, yajl_gen_print_callback, argus_bench_print_cb, stdout)) {
         rc = put_result(g, ranks, seeds, &all, &strong, per, &cl,
                         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
         putchar('\n');

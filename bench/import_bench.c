@@ -19,6 +19,7 @@
 #include <yajl/yajl_gen.h>
 #include <zlib.h>
 
+#include "bench/benchline.h"
 #include "import/import.h"
 
 static double now(void)
@@ -51,53 +52,6 @@ static void on_sum(void *ctx, const struct argus_step_summary *s)
 
 /* ---- the result line (docs/STYLE.md, "File formats and JSON") ---------------------- */
 
-static void print_cb(void *ctx, const char *s, size_t len)
-{
-    fwrite(s, 1, len, (FILE *)ctx);
-}
-
-static int gkey(yajl_gen g, const char *k)
-{
-    return yajl_gen_string(g, (const unsigned char *)k, strlen(k)) != yajl_gen_status_ok;
-}
-
-/* "k": "v"; a v that is not UTF-8 (a path can be any bytes) with its bytes past ASCII
- * shown as '?' */
-static int gstr(yajl_gen g, const char *k, const char *v)
-{
-    size_t n = strlen(v);
-    if (gkey(g, k))
-        return 1;
-    yajl_gen_status st = yajl_gen_string(g, (const unsigned char *)v, n);
-    if (st != yajl_gen_invalid_string)
-        return st != yajl_gen_status_ok;
-    char *ascii = malloc(n + 1);
-    if (!ascii)
-        return 1;
-    for (size_t i = 0; i <= n; i++)
-        ascii[i] = (unsigned char)v[i] < 0x80 ? v[i] : '?';
-    st = yajl_gen_string(g, (const unsigned char *)ascii, n);
-    free(ascii);
-    return st != yajl_gen_status_ok;
-}
-
-static int gint(yajl_gen g, const char *k, unsigned long long v)
-{
-    return gkey(g, k) || yajl_gen_integer(g, (long long)v) != yajl_gen_status_ok;
-}
-
-/* v with the given decimals, as the figure is meant; null when not finite */
-static int gfix(yajl_gen g, const char *k, double v, int decimals)
-{
-    char buf[64];
-    int n = snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    if (gkey(g, k))
-        return 1;
-    if (!isfinite(v) || n <= 0 || (size_t)n >= sizeof buf)
-        return yajl_gen_null(g) != yajl_gen_status_ok;
-    return yajl_gen_number(g, buf, (size_t)n) != yajl_gen_status_ok;
-}
-
 /* A generator for one line on stdout, its object open with "bench": name and "file":
  * path; NULL when it cannot be made. */
 static yajl_gen line_open(const char *name, const char *path)
@@ -105,10 +59,10 @@ static yajl_gen line_open(const char *name, const char *path)
     yajl_gen g = yajl_gen_alloc(NULL);
     if (!g)
         return NULL;
-    if (!yajl_gen_config(g, yajl_gen_print_callback, print_cb, stdout) ||
+    if (!yajl_gen_config(g, yajl_gen_print_callback, argus_bench_print_cb, stdout) ||
         !yajl_gen_config(g, yajl_gen_validate_utf8, 1) ||
-        yajl_gen_map_open(g) != yajl_gen_status_ok || gstr(g, "bench", name) ||
-        gstr(g, "file", path)) {
+        yajl_gen_map_open(g) != yajl_gen_status_ok || argus_bench_str(g, "bench", name) ||
+        argus_bench_str(g, "file", path)) {
         yajl_gen_free(g);
         return NULL;
     }
@@ -156,12 +110,14 @@ static int bench_alone(int argc, char **argv)
     c = cpu_self() - c0;
     getrusage(RUSAGE_SELF, &ru);
     yajl_gen g = line_open("import_kineto_alone", argv[1]);
-    int bad = !g || gfix(g, "json_mb", in->bytes / 1e6, 1) || gint(g, "kernels", in->kernels) ||
-              gint(g, "steps", in->steps) || gint(g, "spilled_runs", in->spilled) ||
-              gfix(g, "spill_mb", in->spill_bytes / 1e6, 1) ||
-              gfix(g, "argus_cpu_mb_s", (double)in->bytes * iters / c / 1e6, 1) ||
-              gfix(g, "argus_wall_mb_s", (double)in->bytes * iters / t / 1e6, 1) ||
-              gfix(g, "argus_peak_rss_mb", ru.ru_maxrss / 1024.0, 1);
+    int bad = !g || argus_bench_fix(g, "json_mb", in->bytes / 1e6, 1) ||
+              argus_bench_uint(g, "kernels", in->kernels) ||
+              argus_bench_uint(g, "steps", in->steps) ||
+              argus_bench_uint(g, "spilled_runs", in->spilled) ||
+              argus_bench_fix(g, "spill_mb", in->spill_bytes / 1e6, 1) ||
+              argus_bench_fix(g, "argus_cpu_mb_s", (double)in->bytes * iters / c / 1e6, 1) ||
+              argus_bench_fix(g, "argus_wall_mb_s", (double)in->bytes * iters / t / 1e6, 1) ||
+              argus_bench_fix(g, "argus_peak_rss_mb", ru.ru_maxrss / 1024.0, 1);
     bad = line_close(g, bad);
     free(in);
     return bad;
@@ -223,13 +179,16 @@ int main(int argc, char **argv)
     /* CPU-time rates are the per-core figures (robust on a shared machine); wall rates
      * are given too. Python's figure includes interpreter start-up (~20 ms). */
     yajl_gen g = line_open("import_kineto", argv[1]);
-    int bad = !g || gfix(g, "json_mb", bytes / 1e6, 1) || gint(g, "kernels", in.kernels) ||
-              gint(g, "steps", in.steps) || gfix(g, "argus_cpu_mb_s", ours_cpu, 1) ||
-              gfix(g, "python_json_cpu_mb_s", py_cpu, 1) ||
-              gfix(g, "ratio_cpu", py_cpu > 0 ? ours_cpu / py_cpu : 0, 2) ||
-              gfix(g, "argus_wall_mb_s", ours, 1) || gfix(g, "python_json_wall_mb_s", py, 1) ||
-              gfix(g, "ratio_wall", py > 0 ? ours / py : 0, 2) ||
-              gfix(g, "argus_peak_rss_mb", rss_ours / 1024.0, 1) ||
-              gfix(g, "python_peak_rss_mb", ru.ru_maxrss / 1024.0, 1);
+    int bad = !g || argus_bench_fix(g, "json_mb", bytes / 1e6, 1) ||
+              argus_bench_uint(g, "kernels", in.kernels) ||
+              argus_bench_uint(g, "steps", in.steps) ||
+              argus_bench_fix(g, "argus_cpu_mb_s", ours_cpu, 1) ||
+              argus_bench_fix(g, "python_json_cpu_mb_s", py_cpu, 1) ||
+              argus_bench_fix(g, "ratio_cpu", py_cpu > 0 ? ours_cpu / py_cpu : 0, 2) ||
+              argus_bench_fix(g, "argus_wall_mb_s", ours, 1) ||
+              argus_bench_fix(g, "python_json_wall_mb_s", py, 1) ||
+              argus_bench_fix(g, "ratio_wall", py > 0 ? ours / py : 0, 2) ||
+              argus_bench_fix(g, "argus_peak_rss_mb", rss_ours / 1024.0, 1) ||
+              argus_bench_fix(g, "python_peak_rss_mb", ru.ru_maxrss / 1024.0, 1);
     return line_close(g, bad);
 }

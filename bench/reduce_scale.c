@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/benchline.h"
 #include "bench/reduce_job.h"
 #include "common/aggregate.h"
 #include "common/jsongen.h"
@@ -287,31 +288,6 @@ static size_t count_summaries(const struct argus_bytebuf *b)
 
 /* ---- the result line (docs/STYLE.md, "File formats and JSON") ---------------------- */
 
-static void print_cb(void *ctx, const char *s, size_t len)
-{
-    fwrite(s, 1, len, (FILE *)ctx);
-}
-
-/* "k": v as printf writes it with the format that follows (each figure keeps its own) */
-#define PUT_F(g, k, ...)                                                                     \
-    do {                                                                                     \
-        ARGUS_JSON_TRY(argus_json_key(g, k));                                                \
-        ARGUS_JSON_TRY(argus_json_numf(g, __VA_ARGS__));                                     \
-    } while (0)
-
-static int put_int(yajl_gen g, const char *k, long long v)
-{
-    ARGUS_JSON_TRY(argus_json_key(g, k));
-    ARGUS_JSON_CK(yajl_gen_integer(g, v));
-    return 0;
-}
-
-static int put_uint(yajl_gen g, const char *k, uint64_t v)
-{
-    ARGUS_JSON_TRY(argus_json_key(g, k));
-    return argus_json_uint(g, v);
-}
-
 static int put_bool(yajl_gen g, const char *k, int v)
 {
     ARGUS_JSON_TRY(argus_json_key(g, k));
@@ -327,21 +303,21 @@ static int put_head(yajl_gen g)
     ARGUS_JSON_CK(yajl_gen_map_open(g));
     ARGUS_JSON_TRY(argus_json_key(g, "bench"));
     ARGUS_JSON_TRY(argus_json_str(g, "reduce_scale"));
-    ARGUS_JSON_TRY(put_int(g, "window_steps", W));
-    ARGUS_JSON_TRY(put_int(g, "kmodes_per_rank_step", K));
-    ARGUS_JSON_TRY(put_int(g, "fanin", FANIN));
-    ARGUS_JSON_TRY(put_int(g, "ranks_per_node", PER_NODE));
+    ARGUS_JSON_TRY(argus_bench_int(g, "window_steps", W));
+    ARGUS_JSON_TRY(argus_bench_int(g, "kmodes_per_rank_step", K));
+    ARGUS_JSON_TRY(argus_bench_int(g, "fanin", FANIN));
+    ARGUS_JSON_TRY(argus_bench_int(g, "ranks_per_node", PER_NODE));
     ARGUS_JSON_TRY(argus_json_key(g, "layout"));
     ARGUS_JSON_CK(yajl_gen_map_open(g));
-    ARGUS_JSON_TRY(put_int(g, "tp", TP));
-    ARGUS_JSON_TRY(put_int(g, "pp", PP));
+    ARGUS_JSON_TRY(argus_bench_int(g, "tp", TP));
+    ARGUS_JSON_TRY(argus_bench_int(g, "pp", PP));
     ARGUS_JSON_TRY(argus_json_key(g, "dp"));
     ARGUS_JSON_TRY(argus_json_str(g, dp));
     ARGUS_JSON_CK(yajl_gen_map_close(g));
     ARGUS_JSON_TRY(argus_json_key(g, "condense"));
     ARGUS_JSON_CK(yajl_gen_map_open(g));
-    ARGUS_JSON_TRY(put_int(g, "ref_dp", ARGUS_CONDENSE_REF_DP));
-    ARGUS_JSON_TRY(put_int(g, "extremes", ARGUS_CONDENSE_EXTREMES));
+    ARGUS_JSON_TRY(argus_bench_int(g, "ref_dp", ARGUS_CONDENSE_REF_DP));
+    ARGUS_JSON_TRY(argus_bench_int(g, "extremes", ARGUS_CONDENSE_EXTREMES));
     ARGUS_JSON_CK(yajl_gen_map_close(g));
     ARGUS_JSON_TRY(argus_json_key(g, "runs"));
     ARGUS_JSON_CK(yajl_gen_array_open(g));
@@ -369,60 +345,62 @@ static int put_run(yajl_gen g, const struct run *r)
     const double goal_b = 64.0 * P + 65536;
 
     ARGUS_JSON_CK(yajl_gen_map_open(g));
-    ARGUS_JSON_TRY(put_int(g, "P", P));
-    ARGUS_JSON_TRY(put_int(g, "dp", P / (TP * PP)));
-    ARGUS_JSON_TRY(put_int(g, "depth", r->depth));
-    ARGUS_JSON_TRY(put_int(g, "rank0_children", r->nkids));
-    ARGUS_JSON_TRY(put_int(g, "rank0_leaf_children", r->leafkids));
-    PUT_F(g, "rank0_in_bytes_per_step", "%.0f", bps);
-    PUT_F(g, "rank0_in_agg_bytes_per_step", "%.0f", (double)r->agg_b / W);
-    PUT_F(g, "rank0_in_exemplar_bytes_per_step", "%.0f", (double)r->ex_b / W);
-    PUT_F(g, "rank0_in_raw_bytes_per_step", "%.0f", (double)r->raw_b / W);
-    PUT_F(g, "rank0_in_answer_bytes_per_step", "%.0f", (double)first->ans_bytes / W);
-    ARGUS_JSON_TRY(put_uint(g, "rank0_pull_children", first->asked));
-    PUT_F(g, "rank0_pulled_cells_per_step", "%.1f", (double)first->wanted / W);
-    PUT_F(g, "rank0_out_pull_request_bytes_per_step", "%.0f", (double)first->req_bytes / W);
-    PUT_F(g, "bytes_per_rank_step", "%.1f", bps / P);
-    PUT_F(g, "goal_bytes_per_step", "%.0f", goal_b);
+    ARGUS_JSON_TRY(argus_bench_int(g, "P", P));
+    ARGUS_JSON_TRY(argus_bench_int(g, "dp", P / (TP * PP)));
+    ARGUS_JSON_TRY(argus_bench_int(g, "depth", r->depth));
+    ARGUS_JSON_TRY(argus_bench_int(g, "rank0_children", r->nkids));
+    ARGUS_JSON_TRY(argus_bench_int(g, "rank0_leaf_children", r->leafkids));
+    ARGUS_BENCH_PUT_F(g, "rank0_in_bytes_per_step", "%.0f", bps);
+    ARGUS_BENCH_PUT_F(g, "rank0_in_agg_bytes_per_step", "%.0f", (double)r->agg_b / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_in_exemplar_bytes_per_step", "%.0f", (double)r->ex_b / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_in_raw_bytes_per_step", "%.0f", (double)r->raw_b / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_in_answer_bytes_per_step", "%.0f", (double)first->ans_bytes / W);
+    ARGUS_JSON_TRY(argus_bench_uint(g, "rank0_pull_children", first->asked));
+    ARGUS_BENCH_PUT_F(g, "rank0_pulled_cells_per_step", "%.1f", (double)first->wanted / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_out_pull_request_bytes_per_step", "%.0f",
+                      (double)first->req_bytes / W);
+    ARGUS_BENCH_PUT_F(g, "bytes_per_rank_step", "%.1f", bps / P);
+    ARGUS_BENCH_PUT_F(g, "goal_bytes_per_step", "%.0f", goal_b);
     ARGUS_JSON_TRY(put_bool(g, "goal_bytes_met", bps <= goal_b));
-    PUT_F(g, "rank0_in_exemplars_per_step", "%.1f", (double)(r->ex_n + first->ans_n) / W);
-    PUT_F(g, "rank0_exemplars_per_step", "%.1f", (double)first->exemplars / W);
-    PUT_F(g, "rank0_thin_per_step", "%.1f", (double)first->thin / W);
-    PUT_F(g, "full_share", "%.4f",
+    ARGUS_BENCH_PUT_F(g, "rank0_in_exemplars_per_step", "%.1f",
+                      (double)(r->ex_n + first->ans_n) / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_exemplars_per_step", "%.1f", (double)first->exemplars / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_thin_per_step", "%.1f", (double)first->thin / W);
+    ARGUS_BENCH_PUT_F(g, "full_share", "%.4f",
           (double)first->exemplars / (double)(first->exemplars + first->thin));
-    ARGUS_JSON_TRY(put_uint(g, "root_kernel_part_bytes", first->kpart));
-    ARGUS_JSON_TRY(put_uint(g, "kmode_entries", first->nkm));
-    PUT_F(g, "rank0_merge_ms_per_step", "%.3f", 1e3 * first->merge / W);
-    PUT_F(g, "rank0_condense_run_ms_per_step", "%.3f", 1e3 * first->run / W);
-    PUT_F(g, "rank0_condense_ms_per_step", "%.3f", 1e3 * cond_first / W);
-    PUT_F(g, "rank0_store_ms_per_step", "%.3f", 1e3 * an->store / W);
-    PUT_F(g, "rank0_analyze_ms_per_step", "%.3f", 1e3 * an->analyze / W);
-    PUT_F(g, "rank0_cpu_ms_per_step", "%.3f", 1e3 * cpu_first / W);
-    ARGUS_JSON_TRY(put_uint(g, "job_horizon_steps", r->jc->horizon));
-    ARGUS_JSON_TRY(put_uint(g, "job_windows", r->jc->windows));
-    ARGUS_JSON_TRY(put_uint(g, "job_held_summaries", r->jc->held));
-    PUT_F(g, "rank0_merge_warm_ms_per_step", "%.3f", 1e3 * warm->merge / W);
-    PUT_F(g, "rank0_condense_run_warm_ms_per_step", "%.3f", 1e3 * warm->run / W);
-    PUT_F(g, "rank0_condense_warm_ms_per_step", "%.3f", 1e3 * cond_warm / W);
-    PUT_F(g, "rank0_store_steady_ms_per_step", "%.3f", 1e3 * st->store / W);
-    PUT_F(g, "rank0_analyze_steady_ms_per_step", "%.3f", 1e3 * st->analyze / W);
-    PUT_F(g, "rank0_cpu_steady_ms_per_step", "%.3f", 1e3 * cpu_steady / W);
-    ARGUS_JSON_TRY(put_int(g, "goal_cpu_ms_per_step", 5));
+    ARGUS_JSON_TRY(argus_bench_uint(g, "root_kernel_part_bytes", first->kpart));
+    ARGUS_JSON_TRY(argus_bench_uint(g, "kmode_entries", first->nkm));
+    ARGUS_BENCH_PUT_F(g, "rank0_merge_ms_per_step", "%.3f", 1e3 * first->merge / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_condense_run_ms_per_step", "%.3f", 1e3 * first->run / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_condense_ms_per_step", "%.3f", 1e3 * cond_first / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_store_ms_per_step", "%.3f", 1e3 * an->store / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_analyze_ms_per_step", "%.3f", 1e3 * an->analyze / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_cpu_ms_per_step", "%.3f", 1e3 * cpu_first / W);
+    ARGUS_JSON_TRY(argus_bench_uint(g, "job_horizon_steps", r->jc->horizon));
+    ARGUS_JSON_TRY(argus_bench_uint(g, "job_windows", r->jc->windows));
+    ARGUS_JSON_TRY(argus_bench_uint(g, "job_held_summaries", r->jc->held));
+    ARGUS_BENCH_PUT_F(g, "rank0_merge_warm_ms_per_step", "%.3f", 1e3 * warm->merge / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_condense_run_warm_ms_per_step", "%.3f", 1e3 * warm->run / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_condense_warm_ms_per_step", "%.3f", 1e3 * cond_warm / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_store_steady_ms_per_step", "%.3f", 1e3 * st->store / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_analyze_steady_ms_per_step", "%.3f", 1e3 * st->analyze / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_cpu_steady_ms_per_step", "%.3f", 1e3 * cpu_steady / W);
+    ARGUS_JSON_TRY(argus_bench_int(g, "goal_cpu_ms_per_step", 5));
     ARGUS_JSON_TRY(put_bool(g, "goal_cpu_met", 1e3 * cpu_steady / W <= 5));
-    PUT_F(g, "rank0_spool_steady_ms_per_step", "%.3f", 1e3 * st->spool / W);
-    PUT_F(g, "rank0_spool_bytes_per_step", "%.0f", r->jc->spool_bytes);
+    ARGUS_BENCH_PUT_F(g, "rank0_spool_steady_ms_per_step", "%.3f", 1e3 * st->spool / W);
+    ARGUS_BENCH_PUT_F(g, "rank0_spool_bytes_per_step", "%.0f", r->jc->spool_bytes);
     ARGUS_JSON_TRY(argus_json_key(g, "rank0_page_faults_per_step"));
     ARGUS_JSON_CK(yajl_gen_map_open(g));
-    PUT_F(g, "merge", "%.1f", (double)first->flt_merge / W);
-    PUT_F(g, "merge_warm", "%.1f", (double)warm->flt_merge / W);
-    PUT_F(g, "condense_run", "%.1f", (double)first->flt_run / W);
-    PUT_F(g, "condense_run_warm", "%.1f", (double)warm->flt_run / W);
-    PUT_F(g, "store", "%.1f", (double)an->flt_store / W);
-    PUT_F(g, "analyze", "%.1f", (double)an->flt_analyze / W);
-    PUT_F(g, "store_steady", "%.1f", (double)st->flt_store / W);
-    PUT_F(g, "analyze_steady", "%.1f", (double)st->flt_analyze / W);
+    ARGUS_BENCH_PUT_F(g, "merge", "%.1f", (double)first->flt_merge / W);
+    ARGUS_BENCH_PUT_F(g, "merge_warm", "%.1f", (double)warm->flt_merge / W);
+    ARGUS_BENCH_PUT_F(g, "condense_run", "%.1f", (double)first->flt_run / W);
+    ARGUS_BENCH_PUT_F(g, "condense_run_warm", "%.1f", (double)warm->flt_run / W);
+    ARGUS_BENCH_PUT_F(g, "store", "%.1f", (double)an->flt_store / W);
+    ARGUS_BENCH_PUT_F(g, "analyze", "%.1f", (double)an->flt_analyze / W);
+    ARGUS_BENCH_PUT_F(g, "store_steady", "%.1f", (double)st->flt_store / W);
+    ARGUS_BENCH_PUT_F(g, "analyze_steady", "%.1f", (double)st->flt_analyze / W);
     ARGUS_JSON_CK(yajl_gen_map_close(g));
-    ARGUS_JSON_TRY(put_int(g, "analysis_rc", an->rc | st->rc));
+    ARGUS_JSON_TRY(argus_bench_int(g, "analysis_rc", an->rc | st->rc));
     ARGUS_JSON_CK(yajl_gen_map_close(g));
     return 0;
 }
@@ -446,7 +424,8 @@ int main(int argc, char **argv)
 
     sum = malloc(sizeof *sum);
     yajl_gen g = yajl_gen_alloc(NULL);
-    if (!g || !yajl_gen_config(g, yajl_gen_print_callback, print_cb, stdout) || put_head(g))
+    if (!g || !yajl_gen_config(g, yajl_gen_print_callback, argus_bench_print_cb, stdout) ||
+        put_head(g))
         return line_end(g, 1);
     for (int pi = 0; pi < nP; pi++) {
         P = argc > 1 ? atoi(argv[pi + 1]) : defaults[pi];

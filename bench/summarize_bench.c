@@ -8,13 +8,13 @@
  * Built and run by `make bench` (bench/Makefile.inc).
  * Usage: summarize_bench [kernels_per_step [names [steps]]]
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <yajl/yajl_gen.h>
 
+#include "bench/benchline.h"
 #include "tracer/argus.h"
 #include "tracer/tracer.h"
 
@@ -37,34 +37,6 @@ static void on_summary(void *ctx, const struct argus_step_summary *s)
     kmodes_last = s->n_kmodes;
 }
 
-static int gkey(yajl_gen g, const char *k)
-{
-    return yajl_gen_string(g, (const unsigned char *)k, strlen(k)) != yajl_gen_status_ok;
-}
-
-static int gint(yajl_gen g, const char *k, unsigned long long v)
-{
-    return gkey(g, k) || yajl_gen_integer(g, (long long)v) != yajl_gen_status_ok;
-}
-
-/* v with the given decimals, as the figure is meant (not yajl_gen_double's %.20g); null
- * when not finite (no steps, no kernels) */
-static int gfix(yajl_gen g, const char *k, double v, int decimals)
-{
-    char buf[64];
-    int n = snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    if (gkey(g, k))
-        return 1;
-    if (!isfinite(v) || n <= 0 || (size_t)n >= sizeof buf)
-        return yajl_gen_null(g) != yajl_gen_status_ok;
-    return yajl_gen_number(g, buf, (size_t)n) != yajl_gen_status_ok;
-}
-
-static void print_cb(void *ctx, const char *s, size_t len)
-{
-    fwrite(s, 1, len, (FILE *)ctx);
-}
-
 /* The one result line; 0, or 1 when generation failed. */
 static int print_result(size_t nk, size_t nn, size_t steps, uint64_t kern_ns)
 {
@@ -73,14 +45,18 @@ static int print_result(size_t nk, size_t nn, size_t steps, uint64_t kern_ns)
 
     if (bad)
         return 1;
-    yajl_gen_config(g, yajl_gen_print_callback, print_cb, stdout);
-    bad = yajl_gen_map_open(g) != yajl_gen_status_ok || gkey(g, "bench") ||
-          yajl_gen_string(g, (const unsigned char *)"summarize", 9) != yajl_gen_status_ok ||
-          gint(g, "kernels_per_step", nk) || gint(g, "names", nn) || gint(g, "steps", steps) ||
-          gfix(g, "ns_per_kernel_call", (double)kern_ns / (double)(nk * steps), 1) ||
-          gfix(g, "ms_per_step_build", (double)build_ns_total / (double)steps / 1e6, 3) ||
-          gfix(g, "ns_per_kernel_build", (double)build_ns_total / (double)(nk * steps), 1) ||
-          gint(g, "kmodes", kmodes_last) || yajl_gen_map_close(g) != yajl_gen_status_ok;
+    yajl_gen_config(g, yajl_gen_print_callback, argus_bench_print_cb, stdout);
+    bad = yajl_gen_map_open(g) != yajl_gen_status_ok ||
+          argus_bench_str(g, "bench", "summarize") ||
+          argus_bench_uint(g, "kernels_per_step", nk) || argus_bench_uint(g, "names", nn) ||
+          argus_bench_uint(g, "steps", steps) ||
+          argus_bench_fix(g, "ns_per_kernel_call", (double)kern_ns / (double)(nk * steps), 1) ||
+          argus_bench_fix(g, "ms_per_step_build",
+                          (double)build_ns_total / (double)steps / 1e6, 3) ||
+          argus_bench_fix(g, "ns_per_kernel_build",
+                          (double)build_ns_total / (double)(nk * steps), 1) ||
+          argus_bench_uint(g, "kmodes", kmodes_last) ||
+          yajl_gen_map_close(g) != yajl_gen_status_ok;
     yajl_gen_free(g);
     fputc('\n', stdout);
     return bad;

@@ -27,6 +27,7 @@
 
 #include <cupti.h>
 
+#include "bench/benchline.h"
 #include "bench/budget.h"
 #include "common/jsongen.h"
 #include "common/kclass.h"
@@ -143,46 +144,27 @@ struct figures {
     uint32_t kmodes;
 };
 
-static void print_cb(void *ctx, const char *s, size_t len)
-{
-    fwrite(s, 1, len, (FILE *)ctx);
-}
-
-/* "k": v as printf writes it with the format that follows (each figure keeps its own) */
-#define PUT_F(g, k, ...)                                                                     \
-    do {                                                                                     \
-        ARGUS_JSON_TRY(argus_json_key(g, k));                                                \
-        ARGUS_JSON_TRY(argus_json_numf(g, __VA_ARGS__));                                     \
-    } while (0)
-
-static int put_int(yajl_gen g, const char *k, long long v)
-{
-    ARGUS_JSON_TRY(argus_json_key(g, k));
-    ARGUS_JSON_CK(yajl_gen_integer(g, v));
-    return 0;
-}
-
 /* The result object; 0, -EIO or -ENOMEM. */
 static int put_result(yajl_gen g, const struct figures *f)
 {
     ARGUS_JSON_CK(yajl_gen_map_open(g));
     ARGUS_JSON_TRY(argus_json_key(g, "bench"));
     ARGUS_JSON_TRY(argus_json_str(g, "tracer"));
-    ARGUS_JSON_TRY(put_int(g, "records_per_step", KPS));
-    ARGUS_JSON_TRY(put_int(g, "names", NAMES));
-    ARGUS_JSON_TRY(put_int(g, "steps", f->steps));
-    PUT_F(g, "ns_per_record", "%.1f", f->ns_rec);
-    PUT_F(g, "ns_step_end_per_record", "%.1f", f->ns_end);
-    PUT_F(g, "ns_walk_only", "%.1f", f->ns_walk);
-    ARGUS_JSON_TRY(put_int(g, "bytes_per_rank_step", f->wire));
-    ARGUS_JSON_TRY(put_int(g, "wire_version", ARGUS_WIRE_VERSION));
-    PUT_F(g, "raw_bytes_per_step", "%.0f", f->raw);
-    PUT_F(g, "compression_ratio", "%.0f", f->wire > 0 ? f->raw / (double)f->wire : 0.0);
-    ARGUS_JSON_TRY(put_int(g, "kmodes", f->kmodes));
-    ARGUS_JSON_TRY(put_int(g, "budget_record_bytes", f->budget));
-    ARGUS_JSON_TRY(put_int(g, "mem_steps", f->mem_steps));
-    ARGUS_JSON_TRY(put_int(g, "rss_kb_after_1k", f->rss_1k));
-    ARGUS_JSON_TRY(put_int(g, "rss_kb_end", f->rss_end));
+    ARGUS_JSON_TRY(argus_bench_int(g, "records_per_step", KPS));
+    ARGUS_JSON_TRY(argus_bench_int(g, "names", NAMES));
+    ARGUS_JSON_TRY(argus_bench_int(g, "steps", f->steps));
+    ARGUS_BENCH_PUT_F(g, "ns_per_record", "%.1f", f->ns_rec);
+    ARGUS_BENCH_PUT_F(g, "ns_step_end_per_record", "%.1f", f->ns_end);
+    ARGUS_BENCH_PUT_F(g, "ns_walk_only", "%.1f", f->ns_walk);
+    ARGUS_JSON_TRY(argus_bench_int(g, "bytes_per_rank_step", f->wire));
+    ARGUS_JSON_TRY(argus_bench_int(g, "wire_version", ARGUS_WIRE_VERSION));
+    ARGUS_BENCH_PUT_F(g, "raw_bytes_per_step", "%.0f", f->raw);
+    ARGUS_BENCH_PUT_F(g, "compression_ratio", "%.0f", f->wire > 0 ? f->raw / (double)f->wire : 0.0);
+    ARGUS_JSON_TRY(argus_bench_int(g, "kmodes", f->kmodes));
+    ARGUS_JSON_TRY(argus_bench_int(g, "budget_record_bytes", f->budget));
+    ARGUS_JSON_TRY(argus_bench_int(g, "mem_steps", f->mem_steps));
+    ARGUS_JSON_TRY(argus_bench_int(g, "rss_kb_after_1k", f->rss_1k));
+    ARGUS_JSON_TRY(argus_bench_int(g, "rss_kb_end", f->rss_end));
     ARGUS_JSON_CK(yajl_gen_map_close(g));
     return 0;
 }
@@ -265,7 +247,7 @@ int main(int argc, char **argv)
                               .kmodes = kmodes};
     yajl_gen g = yajl_gen_alloc(NULL);
     int rc = -ENOMEM;
-    if (g && yajl_gen_config(g, yajl_gen_print_callback, print_cb, stdout)) {
+    if (g && yajl_gen_config(g, yajl_gen_print_callback, argus_bench_print_cb, stdout)) {
         rc = put_result(g, &f);
         putchar('\n');
     }
