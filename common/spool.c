@@ -55,11 +55,17 @@ int argus_spool_sniff(const uint8_t *buf, size_t len)
 int argus_spool_open_write(const char *path, struct argus_spool_writer **out, char *errbuf,
                            size_t errlen)
 {
+    return argus_spool_open_write_at(AT_FDCWD, path, path, out, errbuf, errlen);
+}
+
+int argus_spool_open_write_at(int dirfd, const char *name, const char *path,
+                              struct argus_spool_writer **out, char *errbuf, size_t errlen)
+{
     struct argus_spool_writer *w = NULL;
     uint8_t hdr[SPOOL_HDR];
     int rc;
 
-    if (!path || !out)
+    if (!name || !path || !out)
         return -EINVAL;
     *out = NULL;
     w = calloc(1, sizeof *w);
@@ -81,7 +87,7 @@ int argus_spool_open_write(const char *path, struct argus_spool_writer **out, ch
         rc = -EINVAL;
         goto fail;
     }
-    w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+    w->fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
     if (w->fd < 0) {
         rc = -errno;
         argus_seterr(errbuf, errlen, "%s: cannot create: %s", path, strerror(-rc));

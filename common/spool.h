@@ -27,6 +27,10 @@ struct argus_spool_reader;
 /* Create path (O_EXCL: an existing file is -EEXIST, never overwritten); writes the header. */
 int argus_spool_open_write(const char *path, struct argus_spool_writer **out, char *errbuf,
                            size_t errlen);
+/* The same, name created relative to dirfd (O_EXCL|O_NOFOLLOW); path is only shown in
+ * errbuf (the job directory's path joined with name). */
+int argus_spool_open_write_at(int dirfd, const char *name, const char *path,
+                              struct argus_spool_writer **out, char *errbuf, size_t errlen);
 /* Append one already-encoded wire record. */
 int argus_spool_append(struct argus_spool_writer *w, const uint8_t *rec, size_t len);
 int argus_spool_flush(struct argus_spool_writer *w);
