@@ -1,5 +1,7 @@
-/* analysis.c — the diagnosis driver (analysis.h): builds the context, runs the L2/L3
- * rank and group detectors and the L1 step-time detectors, drops verdicts explained by
+/* analysis.c — the diagnosis driver (analysis.h): builds the context, fills the step and
+ * rank statistics over every step held, keeps only the complete steps for the verdicts
+ * (none rests on missing data), runs the L2/L3 rank and group detectors and the L1
+ * step-time detectors, drops verdicts under the ratio and verdicts explained by
  * another (waiting that a compute or host source explains; step-time changes covered by
  * a rank-level anomaly), explains the rest and fills struct argus_result. Pure
  * computation over the job store: no I/O, no globals, deterministic.
@@ -90,6 +92,105 @@ static void suppress_l1(struct an_ctx *c, size_t first_l1)
     }
 }
 
+/* ---- no verdict on missing data (docs/ALGORITHMS.md, "Missing data") ---------------- */
+
+/* Only the complete steps are judged: a step is complete when every rank that holds any
+ * step of the context holds it. A rank whose data stopped (marked missing: its cells from
+ * that step on are cut off), a rank whose window has not arrived yet, or a hole left by a
+ * dropped summary leaves the steps it lacks incomplete, and no detector sees them: what
+ * the others show there (waiting on the silent rank looks like slow communication) would
+ * rest on data that is not there. A rank that holds nothing at all is left out of the
+ * rule; the report names it missing from step 0. The context is compacted in place to
+ * the complete steps (their tables keep their order; X, med_step, cwall and held follow);
+ * r gets how many steps were left unjudged, the first of them, and the first step after
+ * the last one judged. 0 or -ENOMEM. */
+static int judge_complete(struct an_ctx *c, struct argus_result *r)
+{
+    const size_t S = c->S;
+    uint32_t present = 0;
+    int rc = an_tmp_reserve(c, S + 16);
+    if (rc)
+        return rc;
+    double *cnt = c->tmp2; /* ranks holding each step */
+    for (size_t si = 0; si < S; si++)
+        cnt[si] = 0;
+    for (uint32_t q = 0; q < c->n; q++) {
+        const struct argus_step_summary **row = c->cell + (size_t)q * S;
+        int any = 0;
+        for (size_t si = 0; si < S; si++)
+            if (row[si]) {
+                cnt[si] += 1;
+                any = 1;
+            }
+        present += (uint32_t)any;
+    }
+    size_t keep = 0;
+    r->judge_next = S ? c->step_id[0] : 0;
+    for (size_t si = 0; si < S; si++)
+        if (cnt[si] == (double)present) {
+            keep++;
+            r->judge_next = c->step_id[si] + 1;
+        } else if (r->incomplete_steps++ == 0) {
+            r->incomplete_first = c->step_id[si];
+        }
+    if (keep == S)
+        return 0;
+    /* every move goes to an index no greater than its source: forward, in place */
+    for (uint32_t q = 0; q < c->n; q++) {
+        const size_t from = (size_t)q * S, to = (size_t)q * keep;
+        for (size_t si = 0, k = 0; si < S; si++) {
+            if (cnt[si] != (double)present)
+                continue;
+            c->cell[to + k] = c->cell[from + si];
+            c->vwall[to + k] = c->vwall[from + si];
+            c->vcomp[to + k] = c->vcomp[from + si];
+            c->vhost[to + k] = c->vhost[from + si];
+            c->vstart[to + k] = c->vstart[from + si];
+            c->vcomm[to + k] = c->vcomm[from + si];
+            c->kd[to + k] = c->kd[from + si];
+            k++;
+        }
+    }
+    for (uint32_t g = 0; g < c->n_cls; g++)
+        for (size_t si = 0, k = 0; si < S; si++)
+            if (cnt[si] == (double)present) {
+                c->cwall[(size_t)g * keep + k] = c->cwall[(size_t)g * S + si];
+                k++;
+            }
+    size_t k = 0, m = 0;
+    for (size_t si = 0; si < S; si++) {
+        if (cnt[si] != (double)present)
+            continue;
+        c->step_id[k] = c->step_id[si];
+        c->X[k] = c->X[si];
+        if (!isnan(c->X[k]))
+            c->tmp1[m++] = c->X[k];
+        k++;
+    }
+    c->S = keep;
+    c->held = (size_t)present * keep;
+    c->med_step = m ? argus_stats_median(c->tmp1, m) : 0;
+    memset(c->cflag, 0, (size_t)c->n * keep);
+    return 0;
+}
+
+/* ---- the ratio (docs/ALGORITHMS.md, "Thresholds") ------------------------------------ */
+
+/* No verdict below ARGUS_RATIO: every candidate but step_regression reports its slowdown
+ * against the reference it was judged by, and one under the ratio is dropped here, before
+ * any suppression counts it (the detectors gate each step by the ratio, but a run's
+ * typical slowdown can come out lower). step_regression gates itself (l1.c,
+ * regression_min). */
+static void gate_ratio(struct an_ctx *c)
+{
+    for (size_t i = 0; i < c->cand.n; i++) {
+        struct an_cand *k = &c->cand.v[i];
+        if (!k->dropped && k->a.kind != ARGUS_AK_STEP_REGRESSION &&
+            !(k->a.slowdown >= c->o.ratio))
+            k->dropped = 1;
+    }
+}
+
 static int cmp_anomaly(const void *x, const void *y)
 {
     const struct argus_anomaly *a = x, *b = y;
@@ -165,13 +266,18 @@ static int fill_ranks(struct an_ctx *c, struct argus_result *r)
                 c->tmp1[m++] = w[si] / 1e6;
         r->ranks[q].median_step_ms = m ? argus_stats_median(c->tmp1, m) : 0;
     }
+    return 0;
+}
+
+/* Each rank row's flags: the kinds of the anomalies it is a source of. */
+static void flag_ranks(struct argus_result *r)
+{
     for (size_t i = 0; i < r->n_anomalies; i++) {
         const struct argus_anomaly *a = &r->anomalies[i];
         for (uint32_t j = 0; j < a->n_ranks; j++)
-            if (a->ranks[j] < c->n)
+            if (a->ranks[j] < r->n_ranks)
                 r->ranks[a->ranks[j]].flags |= 1u << a->kind;
     }
-    return 0;
 }
 
 static int fill_collection(struct an_ctx *c, struct argus_result *r)
@@ -244,19 +350,27 @@ int argus_analyze(const struct argus_jobstore *js, const struct argus_analysis_o
     if (rc)
         goto out;
     r->layout = c.lay;
-    if ((rc = an_detect_compute(&c)) || (rc = an_detect_kernels(&c)) ||
-        (rc = an_detect_host(&c)) || (rc = an_detect_comm(&c)) || (rc = an_detect_late(&c)))
+    /* what was received, over every step held; then the verdicts, over complete steps */
+    if ((rc = fill_steps(&c, r)) || (rc = fill_ranks(&c, r)) || (rc = fill_collection(&c, r)) ||
+        (rc = judge_complete(&c, r)))
         goto out;
-    suppress_comm(&c);
-    size_t first_l1 = c.cand.n;
-    if ((rc = an_detect_l1(&c)))
+    if (c.S) {
+        if ((rc = an_detect_compute(&c)) || (rc = an_detect_kernels(&c)) ||
+            (rc = an_detect_host(&c)) || (rc = an_detect_comm(&c)) ||
+            (rc = an_detect_late(&c)))
+            goto out;
+        gate_ratio(&c);
+        suppress_comm(&c);
+        size_t first_l1 = c.cand.n;
+        if ((rc = an_detect_l1(&c)))
+            goto out;
+        suppress_l1(&c, first_l1);
+        if ((rc = an_explain(&c)))
+            goto out;
+    }
+    if ((rc = fill_anomalies(&c, r)))
         goto out;
-    suppress_l1(&c, first_l1);
-    if ((rc = an_explain(&c)))
-        goto out;
-    if ((rc = fill_steps(&c, r)) || (rc = fill_anomalies(&c, r)) || (rc = fill_ranks(&c, r)) ||
-        (rc = fill_collection(&c, r)))
-        goto out;
+    flag_ranks(r);
 out:
     if (rc == -ENOENT) {
         /* An empty store is a valid (empty) result: layout unknown, no steps. */

@@ -80,16 +80,27 @@ struct argus_result {
     uint64_t kernels_seen;
     double summary_bytes_per_rank_step;
     uint64_t dropped_events;
+    /* Steps held but not judged because some rank's data is missing or incomplete there
+     * (docs/ALGORITHMS.md, "Missing data"): how many, and the first of them. */
+    uint64_t incomplete_steps, incomplete_first;
+    /* The first held step after the last one judged (the held steps' last + 1 when that
+     * one was judged): live, the steps from it on may still complete, and a store with a
+     * horizon keeps them pinned (pipeline/pipeline.c). 0 when nothing is held. */
+    uint64_t judge_next;
 };
 
 struct argus_analysis_opts {
-    double ratio;        /* smallest slowdown reported (ARGUS_RATIO), e.g. 1.15 */
+    double ratio;        /* smallest slowdown reported (ARGUS_RATIO), e.g. 1.15; a
+                          * step_regression from 1 + (ratio - 1) / 3 (docs/ALGORITHMS.md,
+                          * "Thresholds") */
     double z;            /* smallest robust z, e.g. 5 */
     uint32_t min_steps;  /* persistence: steps an effect must last, e.g. 3 */
 };
 void argus_analysis_opts_default(struct argus_analysis_opts *o);
 
-/* Diagnose. r is overwritten (call argus_result_free after). 0 or -ENOMEM/-ENOENT. */
+/* Diagnose. r is overwritten (call argus_result_free after). 0 or -ENOMEM/-ENOENT.
+ * No verdict rests on missing data: only steps that every rank with data holds are
+ * judged (r->incomplete_steps counts the others). */
 int argus_analyze(const struct argus_jobstore *js, const struct argus_analysis_opts *o,
                   struct argus_result *r);
 void argus_result_free(struct argus_result *r);

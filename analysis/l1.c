@@ -124,6 +124,17 @@ static void cusum(struct l1 *w, uint8_t *alarm)
     }
 }
 
+/* The smallest step_regression slowdown (right median / left median) reported: a 5 %
+ * shift (AN_REGRESSION_EFFECT, of the larger median) at the default ratio, and one third
+ * of the ratio's excess over 1 when that is more (ratio 2: 1.33x): a job-wide level shift
+ * that lasts is stronger evidence than one rank against its peers, but a ratio raised to
+ * ignore small effects raises this gate too (docs/ALGORITHMS.md, "Thresholds"). */
+static double regression_min(const struct an_ctx *c)
+{
+    const double lo = 1.0 / (1.0 - AN_REGRESSION_EFFECT), scaled = 1.0 + (c->o.ratio - 1) / 3;
+    return scaled > lo ? scaled : lo;
+}
+
 static int regressions(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp,
                        size_t L)
 {
@@ -134,7 +145,8 @@ static int regressions(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t
     for (size_t i = 0; i < ncp; i++) {
         const size_t a = i ? cps[i - 1] : 0, k = cps[i], b = i + 1 < ncp ? cps[i + 1] : w->m;
         const double ml = seg_median(w, a, k), mr = seg_median(w, k, b);
-        if (!(mr > 0) || (mr - ml) / mr < AN_REGRESSION_EFFECT)
+        if (!(mr > 0) || (mr - ml) / mr < AN_REGRESSION_EFFECT ||
+            !(mr / ml >= regression_min(c)))
             continue;
         struct an_cand *cand;
         const double t = split_t(w, a, k, b);

@@ -22,6 +22,7 @@
 #include "reduce/pull.h"
 #include "reduce/recvpoll.h"
 #include "reduce/rootbatch.h"
+#include "reduce/testknob.h"
 #include "reduce/tracereq.h"
 #include "reduce/treemsg.h"
 #include "tracer/tracer.h"
@@ -30,12 +31,14 @@
 #define GRACE_MS 2000              /* after an abandoned finish, for rank 0's report */
 #define POLL_NS 1000000L           /* poll period of the Argus thread while busy */
 #define POLL_MAX_NS 16000000L      /* ... and at most this when idle */
+#define RESERVE_MAX ((size_t)8 << 20) /* first window buffer's initial capacity, at most */
 
 struct child {
     int rank;
     uint64_t got;      /* windows delivered (highest window id + 1) */
     int final, missing;
     struct argus_recv rx; /* its next message */
+    uint64_t heard;       /* monotonic ns of its last message (silence: treemsg.h) */
 };
 
 static struct {
@@ -60,8 +63,8 @@ static struct {
     MPI_Request sreq;
     int sending;
     int fwd_pending;
-    int mute;                       /* ARGUS_TEST_MUTE_RANK names this rank */
-    int deaf;                       /* ARGUS_TEST_DEAF_PULL_RANK: never answers a pull */
+    int mute;                       /* test knob MUTE_RANK (testknob.h) names this rank */
+    int deaf;                       /* test knob DEAF_PULL_RANK: never answers a pull */
     int condense;                   /* this node condenses (reduce/condense.h) */
     int hold;                       /* ... and holds extreme cells for rank 0 (pull.h) */
     struct argus_condense cd;
@@ -70,6 +73,8 @@ static struct {
     uint64_t final_at;              /* monotonic ns the final window went up */
     uint64_t bytes_in;              /* bytes of window messages received (reduce.json) */
     double thread_cpu_s;            /* the Argus thread's CPU time (reduce.json) */
+    uint64_t sent_at;               /* monotonic ns the last message went up (keep_alive) */
+    uint64_t miss_reported;         /* rank 0: r0->windows_with_miss at its last report */
 } agent;
 
 /* ---- application side (the ring itself is handoff.c) ------------------------------ */
@@ -143,7 +148,7 @@ static void child_message(struct child *c)
                        "rank %d was dropped", agent.o.rank, c->rank);
         return;
     }
-    if (m.window + 1 > c->got)
+    if (!(m.flags & ARGUS_TREEMSG_ALIVE) && m.window + 1 > c->got)
         c->got = m.window + 1;
     if (m.flags & ARGUS_TREEMSG_FINAL)
         c->final = 1;
@@ -180,6 +185,7 @@ static int progress_children(void)
             continue;
         if (argus_recv_poll(&c->rx, c->rank, TAG_WIN, agent.o.comm) != 1)
             continue;
+        c->heard = argus_clock_monotonic_ns();
         child_message(c);
         any = 1;
     }
@@ -308,6 +314,7 @@ static void ship(int final)
         return;
     }
     agent.sending = 1;
+    agent.sent_at = argus_clock_monotonic_ns();
     if (final) {
         agent.sent_final = 1;
         agent.final_at = argus_clock_monotonic_ns();
@@ -354,6 +361,53 @@ static void try_forward(uint64_t now)
     }
 }
 
+/* Silence (treemsg.h; docs/ALGORITHMS.md, "Missing data"): a child not heard from at all
+ * for argus_treemsg_silent_ns is marked missing from its first window not delivered,
+ * whether or not an own window is due (a rank killed outright while the others wait on it
+ * in the application: no window comes from anyone, only signs of life from the living). A
+ * sign of life with the marks gathered goes up when nothing else did for
+ * argus_treemsg_alive_ns. Rank 0 rewrites its report when marks came in since it last
+ * wrote one, so that a job that hangs after a rank died names that rank. */
+static void keep_alive(uint64_t now)
+{
+    const uint64_t silent = argus_treemsg_silent_ns(agent.o.deadline_ms);
+
+    for (int i = 0; i < agent.o.nchildren; i++) {
+        struct child *c = &agent.ch[i];
+        if (c->missing || c->final || now <= c->heard || now - c->heard <= silent)
+            continue;
+        c->missing = 1;
+        argus_pull_forget(&agent.pull, i);
+        add_miss((uint32_t)c->rank, c->got);
+        argus_log(ARGUS_LOG_WARN, "rank %d: rank %d (and the ranks below it) sent nothing, "
+                  "not even a sign of life, for %llu ms; marked missing from window %llu",
+                  agent.o.rank, c->rank, (unsigned long long)(silent / 1000000ull),
+                  (unsigned long long)c->got);
+    }
+    if (agent.o.parent < 0) {
+        if (agent.o.r0->windows_with_miss != agent.miss_reported) {
+            agent.miss_reported = agent.o.r0->windows_with_miss;
+            argus_rank0_report(agent.o.r0, 0);
+        }
+        return;
+    }
+    if (agent.sending || agent.fwd_pending || agent.sent_final || agent.mute ||
+        now - agent.sent_at < argus_treemsg_alive_ns(agent.o.deadline_ms))
+        return;
+    struct argus_treemsg m = {
+        .flags = ARGUS_TREEMSG_ALIVE,
+        .window = agent.fwd_next ? agent.fwd_next - 1 : 0,
+        .miss = (const struct argus_treemsg_miss *)(const void *)agent.miss.p,
+        .nmissing = (uint32_t)(agent.miss.len / sizeof(struct argus_treemsg_miss))};
+    agent.sent_at = now;
+    if (argus_treemsg_build(&agent.send, &m) != 0 ||
+        MPI_Isend(agent.send.p, (int)agent.send.len, MPI_BYTE, agent.o.parent, TAG_WIN,
+                  agent.o.comm, &agent.sreq) != MPI_SUCCESS)
+        return; /* the next one, or the next window, tries again; the marks wait */
+    agent.miss.len = 0;
+    agent.sending = 1;
+}
+
 /* Done; a holding child also once rank 0 pulled its last batch, or when rank 0 has had
  * every deadline for that (pull.h). */
 static int finished(void)
@@ -377,6 +431,9 @@ static void run_loop(int threaded, uint64_t until)
 {
     long idle_ns = POLL_NS;
 
+    agent.sent_at = argus_clock_monotonic_ns();
+    for (int i = 0; i < agent.o.nchildren; i++)
+        agent.ch[i].heard = agent.sent_at;
     while (!finished()) {
         if (threaded) /* steps the GPU collector found by itself wait in the tracer */
             argus_tracer_deliver();
@@ -384,6 +441,7 @@ static void run_loop(int threaded, uint64_t until)
         any |= progress_children();
         progress_send();
         try_forward(argus_clock_monotonic_ns());
+        keep_alive(argus_clock_monotonic_ns());
         if (threaded) { /* keep the clock offset current; L4 trace requests */
             any |= argus_clockkeep_poll();
             atomic_store(&agent.offset, argus_clockkeep_offset());
@@ -471,7 +529,11 @@ static void *agent_main(void *arg)
 int argus_agent_start(const struct argus_agent_opts *o)
 {
     int rc = -ENOMEM;
-    size_t reserve = (size_t)o->window * argus_summary_encoded_max(64);
+    /* The first window buffer starts with room for window summaries of 64 modes, up to
+     * RESERVE_MAX: a long window grows at summary boundaries, as far as it needs. */
+    size_t reserve = argus_summary_encoded_max(64);
+    reserve = (size_t)o->window < RESERVE_MAX / reserve ? (size_t)o->window * reserve
+                                                         : RESERVE_MAX;
 
     memset(&agent, 0, sizeof agent);
     agent.o = *o;
@@ -494,10 +556,8 @@ int argus_agent_start(const struct argus_agent_opts *o)
                         o->parent < 0 ? o->nchildren : 0, agent.hold ? 0 : -1) != 0 ||
         argus_handoff_init(o->window, o->rank, reserve) != 0)
         goto fail;
-    const char *mute = getenv("ARGUS_TEST_MUTE_RANK");
-    agent.mute = mute && atoi(mute) == o->rank && o->rank > 0;
-    const char *deaf = getenv("ARGUS_TEST_DEAF_PULL_RANK");
-    agent.deaf = deaf && atoi(deaf) == o->rank && o->rank > 0;
+    agent.mute = o->rank > 0 && argus_testknob(ARGUS_KNOB_MUTE_RANK) == (double)o->rank;
+    agent.deaf = o->rank > 0 && argus_testknob(ARGUS_KNOB_DEAF_PULL_RANK) == (double)o->rank;
     return 0;
 fail:
     argus_condense_free(&agent.cd);

@@ -3,7 +3,8 @@
  * counts, CRC32C over the header and the missing-rank marks), the marks of subtrees that
  * missed their deadline, the batch's window aggregate when the tree condenses
  * (reduce/condense.h; it has its own checksum), then wire records (common/wire.h; each
- * has its own checksum). Ranks of one job run one build: no other version is read.
+ * has its own checksum); or, flagged ALIVE, only a sign of life with marks. Ranks of one
+ * job run one build: no other version is read.
  */
 #ifndef ARGUS_REDUCE_TREEMSG_H
 #define ARGUS_REDUCE_TREEMSG_H
@@ -14,6 +15,27 @@
 #include "reduce/bytebuf.h"
 
 #define ARGUS_TREEMSG_FINAL 1u /* the sender's last message */
+/* A sign of life (docs/ALGORITHMS.md, "Missing data"): no records, no aggregate, only the
+ * marks gathered so far; its window field means nothing (the parent's count of windows
+ * delivered stays). A rank sends one when nothing else went to its parent for
+ * argus_treemsg_alive_ns, until its final message: so a rank whose own application is
+ * stuck (waiting, say, on a rank that died) still says it lives and passes its marks up. */
+#define ARGUS_TREEMSG_ALIVE 2u
+
+/* Silence (docs/ALGORITHMS.md, "Missing data"): the period of signs of life, a quarter of
+ * the deadline (at least 1 ms), and how long a parent hears nothing at all from a child
+ * before it marks the child's subtree missing from the first window not delivered: twice
+ * the deadline, 8 signs of life missed. This is what names a rank killed outright
+ * (kill -9) while the others wait on it and no window is due. Pure. */
+static inline uint64_t argus_treemsg_alive_ns(long deadline_ms)
+{
+    const uint64_t ns = (uint64_t)(deadline_ms > 0 ? deadline_ms : 1) * 250000ull;
+    return ns > 1000000ull ? ns : 1000000ull;
+}
+static inline uint64_t argus_treemsg_silent_ns(long deadline_ms)
+{
+    return 8 * argus_treemsg_alive_ns(deadline_ms);
+}
 
 struct argus_treemsg_miss {
     uint32_t rank;   /* the root of the missing subtree */
