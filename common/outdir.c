@@ -1,8 +1,10 @@
 /* outdir.c — the job output directory and safe file writing (outdir.h).
- * argus-<jobid>/ (or the next free argus-<jobid>.N) and traces/ are created fresh, 0750,
- * under a base walked with O_NOFOLLOW and checked against writers who are not us (outdir.h),
- * so a name or symlink planted by another user is skipped or refused; whole files are written
- * to <path>.partial, fsync'ed and renamed; lines are appended with O_APPEND in one write.
+ * <name>/ (or the next free <name>.N) and traces/ are created fresh, 0750, under a base
+ * walked with O_NOFOLLOW and checked against writers who are not us, so a name or symlink
+ * planted by another user is skipped or refused; a directory the user named is adopted
+ * only when its fd says it is a directory of ours. Files are created relative to the
+ * directory's fd: whole files to <name>.partial (O_EXCL|O_NOFOLLOW), fsync'ed, renameat()d
+ * and the directory fsync'ed; lines appended with O_APPEND|O_NOFOLLOW in one write.
  * Must not follow a symlink for anything it creates, and never exits.
  */
 #include "common/outdir.h"
@@ -23,19 +25,34 @@
 #define DIR_MODE 0750
 #define FILE_MODE 0640
 
-/* mkdir -p (outdir.h): symlinks above the final directory are the site's business and are
- * followed. */
-int argus_mkdir_p(const char *path, char *errbuf, size_t errlen)
+void argus_outdir_init(struct argus_outdir *od)
+{
+    od->fd = -1;
+    od->traces_fd = -1;
+    od->path[0] = '\0';
+}
+
+void argus_outdir_close(struct argus_outdir *od)
+{
+    if (od->traces_fd >= 0)
+        close(od->traces_fd);
+    if (od->fd >= 0)
+        close(od->fd);
+    od->fd = od->traces_fd = -1;
+}
+
+/* mkdir -p of path[0..n) (the parents of a directory the user named): symlinks there are
+ * the site's business and are followed. */
+static int mkdir_parents(const char *path, size_t n, char *errbuf, size_t errlen)
 {
     char tmp[PATH_MAX];
-    struct stat st;
-    size_t n = strlen(path);
 
-    if (n == 0 || n >= sizeof tmp) {
+    if (n >= sizeof tmp) {
         argus_seterr(errbuf, errlen, "%s: bad directory name", path);
         return -ENAMETOOLONG;
     }
-    memcpy(tmp, path, n + 1);
+    memcpy(tmp, path, n);
+    tmp[n] = '\0';
     for (size_t i = 1; i <= n; i++) {
         if (tmp[i] != '/' && tmp[i] != '\0')
             continue;
@@ -47,10 +64,6 @@ int argus_mkdir_p(const char *path, char *errbuf, size_t errlen)
             return -e;
         }
         tmp[i] = save;
-    }
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        argus_seterr(errbuf, errlen, "%s: not a directory", path);
-        return -ENOTDIR;
     }
     return 0;
 }
@@ -217,17 +230,27 @@ static int jobid_ok(const char *jobid)
     return 1;
 }
 
-int argus_outdir_create(const char *base, const char *jobid, char *out, size_t outlen,
-                        char *errbuf, size_t errlen)
+/* A directory entry name of ours: not empty, no '/', not "." or "..", short enough for
+ * ".partial" and a ".999" suffix. */
+static int name_ok(const char *name)
 {
-    char name[256], path[PATH_MAX], traces[PATH_MAX + 16];
+    size_t n = name ? strlen(name) : 0;
+    return n > 0 && n + 8 <= NAME_MAX && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+           strcmp(name, "..") != 0;
+}
+
+int argus_outdir_fresh(struct argus_outdir *od, const char *base, const char *name,
+                       char *errbuf, size_t errlen)
+{
+    char cand[NAME_MAX + 1], path[ARGUS_OUTDIR_PATH_MAX], traces[ARGUS_OUTDIR_PATH_MAX + 16];
     int basefd = -1, dirfd = -1, tfd = -1, rc, k;
 
+    argus_outdir_init(od);
     if (!base || !*base)
         base = ".";
-    if (!jobid_ok(jobid)) {
-        argus_seterr(errbuf, errlen, "job id '%.64s': only [A-Za-z0-9._-], 1 to 200 characters",
-               jobid ? jobid : "");
+    if (!name_ok(name)) {
+        argus_seterr(errbuf, errlen, "directory name '%.64s': not a plain name",
+                     name ? name : "");
         return -EINVAL;
     }
     basefd = base_open(base, errbuf, errlen);
@@ -237,16 +260,15 @@ int argus_outdir_create(const char *base, const char *jobid, char *out, size_t o
      * on to the next suffix; nothing is checked before the create). */
     for (k = 0; k <= MAX_SUFFIX; k++) {
         if (k == 0)
-            snprintf(name, sizeof name, "argus-%s", jobid);
+            snprintf(cand, sizeof cand, "%s", name);
         else
-            snprintf(name, sizeof name, "argus-%s.%d", jobid, k);
-        if (snprintf(path, sizeof path, "%s/%s", base, name) >= (int)sizeof path ||
-            (out && outlen && strlen(path) >= outlen)) {
-            argus_seterr(errbuf, errlen, "%s: path too long", path);
+            snprintf(cand, sizeof cand, "%s.%d", name, k);
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", base, cand) >= sizeof path) {
+            argus_seterr(errbuf, errlen, "%s/%s: path too long", base, cand);
             rc = -ENAMETOOLONG;
             goto out;
         }
-        if (mkdirat(basefd, name, DIR_MODE) == 0)
+        if (mkdirat(basefd, cand, DIR_MODE) == 0)
             break;
         if (errno != EEXIST) {
             rc = -errno;
@@ -256,28 +278,36 @@ int argus_outdir_create(const char *base, const char *jobid, char *out, size_t o
         }
     }
     if (k > MAX_SUFFIX) {
-        argus_seterr(errbuf, errlen, "%s/argus-%s and .1 to .%d all exist; remove old ones",
-                     base, jobid, MAX_SUFFIX);
+        argus_seterr(errbuf, errlen, "%s/%s and .1 to .%d all exist; remove old ones", base,
+                     name, MAX_SUFFIX);
         rc = -EEXIST;
         goto out;
     }
-    dirfd = fresh_dir_open(basefd, name, path, 1, errbuf, errlen);
+    dirfd = fresh_dir_open(basefd, cand, path, 1, errbuf, errlen);
     if (dirfd < 0) {
-        rc = dirfd;
+        rc = dirfd; /* not ours after all: not removed */
         goto out;
     }
     snprintf(traces, sizeof traces, "%s/traces", path);
     tfd = fresh_dir_open(dirfd, "traces", traces, 0, errbuf, errlen);
     if (tfd < 0) {
+        /* Not left behind silently: what we made is removed, or errbuf says it is left. */
         rc = tfd;
+        (void)unlinkat(dirfd, "traces", AT_REMOVEDIR);
+        if (unlinkat(basefd, cand, AT_REMOVEDIR) != 0 && errbuf && errlen) {
+            size_t used = strnlen(errbuf, errlen);
+            if (used + 1 < errlen)
+                snprintf(errbuf + used, errlen - used, "; the directory %s is left behind: %s",
+                         path, strerror(errno));
+        }
         goto out;
     }
-    if (out && outlen)
-        snprintf(out, outlen, "%s", path);
+    od->fd = dirfd;
+    od->traces_fd = tfd;
+    dirfd = tfd = -1;
+    snprintf(od->path, sizeof od->path, "%s", path);
     rc = 0;
 out:
-    if (tfd >= 0)
-        close(tfd);
     if (dirfd >= 0)
         close(dirfd);
     if (basefd >= 0)
@@ -285,91 +315,273 @@ out:
     return rc;
 }
 
-/* fsync the directory holding path so the rename itself is durable; best effort. */
-static void fsync_parent(const char *path)
+int argus_outdir_create_at(struct argus_outdir *od, const char *base, const char *jobid,
+                           char *errbuf, size_t errlen)
 {
-    char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    size_t n = slash ? (size_t)(slash - path) : 0;
+    char name[256];
 
-    if (n >= sizeof dir)
-        return;
-    if (slash && n == 0)
-        n = 1; /* "/file" */
-    if (n) {
-        memcpy(dir, path, n);
-        dir[n] = '\0';
-    } else {
-        snprintf(dir, sizeof dir, ".");
-    }
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-}
-
-int argus_file_write_atomic(const char *path, const void *data, size_t len, char *errbuf,
-                            size_t errlen)
-{
-    char tmp[PATH_MAX];
-    int fd = -1, rc;
-
-    if (!path || (!data && len)) {
-        argus_seterr(errbuf, errlen, "atomic write: no path or data");
+    argus_outdir_init(od);
+    if (!jobid_ok(jobid)) {
+        argus_seterr(errbuf, errlen, "job id '%.64s': only [A-Za-z0-9._-], 1 to 200 characters",
+               jobid ? jobid : "");
         return -EINVAL;
     }
-    if (snprintf(tmp, sizeof tmp, "%s.partial", path) >= (int)sizeof tmp) {
-        argus_seterr(errbuf, errlen, "%s: path too long", path);
+    snprintf(name, sizeof name, "argus-%s", jobid);
+    return argus_outdir_fresh(od, base, name, errbuf, errlen);
+}
+
+int argus_outdir_create(const char *base, const char *jobid, char *out, size_t outlen,
+                        char *errbuf, size_t errlen)
+{
+    struct argus_outdir od;
+    size_t need = strlen(base && *base ? base : ".") + strlen("/argus-") +
+                  (jobid ? strlen(jobid) : 0) + 5; /* ".999" and the NUL */
+
+    if (jobid_ok(jobid) && out && outlen && need > outlen) {
+        argus_seterr(errbuf, errlen, "%s/argus-%s: path too long", base, jobid);
         return -ENAMETOOLONG;
     }
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, FILE_MODE);
-    if (fd < 0) {
-        rc = -errno;
-        argus_seterr(errbuf, errlen, "%s: cannot create: %s", tmp, strerror(-rc));
-        return rc;
-    }
-    rc = argus_write_all(fd, data, len);
-    if (rc == 0 && fsync(fd) != 0)
-        rc = -errno;
-    if (rc < 0) {
-        argus_seterr(errbuf, errlen, "%s: write: %s", tmp, strerror(-rc));
-        goto fail;
-    }
-    if (close(fd) != 0) {
-        fd = -1;
-        rc = -errno;
-        argus_seterr(errbuf, errlen, "%s: close: %s", tmp, strerror(-rc));
-        goto fail;
-    }
-    fd = -1;
-    if (rename(tmp, path) != 0) {
-        rc = -errno;
-        argus_seterr(errbuf, errlen, "%s: rename from %s: %s", path, tmp, strerror(-rc));
-        goto fail;
-    }
-    fsync_parent(path);
-    return 0;
-fail:
-    if (fd >= 0)
-        close(fd);
-    unlink(tmp);
+    int rc = argus_outdir_create_at(&od, base, jobid, errbuf, errlen);
+    if (rc == 0 && out && outlen)
+        snprintf(out, outlen, "%s", od.path);
+    argus_outdir_close(&od);
     return rc;
 }
 
-int argus_file_append_line(const char *path, const char *line, char *errbuf, size_t errlen)
+/* fd is a directory owned by the effective uid; else negative errno with errbuf. */
+static int dir_is_ours(int fd, const char *shown, char *errbuf, size_t errlen)
 {
-    if (!path || !line) {
-        argus_seterr(errbuf, errlen, "append: no path or line");
+    struct stat st;
+
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        argus_seterr(errbuf, errlen, "%s: %s", shown, strerror(e));
+        return -e;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        argus_seterr(errbuf, errlen, "%s: not a directory", shown);
+        return -ENOTDIR;
+    }
+    if (st.st_uid != geteuid()) {
+        argus_seterr(errbuf, errlen, "%s: owned by uid %u, not by us (uid %u); refusing to "
+                     "write there", shown, (unsigned)st.st_uid, (unsigned)geteuid());
+        return -EPERM;
+    }
+    return 0;
+}
+
+/* name under pfd, made when missing (DIR_MODE less the umask), opened without following a
+ * symlink and checked (dir_is_ours). An fd or negative errno. */
+static int adopt_one(int pfd, const char *name, const char *shown, char *errbuf,
+                     size_t errlen)
+{
+    struct stat st;
+
+    if (mkdirat(pfd, name, DIR_MODE) != 0 && errno != EEXIST) {
+        int e = errno;
+        argus_seterr(errbuf, errlen, "%s: cannot create directory: %s", shown, strerror(e));
+        return -e;
+    }
+    int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+            argus_seterr(errbuf, errlen, "%s is a symbolic link; refusing to write through it",
+                         shown);
+            return -ELOOP;
+        }
+        argus_seterr(errbuf, errlen, "%s: %s", shown,
+                     e == ENOTDIR ? "not a directory" : strerror(e));
+        return -e;
+    }
+    int rc = dir_is_ours(fd, shown, errbuf, errlen);
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+int argus_outdir_adopt(struct argus_outdir *od, const char *path, char *errbuf,
+                       size_t errlen)
+{
+    char parent[ARGUS_OUTDIR_PATH_MAX], last[NAME_MAX + 1], traces[ARGUS_OUTDIR_PATH_MAX + 16];
+    size_t n = path ? strlen(path) : 0;
+    int pfd = -1, fd = -1, rc;
+
+    argus_outdir_init(od);
+    if (n == 0 || n >= sizeof od->path) {
+        argus_seterr(errbuf, errlen, "%s: bad directory name", path ? path : "");
+        return -ENAMETOOLONG;
+    }
+    snprintf(od->path, sizeof od->path, "%s", path);
+    while (n > 1 && path[n - 1] == '/') /* trailing slashes */
+        n--;
+    size_t cut = n; /* the last component is path[cut..n) */
+    while (cut > 0 && path[cut - 1] != '/')
+        cut--;
+    if (n - cut > NAME_MAX) {
+        argus_seterr(errbuf, errlen, "%s: a component is too long", path);
+        return -ENAMETOOLONG;
+    }
+    memcpy(last, path + cut, n - cut);
+    last[n - cut] = '\0';
+    if (cut == 0)
+        snprintf(parent, sizeof parent, ".");
+    else if (cut == 1)
+        snprintf(parent, sizeof parent, "/");
+    else
+        snprintf(parent, sizeof parent, "%.*s", (int)(cut - 1), path);
+    if (cut > 1 && (rc = mkdir_parents(parent, strlen(parent), errbuf, errlen)) < 0)
+        return rc;
+    if (!last[0] || strcmp(last, ".") == 0 || strcmp(last, "..") == 0) {
+        /* "/", ".", "x/..": nothing to make or to refuse as a link; the fd is checked */
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+            rc = -errno;
+            argus_seterr(errbuf, errlen, "%s: %s", path, strerror(-rc));
+            return rc;
+        }
+        if ((rc = dir_is_ours(fd, path, errbuf, errlen)) < 0)
+            goto fail;
+    } else {
+        pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pfd < 0) {
+            rc = -errno;
+            argus_seterr(errbuf, errlen, "%s: cannot open %s: %s", path, parent,
+                         strerror(-rc));
+            return rc;
+        }
+        fd = adopt_one(pfd, last, path, errbuf, errlen);
+        close(pfd);
+        if (fd < 0)
+            return fd;
+    }
+    snprintf(traces, sizeof traces, "%s/traces", path);
+    int tfd = adopt_one(fd, "traces", traces, errbuf, errlen);
+    if (tfd < 0) {
+        rc = tfd;
+        goto fail;
+    }
+    od->fd = fd;
+    od->traces_fd = tfd;
+    return 0;
+fail:
+    close(fd);
+    return rc;
+}
+
+/* ---- files ---------------------------------------------------------------------------- */
+
+static int partial_name(const char *shown, const char *name, char *tmp, size_t len,
+                        char *errbuf, size_t errlen)
+{
+    if (!name || !*name || strchr(name, '/') ||
+        (size_t)snprintf(tmp, len, "%s.partial", name) >= len || strlen(tmp) > NAME_MAX) {
+        argus_seterr(errbuf, errlen, "%s/%s: bad file name", shown, name ? name : "");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int argus_file_partial_open(int dirfd, const char *shown, const char *name, char *errbuf,
+                            size_t errlen)
+{
+    char tmp[NAME_MAX + 16];
+    struct stat st;
+    int rc = partial_name(shown, name, tmp, sizeof tmp, errbuf, errlen);
+
+    if (rc < 0)
+        return rc;
+    /* A stale .partial of ours (a crash, or a link planted in our own directory) goes;
+     * the create is exclusive, so whatever is left there is never written through. */
+    if (fstatat(dirfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid == geteuid() &&
+        !S_ISDIR(st.st_mode))
+        (void)unlinkat(dirfd, tmp, 0);
+    int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    FILE_MODE);
+    if (fd < 0) {
+        rc = -errno;
+        argus_seterr(errbuf, errlen, "%s/%s: cannot create: %s", shown, tmp, strerror(-rc));
+        return rc;
+    }
+    return fd;
+}
+
+int argus_file_partial_commit(int dirfd, const char *shown, const char *name, int fd, int ok,
+                              char *errbuf, size_t errlen)
+{
+    char tmp[NAME_MAX + 16] = "";
+    int rc = partial_name(shown, name, tmp, sizeof tmp, errbuf, errlen);
+
+    if (rc < 0)
+        tmp[0] = '\0'; /* nothing of ours to remove */
+    if (fd >= 0 && rc == 0 && ok && fsync(fd) != 0) {
+        rc = -errno;
+        argus_seterr(errbuf, errlen, "%s/%s: write: %s", shown, tmp, strerror(-rc));
+    }
+    if (fd >= 0 && close(fd) != 0 && rc == 0 && ok) {
+        rc = -errno;
+        argus_seterr(errbuf, errlen, "%s/%s: close: %s", shown, tmp, strerror(-rc));
+    }
+    if (rc == 0 && ok && renameat(dirfd, tmp, dirfd, name) != 0) {
+        rc = -errno;
+        argus_seterr(errbuf, errlen, "%s/%s: rename from %s: %s", shown, name, tmp,
+                     strerror(-rc));
+    }
+    if (rc < 0 || !ok) {
+        if (tmp[0])
+            (void)unlinkat(dirfd, tmp, 0);
+        return rc;
+    }
+    (void)fsync(dirfd); /* the rename itself made durable, best effort */
+    return 0;
+}
+
+int argus_file_write_at(int dirfd, const char *shown, const char *name, const void *data,
+                        size_t len, char *errbuf, size_t errlen)
+{
+    if (!data && len) {
+        argus_seterr(errbuf, errlen, "%s/%s: no data", shown, name ? name : "");
+        return -EINVAL;
+    }
+    int fd = argus_file_partial_open(dirfd, shown, name, errbuf, errlen);
+    if (fd < 0)
+        return fd;
+    int rc = argus_write_all(fd, data, len);
+    if (rc < 0)
+        argus_seterr(errbuf, errlen, "%s/%s.partial: write: %s", shown, name, strerror(-rc));
+    int crc = argus_file_partial_commit(dirfd, shown, name, fd, rc == 0, errbuf, errlen);
+    return rc < 0 ? rc : crc;
+}
+
+int argus_file_append_at(int dirfd, const char *shown, const char *name, const char *line,
+                         char *errbuf, size_t errlen)
+{
+    struct stat st;
+
+    if (!name || !*name || strchr(name, '/') || !line) {
+        argus_seterr(errbuf, errlen, "%s/%s: append: no name or line", shown,
+                     name ? name : "");
         return -EINVAL;
     }
     size_t n = strlen(line);
     int need_nl = n == 0 || line[n - 1] != '\n';
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, FILE_MODE);
+    /* O_NONBLOCK: a FIFO planted at the name is refused below, not waited on */
+    int fd = openat(dirfd, name,
+                    O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                    FILE_MODE);
     if (fd < 0) {
         int e = errno;
-        argus_seterr(errbuf, errlen, "%s: cannot open for append: %s", path, strerror(e));
+        argus_seterr(errbuf, errlen, "%s/%s: cannot open for append: %s", shown, name,
+                     strerror(e));
         return -e;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        argus_seterr(errbuf, errlen, "%s/%s: not a regular file; not appended to", shown,
+                     name);
+        return -EINVAL;
     }
     /* One writev, so concurrent appenders do not interleave inside a line. */
     struct iovec iov[2] = {{(void *)line, n}, {(void *)"\n", (size_t)need_nl}};
@@ -386,6 +598,67 @@ int argus_file_append_line(const char *path, const char *line, char *errbuf, siz
     if (close(fd) != 0 && rc == 0)
         rc = -errno;
     if (rc < 0)
-        argus_seterr(errbuf, errlen, "%s: append: %s", path, strerror(-rc));
+        argus_seterr(errbuf, errlen, "%s/%s: append: %s", shown, name, strerror(-rc));
+    return rc;
+}
+
+/* ---- the same by path ------------------------------------------------------------------ */
+
+/* Open the directory part of path (following symlinks: the caller named it); *name gets
+ * the last component and shown the directory part. An fd or negative errno. */
+static int path_dir(const char *path, char *shown, size_t shownlen, const char **name,
+                    char *errbuf, size_t errlen)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+
+    if (!path || !*path || (slash && !slash[1])) {
+        argus_seterr(errbuf, errlen, "%s: not a file name", path ? path : "");
+        return -EINVAL;
+    }
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (n >= shownlen) {
+        argus_seterr(errbuf, errlen, "%s: path too long", path);
+        return -ENAMETOOLONG;
+    }
+    if (!slash)
+        snprintf(shown, shownlen, ".");
+    else if (n == 0)
+        snprintf(shown, shownlen, "/");
+    else
+        snprintf(shown, shownlen, "%.*s", (int)n, path);
+    *name = slash ? slash + 1 : path;
+    int fd = open(shown, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        argus_seterr(errbuf, errlen, "%s: cannot open its directory: %s", path, strerror(e));
+        return -e;
+    }
+    return fd;
+}
+
+int argus_file_write_atomic(const char *path, const void *data, size_t len, char *errbuf,
+                            size_t errlen)
+{
+    char shown[PATH_MAX];
+    const char *name;
+    int dfd = path_dir(path, shown, sizeof shown, &name, errbuf, errlen);
+
+    if (dfd < 0)
+        return dfd;
+    int rc = argus_file_write_at(dfd, shown, name, data, len, errbuf, errlen);
+    close(dfd);
+    return rc;
+}
+
+int argus_file_append_line(const char *path, const char *line, char *errbuf, size_t errlen)
+{
+    char shown[PATH_MAX];
+    const char *name;
+    int dfd = path_dir(path, shown, sizeof shown, &name, errbuf, errlen);
+
+    if (dfd < 0)
+        return dfd;
+    int rc = argus_file_append_at(dfd, shown, name, line, errbuf, errlen);
+    close(dfd);
     return rc;
 }

@@ -3,8 +3,9 @@
  * by report/trace_merge.h, the process labels, and otherData naming the anomaly, its steps,
  * the ranks and the clock refinement (docs/REPORT_SCHEMA.md, "traces/<kind>-steps-A-B.json").
  * The whole document goes through one yajl_gen (UTF-8 validated, strings escaped by YAJL;
- * docs/STYLE.md, "File formats and JSON") that streams into <path>.partial, renamed when
- * complete: the file is never held in memory. argus_trace_merge emits the events into
+ * docs/STYLE.md, "File formats and JSON") that streams into <name>.partial, created
+ * relative to the output directory's traces/ fd (common/outdir.h: O_EXCL|O_NOFOLLOW) and
+ * renamed when complete: the file is never held in memory. argus_trace_merge emits the events into
  * that same generator, inside the "traceEvents" array it has open. No MPI:
  * reduce/tracereq.c collects the replies. Must not print JSON by hand, must not leave a
  * partial file behind, never logs more than once per problem.
@@ -21,9 +22,9 @@
 
 #include "common/errbuf.h"
 #include "common/log.h"
+#include "common/outdir.h"
 #include "report/trace_merge.h"
 
-#define TRACE_FILE_MODE 0640 /* as common/outdir.c writes every output */
 
 #define CK(x)                                                                                \
     do {                                                                                     \
@@ -187,57 +188,28 @@ out:
 
 /* ---- the file ---------------------------------------------------------------------- */
 
-/* Open <path>.partial (tmp) for writing, as argus_file_write_atomic does. */
-static FILE *open_partial(const char *path, char *tmp, size_t tmplen, char *err, size_t errlen)
+/* The traces/ directory to write under: tp->out's (borrowed, *own 0), else dir/traces
+ * opened for this call without following a symlink at traces (*own 1). An fd or -1 with
+ * err set. */
+static int traces_dir(const struct argus_traceplan *tp, const char *dir, int *own, char *err,
+                      size_t errlen)
 {
-    if (snprintf(tmp, tmplen, "%s.partial", path) >= (int)tmplen) {
-        argus_seterr(err, errlen, "%s: path too long", path);
-        return NULL;
-    }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, TRACE_FILE_MODE);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        argus_seterr(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        unlink(tmp);
-    }
-    return f;
-}
-
-/* Flush, sync and close f (tmp), then rename it to path and sync its folder; f is closed
- * either way, and tmp removed on failure. 0 or -1 with err set. */
-static int commit_partial(FILE *f, const char *tmp, const char *path, char *err,
-                          size_t errlen)
-{
-    int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
-    int e = errno;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
-    if (!bad && rename(tmp, path) != 0) {
-        argus_seterr(err, errlen, "%s: rename from %s: %s", path, tmp, strerror(errno));
-        unlink(tmp);
+    *own = 0;
+    if (tp->out && tp->out->traces_fd >= 0)
+        return tp->out->traces_fd;
+    if (tp->out) {
+        argus_seterr(err, errlen, "%s/traces: not open", dir);
         return -1;
     }
-    if (bad) {
-        argus_seterr(err, errlen, "%s: write: %s", tmp, strerror(e ? e : EIO));
-        unlink(tmp);
-        return -1;
-    }
-    char parent[4400]; /* the rename itself made durable, best effort */
-    const char *slash = strrchr(path, '/');
-    if (slash && slash > path && (size_t)(slash - path) < sizeof parent) {
-        memcpy(parent, path, (size_t)(slash - path));
-        parent[slash - path] = '\0';
-        int dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
-            (void)fsync(dfd);
-            close(dfd);
-        }
-    }
-    return 0;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int tfd = dfd >= 0 ? openat(dfd, "traces", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                       : -1;
+    if (tfd < 0)
+        argus_seterr(err, errlen, "%s/traces: cannot open: %s", dir, strerror(errno));
+    if (dfd >= 0)
+        close(dfd);
+    *own = tfd >= 0;
+    return tfd;
 }
 
 static int failed(struct argus_trace_plan *p, const char *why)
@@ -253,7 +225,7 @@ int argus_pipeline_write_trace(struct argus_traceplan *tp, size_t i, const char 
     struct argus_trace_plan *p = &tp->v[i];
     uint64_t first = UINT64_MAX, last = 0, events = 0;
     uint32_t answered = 0;
-    char rel[128], path[4400], tmp[4416], why[sizeof p->why];
+    char rel[128], shown[4400], why[sizeof p->why];
 
     for (uint32_t k = 0; k < p->ntargets; k++) {
         if (!reply[k].got)
@@ -285,7 +257,9 @@ int argus_pipeline_write_trace(struct argus_traceplan *tp, size_t i, const char 
                      (unsigned long long)first, (unsigned long long)last);
             break;
         }
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    const char *base = rel + strlen("traces/"); /* the name under traces/ */
+    snprintf(shown, sizeof shown, "%s/traces",
+             tp->out && tp->out->path[0] ? tp->out->path : dir);
     struct argus_trace_part parts[ARGUS_TRACE_TARGETS];
     uint32_t kof[ARGUS_TRACE_TARGETS], np = 0;
     for (uint32_t k = 0; k < p->ntargets; k++)
@@ -295,27 +269,50 @@ int argus_pipeline_write_trace(struct argus_traceplan *tp, size_t i, const char 
             kof[np++] = k;
         }
     char err[512] = "";
-    FILE *f = open_partial(path, tmp, sizeof tmp, err, sizeof err);
-    if (!f)
+    int own, tfd = traces_dir(tp, dir, &own, err, sizeof err);
+    if (tfd < 0)
         goto cannot;
+    int fd = argus_file_partial_open(tfd, shown, base, err, sizeof err);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        if (fd >= 0) {
+            argus_seterr(err, sizeof err, "%s/%s.partial: %s", shown, base, strerror(errno));
+            argus_file_partial_commit(tfd, shown, base, fd, 0, NULL, 0);
+        }
+        goto cannot_close;
+    }
     int rc = gen_document(f, p, reply, parts, kof, np, kind, first, last);
-    if (rc == -EINVAL || rc == -ENOMEM) {
-        fclose(f);
-        unlink(tmp);
+    /* flushed, synced and closed here (the commit is told the fd is closed) */
+    int bad = rc == 0 && (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0);
+    int e = errno;
+    if (fclose(f) != 0 && rc == 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad) {
+        argus_seterr(err, sizeof err, "%s/%s.partial: write: %s", shown, base,
+                     strerror(e ? e : EIO));
+        rc = -EIO;
+    } else if (rc != 0 && rc != -EINVAL && rc != -ENOMEM) {
+        argus_seterr(err, sizeof err, "%s/%s.partial: the trace could not be generated", shown,
+                     base);
+    }
+    if (argus_file_partial_commit(tfd, shown, base, -1, rc == 0, err, sizeof err) != 0 &&
+        rc == 0)
+        rc = -EIO;
+    if (own)
+        close(tfd);
+    if (rc == -EINVAL || rc == -ENOMEM)
         return failed(p, rc == -EINVAL ? "a reply is not a JSON array of events"
                                        : "the replies could not be merged (out of memory)");
-    }
-    if (rc != 0) {
-        fclose(f);
-        unlink(tmp);
-        argus_seterr(err, sizeof err, "%s: the trace could not be generated", tmp);
-        goto cannot;
-    }
-    if (commit_partial(f, tmp, path, err, sizeof err) != 0)
+    if (rc != 0)
         goto cannot;
     snprintf(p->path, sizeof p->path, "%s", rel);
     p->state = ARGUS_TRACE_WRITTEN;
     return 1;
+cannot_close:
+    if (own)
+        close(tfd);
 cannot:
     argus_log_once(ARGUS_LOG_WARN, "trace-write", "%s; L4 traces are not kept", err);
     snprintf(why, sizeof why, "cannot write %s", rel);

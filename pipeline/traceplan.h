@@ -49,10 +49,14 @@ struct argus_trace_plan {
     char why[160];            /* FAILED: one line why */
 };
 
+struct argus_outdir;
 struct argus_traceplan {
     struct argus_trace_plan *v; /* [max] */
     size_t n, max;
     uint32_t nranks;
+    /* borrowed: the output directory (common/outdir.h) whose traces/ fd the trace files
+     * are created under (pipeline.h: argus_pipeline_write_trace); NULL after init */
+    const struct argus_outdir *out;
 };
 
 /* max 0: L4 dumps off (update does nothing). 0 or -ENOMEM. */

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/outdir.h"
 #include "common/types.h"
+#include "reduce/testknob.h"
 #include "reduce/tree.h"
 
 int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uint32_t nranks,
@@ -27,15 +28,14 @@ int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uin
         .source = ARGUS_SRC_REPLAY,
         .ratio = cfg->ratio,
         .spool = cfg->spool,
+        .spool_max = (uint64_t)cfg->spool_max << 20, /* MiB */
         .traces = cfg->ring_events ? (size_t)cfg->traces : 0,
         .window = cfg->window > 0 ? cfg->window : 1,
     };
-    const char *cells = getenv("ARGUS_TEST_STORE_CELLS"); /* test knob: a short horizon */
+    const double cells = argus_testknob(ARGUS_KNOB_STORE_CELLS); /* test builds: short */
 
-    if (cells) {
-        o.max_cells = (size_t)strtoull(cells, NULL, 10);
-        o.keep_all = o.max_cells == 0;
-    }
+    if (cells >= 1)
+        o.max_cells = (size_t)cells;
     memset(r0, 0, sizeof *r0);
     return argus_pipeline_open(&r0->pl, &o, errbuf, errlen);
 }
@@ -245,7 +245,7 @@ static int gen_reduce(yajl_gen g, const struct argus_rank0 *r0, double thread_cp
 int argus_rank0_write_reduce_json(struct argus_rank0 *r0, double thread_cpu_s,
                                   uint64_t dropped, uint64_t inbound)
 {
-    char path[sizeof r0->pl.dir + 32], err[512];
+    char err[512];
     const unsigned char *buf;
     size_t len;
 
@@ -260,8 +260,10 @@ int argus_rank0_write_reduce_json(struct argus_rank0 *r0, double thread_cpu_s,
     if (rc == 0 && yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok)
         rc = -EIO;
     if (rc == 0) {
-        snprintf(path, sizeof path, "%s/reduce.json", r0->pl.dir);
-        rc = argus_file_write_atomic(path, buf, len, err, sizeof err);
+        /* relative to the job directory held open, mode 0640 (common/outdir.h) */
+        rc = r0->pl.have_out ? argus_file_write_at(r0->pl.out.fd, r0->pl.out.path,
+                                                   "reduce.json", buf, len, err, sizeof err)
+                             : -EBADF;
     }
     yajl_gen_free(g);
     return rc;

@@ -55,8 +55,9 @@ void argus_rank0_close(struct argus_rank0 *r0);
  * reduce.json. */
 void argus_rank0_mark_missing(struct argus_rank0 *r0, uint32_t rank, uint64_t from_step,
                               uint64_t window);
-/* Write reduce.json (YAJL; written to reduce.json.partial, then renamed): the reduction's
- * figures and who was missing from when. 0 or negative errno (nothing is logged). */
+/* Write reduce.json (YAJL; written to reduce.json.partial relative to the job directory's
+ * fd, mode 0640, then renamed: common/outdir.h): the reduction's figures and who was
+ * missing from when. 0 or negative errno (nothing is logged). */
 int argus_rank0_write_reduce_json(struct argus_rank0 *r0, double thread_cpu_s,
                                   uint64_t dropped, uint64_t inbound);
 

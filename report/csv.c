@@ -10,11 +10,11 @@
 #include "report/report_int.h"
 #include "common/outdir.h"
 
-int an_write_csv(const char *dir, const struct argus_jobstore *js, char *errbuf,
-                 size_t errlen);
+int an_write_csv(const struct argus_outdir *od, const struct argus_jobstore *js,
+                 char *errbuf, size_t errlen);
 
-int an_write_csv(const char *dir, const struct argus_jobstore *js, char *errbuf,
-                 size_t errlen)
+int an_write_csv(const struct argus_outdir *od, const struct argus_jobstore *js,
+                 char *errbuf, size_t errlen)
 {
     const uint32_t nr = argus_jobstore_nranks(js);
     uint64_t *steps;
@@ -48,5 +48,5 @@ int an_write_csv(const char *dir, const struct argus_jobstore *js, char *errbuf,
                     s->phase_wall_ns[ARGUS_PH_COMM] / 1e6, (double)hg / 1e6);
         }
     free(steps);
-    return an_emit_memstream(f, &data, &len, dir, "steps.csv", errbuf, errlen);
+    return an_emit_memstream(f, &data, &len, od, "steps.csv", errbuf, errlen);
 }

@@ -1,14 +1,17 @@
 /* json.c — report.json (docs/REPORT_SCHEMA.md, version 1) and the one-line anomaly
  * object of anomalies.jsonl, generated with YAJL's yajl_gen. Derived only from the result
- * and the job store; written to report.json.partial and renamed.
+ * and the job store; written to report.json.partial and renamed, relative to the output
+ * directory's fd (common/outdir.h). argus_report_write_at runs every writer in turn.
  */
 #include "report/report.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report/report_int.h"
 #include "common/clock.h"
@@ -197,6 +200,16 @@ static int gen_inputs(yajl_gen g, const struct argus_report_inputs *in)
     for (size_t i = 0; i < in->n_skipped; i++)
         CKR(argus_json_str(g, in->skipped[i]));
     CK(yajl_gen_array_close(g));
+    CKR(argus_json_key(g, "lost")); /* inputs used in part */
+    CK(yajl_gen_array_open(g));
+    for (size_t i = 0; i < in->n_lost; i++)
+        CKR(argus_json_str(g, in->lost[i]));
+    CK(yajl_gen_array_close(g));
+    CKR(argus_json_key(g, "notes")); /* data dropped or cut inside inputs used */
+    CK(yajl_gen_array_open(g));
+    for (size_t i = 0; i < in->n_notes; i++)
+        CKR(argus_json_str(g, in->notes[i]));
+    CK(yajl_gen_array_close(g));
     CK(yajl_gen_map_close(g));
     return 0;
 }
@@ -289,10 +302,9 @@ static int gen_report(yajl_gen g, const struct argus_jobstore *js, const struct 
 }
 
 
-static int write_json(const char *dir, const struct argus_jobstore *js,
+static int write_json(const struct argus_outdir *od, const struct argus_jobstore *js,
                       const struct argus_report *rep, char *errbuf, size_t errlen)
 {
-    char path[4096];
     const unsigned char *buf;
     size_t len;
     int rc;
@@ -309,11 +321,6 @@ static int write_json(const char *dir, const struct argus_jobstore *js,
         snprintf(errbuf, errlen, "report.json: JSON generation failed");
         goto out;
     }
-    if ((size_t)snprintf(path, sizeof path, "%s/report.json", dir) >= sizeof path) {
-        snprintf(errbuf, errlen, "%s: output directory name too long", dir);
-        rc = -ENAMETOOLONG;
-        goto out;
-    }
     /* a newline at the end, as text files have */
     char *copy = malloc(len + 1);
     if (!copy) {
@@ -322,17 +329,19 @@ static int write_json(const char *dir, const struct argus_jobstore *js,
     }
     memcpy(copy, buf, len);
     copy[len] = '\n';
-    rc = argus_file_write_atomic(path, copy, len + 1, errbuf, errlen);
+    rc = argus_file_write_at(od->fd, od->path, "report.json", copy, len + 1, errbuf, errlen);
     free(copy);
 out:
     yajl_gen_free(g);
     return rc;
 }
 
-int argus_report_write_all(const char *dir, const struct argus_jobstore *js,
-                           const struct argus_report *rep, char *errbuf, size_t errlen)
+int argus_report_write_at(const struct argus_outdir *od, const struct argus_jobstore *js,
+                          const struct argus_report *rep, unsigned *written, char *errbuf,
+                          size_t errlen)
 {
     char dummy[8];
+    unsigned w = 0;
     int rc;
 
     if (!errbuf || !errlen) {
@@ -340,22 +349,58 @@ int argus_report_write_all(const char *dir, const struct argus_jobstore *js,
         errlen = sizeof dummy;
     }
     errbuf[0] = '\0';
-    if (!dir || !js || !rep) {
+    if (written)
+        *written = 0;
+    if (!od || od->fd < 0 || !js || !rep) {
         snprintf(errbuf, errlen, "report: bad arguments");
         return -EINVAL;
     }
     const struct argus_result *r = &rep->res;
-    if ((rc = write_json(dir, js, rep, errbuf, errlen)))
-        return rc;
+    if ((rc = write_json(od, js, rep, errbuf, errlen)))
+        goto out;
+    w |= ARGUS_REPORT_F_JSON;
     /* pictures first, so that report.md links only to files that exist */
     struct an_svg_set set;
-    if ((rc = an_write_svgs(dir, js, r, &set, errbuf, errlen)))
-        return rc;
-    if ((rc = an_write_md(dir, js, r, rep->inputs, &set, errbuf, errlen)))
-        return rc;
-    if ((rc = an_write_prom(dir, js, r, errbuf, errlen)))
-        return rc;
-    return an_write_csv(dir, js, errbuf, errlen);
+    if ((rc = an_write_svgs(od, js, r, &set, errbuf, errlen)))
+        goto out;
+    w |= ARGUS_REPORT_F_SVG;
+    if ((rc = an_write_md(od, js, r, rep->inputs, &set, errbuf, errlen)))
+        goto out;
+    w |= ARGUS_REPORT_F_MD;
+    if ((rc = an_write_prom(od, js, r, errbuf, errlen)))
+        goto out;
+    w |= ARGUS_REPORT_F_PROM;
+    if ((rc = an_write_csv(od, js, errbuf, errlen)))
+        goto out;
+    w |= ARGUS_REPORT_F_CSV;
+out:
+    if (written)
+        *written = w;
+    return rc;
+}
+
+int argus_report_write_all(const char *dir, const struct argus_jobstore *js,
+                           const struct argus_report *rep, char *errbuf, size_t errlen)
+{
+    struct argus_outdir od;
+
+    argus_outdir_init(&od);
+    if (!dir) {
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "report: bad arguments");
+        return -EINVAL;
+    }
+    snprintf(od.path, sizeof od.path, "%s", dir);
+    od.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (od.fd < 0) {
+        int e = errno;
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "%s: cannot open the directory: %s", dir, strerror(e));
+        return -e;
+    }
+    int rc = argus_report_write_at(&od, js, rep, NULL, errbuf, errlen);
+    argus_outdir_close(&od);
+    return rc;
 }
 
 int argus_report_write(const char *dir, const struct argus_jobstore *js,

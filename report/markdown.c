@@ -230,9 +230,9 @@ static void md_inputs(FILE *f, const struct argus_report_inputs *in)
     fprintf(f, "\n%zu input%s analysed.\n", in->analysed, in->analysed == 1 ? "" : "s");
 }
 
-int an_write_md(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
-                const struct argus_report_inputs *in, const struct an_svg_set *set,
-                char *errbuf, size_t errlen)
+int an_write_md(const struct argus_outdir *od, const struct argus_jobstore *js,
+                const struct argus_result *r, const struct argus_report_inputs *in,
+                const struct an_svg_set *set, char *errbuf, size_t errlen)
 {
     const struct argus_job_meta *m = argus_jobstore_meta_c(js);
     char *data = NULL, t0[40], t1[40];
@@ -287,5 +287,5 @@ int an_write_md(const char *dir, const struct argus_jobstore *js, const struct a
     for (size_t i = 0; i < r->n_anomalies; i++)
         details(f, js, &r->anomalies[i], set, i);
     rank_table(f, js, r);
-    return an_emit_memstream(f, &data, &len, dir, "report.md", errbuf, errlen);
+    return an_emit_memstream(f, &data, &len, od, "report.md", errbuf, errlen);
 }

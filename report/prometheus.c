@@ -200,8 +200,8 @@ static void gen(FILE *f, const struct argus_jobstore *js, const struct argus_res
     }
 }
 
-int an_write_prom(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
-                  char *errbuf, size_t errlen)
+int an_write_prom(const struct argus_outdir *od, const struct argus_jobstore *js,
+                  const struct argus_result *r, char *errbuf, size_t errlen)
 {
     char *data = NULL;
     size_t len = 0;
@@ -212,5 +212,5 @@ int an_write_prom(const char *dir, const struct argus_jobstore *js, const struct
         return -ENOMEM;
     }
     gen(f, js, r);
-    return an_emit_memstream(f, &data, &len, dir, "metrics.prom", errbuf, errlen);
+    return an_emit_memstream(f, &data, &len, od, "metrics.prom", errbuf, errlen);
 }

@@ -35,22 +35,25 @@ struct an_svg_set {
     uint8_t job;
     uint8_t heat[AN_SVG_MAX], w1[AN_SVG_MAX];
 };
-/* Close the memstream f (opened on *data, *len) and write its text atomically to
- * dir/name; frees and clears *data. 0 or negative errno with errbuf. */
-int an_emit_memstream(FILE *f, char **data, size_t *len, const char *dir, const char *name,
-                      char *errbuf, size_t errlen);
-int an_write_svgs(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
-                  struct an_svg_set *set, char *errbuf, size_t errlen);
+/* Close the memstream f (opened on *data, *len) and write its text atomically to name
+ * in the output directory (relative to od->fd: common/outdir.h); frees and clears *data.
+ * 0 or negative errno with errbuf. */
+struct argus_outdir;
+int an_emit_memstream(FILE *f, char **data, size_t *len, const struct argus_outdir *od,
+                      const char *name, char *errbuf, size_t errlen);
+int an_write_svgs(const struct argus_outdir *od, const struct argus_jobstore *js,
+                  const struct argus_result *r, struct an_svg_set *set, char *errbuf,
+                  size_t errlen);
 /* report.md, embedding the pictures of set (may be NULL), with an "Inputs skipped"
  * section when in (may be NULL) names skipped inputs. */
 struct argus_report_inputs;
-int an_write_md(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
-                const struct argus_report_inputs *in, const struct an_svg_set *set,
-                char *errbuf, size_t errlen);
-int an_write_csv(const char *dir, const struct argus_jobstore *js, char *errbuf,
-                 size_t errlen);
+int an_write_md(const struct argus_outdir *od, const struct argus_jobstore *js,
+                const struct argus_result *r, const struct argus_report_inputs *in,
+                const struct an_svg_set *set, char *errbuf, size_t errlen);
+int an_write_csv(const struct argus_outdir *od, const struct argus_jobstore *js,
+                 char *errbuf, size_t errlen);
 /* metrics.prom (report/prometheus.c). */
-int an_write_prom(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
-                  char *errbuf, size_t errlen);
+int an_write_prom(const struct argus_outdir *od, const struct argus_jobstore *js,
+                  const struct argus_result *r, char *errbuf, size_t errlen);
 
 #endif /* ARGUS_REPORT_REPORT_INT_H */

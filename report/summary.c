@@ -1,12 +1,16 @@
-/* summary.c — the few lines printed at the end of a run (where the report is, one
- * line per anomaly) and anomalies.jsonl: each anomaly appended once across repeated
- * online analyses. An anomaly is the same as one already logged when its kind and its
- * sources (ranks, or group members) match and its steps overlap or touch the logged ones.
+/* summary.c — the few lines printed at the end of a run (where the report is, or exactly
+ * what was and was not written and why; one line per anomaly, naming only trace files
+ * that are there) and anomalies.jsonl, appended relative to the output directory's fd:
+ * each anomaly appended once across repeated online analyses. An anomaly is the same as
+ * one already logged when its kind and its sources (ranks, or group members) match and
+ * its steps overlap or touch the logged ones.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "report/report.h"
 #include "analysis/analysis.h"
@@ -26,12 +30,75 @@ static void print_kernel(FILE *out, const struct argus_jobstore *js, uint64_t h)
         fputs(n, out);
 }
 
+/* The files of mask, named in a list ("report.json, the pictures"). */
+static void list_files(FILE *out, unsigned mask)
+{
+    static const char *const names[] = {"report.json", "the SVG pictures", "report.md",
+                                        "metrics.prom", "steps.csv"};
+    int first = 1;
+
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (mask & (1u << i)) {
+            fprintf(out, "%s%s", first ? "" : ", ", names[i]);
+            first = 0;
+        }
+}
+
+/* Whether the directory oc->dirfd was removed (its fd then names an unlinked directory). */
+static int dir_gone(const struct argus_report_outcome *oc)
+{
+    struct stat st;
+    return oc && oc->dirfd >= 0 && fstat(oc->dirfd, &st) == 0 && st.st_nlink == 0;
+}
+
+/* Whether a trace named by an anomaly is there (a regular file under the directory). */
+static int trace_there(const struct argus_report_outcome *oc, const char *rel)
+{
+    struct stat st;
+    if (!oc || oc->dirfd < 0)
+        return 1;
+    return fstatat(oc->dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The first lines: what was written where, and what was not. Returns 1 when the directory
+ * is gone (nothing in it can be named). */
+static int print_written(FILE *out, const char *dir, const struct argus_report_outcome *oc)
+{
+    if (dir_gone(oc)) {
+        fprintf(out, "argus: the output directory %s was removed during the run: no report "
+                "and no trace file written there is left\n", dir);
+        return 1;
+    }
+    if (!oc || (!oc->err && (oc->written & ARGUS_REPORT_F_ALL) == ARGUS_REPORT_F_ALL)) {
+        fprintf(out, "argus: report written to %s/report.json\n", dir);
+    } else {
+        unsigned missing = ARGUS_REPORT_F_ALL & ~oc->written;
+        fprintf(out, "argus: the report was not written to %s: %s\n", dir,
+                oc->err ? oc->err : "not attempted");
+        if (oc->written) {
+            fputs("argus: written: ", out);
+            list_files(out, oc->written);
+            fputs("; not written: ", out);
+        } else {
+            fputs("argus: not written: ", out);
+        }
+        list_files(out, missing);
+        if (oc->earlier)
+            fputs(" (what is there of them is an earlier, provisional report)", out);
+        fputc('\n', out);
+    }
+    if (oc && oc->alog_err)
+        fprintf(out, "argus: %s/anomalies.jsonl misses anomalies: %s\n", dir, oc->alog_err);
+    return 0;
+}
+
 void argus_report_print_summary(FILE *out, const char *dir, const struct argus_jobstore *js,
-                                const struct argus_result *r)
+                                const struct argus_result *r,
+                                const struct argus_report_outcome *oc)
 {
     if (!out || !r)
         return;
-    fprintf(out, "argus: report written to %s/report.json\n", dir ? dir : ".");
+    int gone = print_written(out, dir ? dir : ".", oc);
     if (r->n_anomalies == 0) {
         fprintf(out, "argus: no anomalies in %llu steps of %u ranks\n",
                 (unsigned long long)r->steps.count,
@@ -53,8 +120,13 @@ void argus_report_print_summary(FILE *out, const char *dir, const struct argus_j
             fputs(k ? ", " : ": kernels ", out);
             print_kernel(out, js, a->kernels[k]);
         }
-        if (a->trace[0])
-            fprintf(out, "; trace %s", a->trace);
+        if (a->trace[0] && !gone) {
+            if (trace_there(oc, a->trace))
+                fprintf(out, "; trace %s", a->trace);
+            else
+                fprintf(out, "; its trace %s is not there (removed since it was written)",
+                        a->trace);
+        }
         fputc('\n', out);
     }
 }
@@ -107,11 +179,11 @@ static long find_same(const struct argus_anomaly_log *l, const struct argus_anom
     return -1;
 }
 
-int argus_anomaly_log_append(struct argus_anomaly_log *l, const char *dir,
+int argus_anomaly_log_append(struct argus_anomaly_log *l, const struct argus_outdir *od,
                              const struct argus_jobstore *js, const struct argus_result *r,
                              char *errbuf, size_t errlen)
 {
-    char path[4096], dummy[8];
+    char dummy[8];
     char *line = NULL;
     int rc = 0;
 
@@ -120,12 +192,8 @@ int argus_anomaly_log_append(struct argus_anomaly_log *l, const char *dir,
         errlen = sizeof dummy;
     }
     errbuf[0] = '\0';
-    if (!l || !dir || !js || !r)
+    if (!l || !od || od->fd < 0 || !js || !r)
         return -EINVAL;
-    if ((size_t)snprintf(path, sizeof path, "%s/anomalies.jsonl", dir) >= sizeof path) {
-        snprintf(errbuf, errlen, "%s: output directory name too long", dir);
-        return -ENAMETOOLONG;
-    }
     for (size_t i = 0; i < r->n_anomalies; i++) {
         const struct argus_anomaly *a = &r->anomalies[i];
         const uint64_t h = argus_anomaly_sources_hash(a);
@@ -145,7 +213,8 @@ int argus_anomaly_log_append(struct argus_anomaly_log *l, const char *dir,
         }
         long n = argus_report_anomaly_json(js, a, line, LINE_MAX_BYTES);
         if (n < 0) {
-            snprintf(errbuf, errlen, "%s: anomaly %d does not fit in one line", path, a->id);
+            snprintf(errbuf, errlen, "%s/anomalies.jsonl: anomaly %d does not fit in one line",
+                     od->path, a->id);
             rc = (int)n;
             break;
         }
@@ -153,7 +222,8 @@ int argus_anomaly_log_append(struct argus_anomaly_log *l, const char *dir,
             rc = -ENOMEM;
             break;
         }
-        if ((rc = argus_file_append_line(path, line, errbuf, errlen)))
+        if ((rc = argus_file_append_at(od->fd, od->path, "anomalies.jsonl", line, errbuf,
+                                       errlen)))
             break;
         make_key(l->keys[l->n++], a->kind, h, a->step_first, a->step_last);
     }

@@ -216,8 +216,8 @@ static void w1_svg(FILE *f, const struct an_ctx *c, const struct argus_anomaly *
             h - 10);
 }
 
-int an_write_svgs(const char *dir, const struct argus_jobstore *js, const struct argus_result *r,
-                  struct an_svg_set *set, char *errbuf, size_t errlen)
+int an_write_svgs(const struct argus_outdir *od, const struct argus_jobstore *js,
+                  const struct argus_result *r, struct an_svg_set *set, char *errbuf, size_t errlen)
 {
     struct an_ctx c;
     struct argus_analysis_opts o;
@@ -257,7 +257,7 @@ int an_write_svgs(const char *dir, const struct argus_jobstore *js, const struct
         goto out;
     }
     heatmap(f, &c, v, t, "Median GPU compute time per step, whole run", "ms", NULL);
-    if ((rc = an_emit_memstream(f, &data, &len, dir, "heatmap.svg", errbuf, errlen)))
+    if ((rc = an_emit_memstream(f, &data, &len, od, "heatmap.svg", errbuf, errlen)))
         goto out;
     set->job = 1;
     for (size_t i = 0; i < r->n_anomalies && i < AN_SVG_MAX; i++) {
@@ -292,7 +292,7 @@ int an_write_svgs(const char *dir, const struct argus_jobstore *js, const struct
         }
         heatmap(f, &c, v, t, title, host ? "excess over peers (relative)" : "x peer median", a);
         snprintf(name, sizeof name, "heatmap-%d.svg", a->id);
-        if ((rc = an_emit_memstream(f, &data, &len, dir, name, errbuf, errlen)))
+        if ((rc = an_emit_memstream(f, &data, &len, od, name, errbuf, errlen)))
             goto out;
         set->heat[i] = 1;
         if (!comm || a->n_kernels == 0)
@@ -308,7 +308,7 @@ int an_write_svgs(const char *dir, const struct argus_jobstore *js, const struct
         }
         w1_svg(f, &c, a, kn, reps, in, n, M);
         snprintf(name, sizeof name, "w1-%d.svg", a->id);
-        if ((rc = an_emit_memstream(f, &data, &len, dir, name, errbuf, errlen)))
+        if ((rc = an_emit_memstream(f, &data, &len, od, name, errbuf, errlen)))
             goto out;
         set->w1[i] = 1;
     }

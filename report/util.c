@@ -1,6 +1,7 @@
 /* util.c — small facts about a job that every report writer needs: its distinct
  * step ids, its node count, its time span, and a short description of an anomaly's
- * sources. Reads the job store only.
+ * sources. Reads the job store only. an_emit_memstream writes one report file relative to
+ * the output directory's fd (common/outdir.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -104,20 +105,16 @@ void an_describe_sources(const struct argus_anomaly *a, char *buf, size_t len)
         snprintf(buf, len, "rank%s %s", a->n_ranks > 1 ? "s" : "", rk);
 }
 
-int an_emit_memstream(FILE *f, char **data, size_t *len, const char *dir, const char *name,
-                      char *errbuf, size_t errlen)
+int an_emit_memstream(FILE *f, char **data, size_t *len, const struct argus_outdir *od,
+                      const char *name, char *errbuf, size_t errlen)
 {
-    char path[4096];
     int rc;
 
     if (fclose(f) != 0 || !*data) {
         snprintf(errbuf, errlen, "%s: out of memory", name);
         rc = -ENOMEM;
-    } else if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
-        snprintf(errbuf, errlen, "%s: output directory name too long", dir);
-        rc = -ENAMETOOLONG;
     } else {
-        rc = argus_file_write_atomic(path, *data, *len, errbuf, errlen);
+        rc = argus_file_write_at(od->fd, od->path, name, *data, *len, errbuf, errlen);
     }
     free(*data);
     *data = NULL;

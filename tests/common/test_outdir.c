@@ -2,8 +2,10 @@
  * (whatever the umask) under a base made on demand, an existing argus-<jobid> (directory,
  * symlink, file) never adopted but skipped for the next free suffix up to a bound, a
  * symlink or a group/other-writable non-sticky directory in the base refused, a sticky
- * 1777 base accepted, bad job ids refused, atomic writes leave no .partial, and line
- * appends. */
+ * 1777 base accepted, bad job ids refused, atomic writes leave no .partial (and replace,
+ * never follow, a symlink planted at .partial or the final name), line appends, writes
+ * that follow the directory's fd when its path is swapped, a fresh directory of another
+ * name, and -o's adopted directory (symlinks and other owners refused). */
 #include "tests/common/testgen.h"
 
 #include <errno.h>
@@ -275,10 +277,21 @@ static void test_write_atomic(void **state)
     fputs("keep", f);
     fclose(f);
     assert_int_equal(symlink(victim, partial), 0);
-    assert_true(argus_file_write_atomic(path, "evil", 4, err, sizeof err) < 0);
+    assert_int_equal(argus_file_write_atomic(path, "evil", 4, err, sizeof err), 0);
     read_file(victim, buf, sizeof buf);
     assert_string_equal(buf, "keep");
-    unlink(partial);
+    read_file(path, buf, sizeof buf);
+    assert_string_equal(buf, "evil");
+    assert_int_equal(access(partial, F_OK), -1);
+    /* ... and a symlink at the final name is replaced, not written through */
+    unlink(path);
+    assert_int_equal(symlink(victim, path), 0);
+    assert_int_equal(argus_file_write_atomic(path, "new", 3, err, sizeof err), 0);
+    read_file(victim, buf, sizeof buf);
+    assert_string_equal(buf, "keep");
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
 
     /* A missing directory: error naming the path. */
     snprintf(path, sizeof path, "%s/no/such/dir/x", dir);
@@ -307,6 +320,139 @@ static void test_append_line(void **state)
     assert_string_equal(buf, "{\"step\":1}\n{\"step\":2}\n\n");
 }
 
+/* The fds are what is written through: the directory renamed away and replaced after it
+ * was made, the files still land in the one made (and traces/ in its traces/). */
+static void test_fd_relative(void **state)
+{
+    char base[512], moved[PATH_MAX + 16], p[PATH_MAX], err[512], buf[64];
+    struct argus_outdir od;
+    (void)state;
+
+    snprintf(base, sizeof base, "%s/fdrel", dir);
+    assert_int_equal(argus_outdir_create_at(&od, base, "42", err, sizeof err), 0);
+    assert_true(od.fd >= 0 && od.traces_fd >= 0);
+    snprintf(moved, sizeof moved, "%s.moved", od.path);
+    assert_int_equal(rename(od.path, moved), 0);
+    assert_int_equal(mkdir(od.path, 0777), 0); /* the attacker's */
+    join(p, sizeof p, od.path, "traces");
+    assert_int_equal(mkdir(p, 0777), 0);
+    assert_int_equal(argus_file_write_at(od.fd, od.path, "report.json", "r", 1, err,
+                                         sizeof err), 0);
+    assert_int_equal(argus_file_append_at(od.fd, od.path, "anomalies.jsonl", "a", err,
+                                          sizeof err), 0);
+    int fd = argus_file_partial_open(od.traces_fd, od.path, "t.json", err, sizeof err);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "t", 1), 1);
+    assert_int_equal(argus_file_partial_commit(od.traces_fd, od.path, "t.json", fd, 1, err,
+                                               sizeof err), 0);
+    join(p, sizeof p, moved, "report.json");
+    read_file(p, buf, sizeof buf);
+    assert_string_equal(buf, "r");
+    join(p, sizeof p, moved, "anomalies.jsonl");
+    read_file(p, buf, sizeof buf);
+    assert_string_equal(buf, "a\n");
+    join(p, sizeof p, moved, "traces/t.json");
+    read_file(p, buf, sizeof buf);
+    assert_string_equal(buf, "t");
+    assert_int_equal(mode_of(p), 0640);
+    const char *rel[] = {"report.json", "report.json.partial", "anomalies.jsonl",
+                         "traces/t.json", "traces/t.json.partial"};
+    for (size_t i = 0; i < 5; i++) { /* nothing in the replacement */
+        join(p, sizeof p, od.path, rel[i]);
+        assert_int_equal(access(p, F_OK), -1);
+    }
+    argus_outdir_close(&od);
+    argus_outdir_close(&od); /* idempotent */
+
+    /* a directory removed meanwhile: the write fails, it does not land elsewhere */
+    assert_int_equal(argus_outdir_create_at(&od, base, "43", err, sizeof err), 0);
+    join(p, sizeof p, od.path, "traces");
+    assert_int_equal(rmdir(p), 0);
+    assert_int_equal(rmdir(od.path), 0);
+    assert_int_equal(argus_file_write_at(od.fd, od.path, "report.json", "r", 1, err,
+                                         sizeof err), -ENOENT);
+    assert_non_null(strstr(err, "report.json.partial"));
+    argus_outdir_close(&od);
+}
+
+/* argus_outdir_fresh: another name than argus-<jobid>, with the same suffixes. */
+static void test_fresh_named(void **state)
+{
+    char base[512], want[PATH_MAX], err[512];
+    struct argus_outdir od;
+    (void)state;
+
+    snprintf(base, sizeof base, "%s/named", dir);
+    assert_int_equal(argus_outdir_fresh(&od, base, "argus-9.analysis", err, sizeof err), 0);
+    snprintf(want, sizeof want, "%s/argus-9.analysis", base);
+    assert_string_equal(od.path, want);
+    argus_outdir_close(&od);
+    assert_int_equal(argus_outdir_fresh(&od, base, "argus-9.analysis", err, sizeof err), 0);
+    snprintf(want, sizeof want, "%s/argus-9.analysis.1", base);
+    assert_string_equal(od.path, want);
+    argus_outdir_close(&od);
+    assert_int_equal(argus_outdir_fresh(&od, base, "a/b", err, sizeof err), -EINVAL);
+    assert_int_equal(argus_outdir_fresh(&od, base, "..", err, sizeof err), -EINVAL);
+    assert_int_equal(od.fd, -1);
+}
+
+/* argus_outdir_adopt (argus-analyze -o): made with its parents, or an existing directory
+ * of ours used; a symlink as the last component, or at traces/, refused; another user's
+ * directory refused (root only can set that up). */
+static void test_adopt(void **state)
+{
+    char p[PATH_MAX], link[PATH_MAX], target[PATH_MAX], err[512];
+    struct argus_outdir od;
+    (void)state;
+
+    snprintf(p, sizeof p, "%s/adopt/x/y", dir);
+    assert_int_equal(argus_outdir_adopt(&od, p, err, sizeof err), 0);
+    assert_string_equal(od.path, p);
+    assert_true(od.fd >= 0 && od.traces_fd >= 0);
+    argus_outdir_close(&od);
+    assert_int_equal(argus_outdir_adopt(&od, p, err, sizeof err), 0); /* exists: used */
+    assert_int_equal(argus_file_write_at(od.fd, od.path, "f", "1", 1, err, sizeof err), 0);
+    argus_outdir_close(&od);
+    join(link, sizeof link, p, "f");
+    assert_int_equal(access(link, F_OK), 0);
+    /* a trailing slash is the same directory */
+    char slash[PATH_MAX + 2];
+    snprintf(slash, sizeof slash, "%s/", p);
+    assert_int_equal(argus_outdir_adopt(&od, slash, err, sizeof err), 0);
+    argus_outdir_close(&od);
+
+    snprintf(target, sizeof target, "%s/adopt/target", dir);
+    assert_int_equal(mkdir(target, 0700), 0);
+    snprintf(link, sizeof link, "%s/adopt/link", dir);
+    assert_int_equal(symlink(target, link), 0);
+    assert_int_equal(argus_outdir_adopt(&od, link, err, sizeof err), -ELOOP);
+    assert_non_null(strstr(err, "symbolic link"));
+    assert_int_equal(od.fd, -1);
+    join(p, sizeof p, target, "traces");
+    assert_int_equal(access(p, F_OK), -1); /* nothing made through it */
+
+    /* a symlink at traces/ */
+    assert_int_equal(symlink(dir, p), 0);
+    assert_int_equal(argus_outdir_adopt(&od, target, err, sizeof err), -ELOOP);
+    assert_non_null(strstr(err, "traces"));
+    unlink(p);
+
+    /* a file in the way */
+    join(p, sizeof p, target, "file");
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(argus_outdir_adopt(&od, p, err, sizeof err), -ENOTDIR);
+
+    if (geteuid() == 0) {
+        join(p, sizeof p, target, "theirs");
+        assert_int_equal(mkdir(p, 0755), 0);
+        assert_int_equal(chown(p, 54321, 54321), 0);
+        assert_int_equal(argus_outdir_adopt(&od, p, err, sizeof err), -EPERM);
+        assert_non_null(strstr(err, "54321"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +463,9 @@ int main(void)
         cmocka_unit_test(test_base_writable),
         cmocka_unit_test(test_write_atomic),
         cmocka_unit_test(test_append_line),
+        cmocka_unit_test(test_fd_relative),
+        cmocka_unit_test(test_fresh_named),
+        cmocka_unit_test(test_adopt),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

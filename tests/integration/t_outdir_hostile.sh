@@ -30,6 +30,7 @@ as_user sh -c 'd=$1 v=$2 vd=$3; mkdir -m 777 "$d" && mkdir -m 777 "$d/traces" &&
 [ "$(stat -c %U "$d")" = "$u" ] || fail "setup: $d not owned by $u"
 before=$(ls -lA "$d" | sort | md5sum)
 
+umask 022 # files are 0640 less the umask: the usual umask, so that the modes say 0640
 ARGUS_JOBID=$jid timeout 120 "$ARGUS_RUN" --outdir "$pub" -- "$MPIRUN" -np 2 \
     "$SIM" --tp 1 --pp 1 --dp 2 --steps 12 >"$WORK/stdout" 2>"$WORK/stderr" ||
     { cat "$WORK/stderr" >&2; fail "job failed"; }
@@ -44,4 +45,7 @@ n="$pub/argus-$jid.1"
 [ -f "$n/reduce.json" ] || fail "no reduce.json in $n"
 [ "$(stat -c %U:%a "$n")" = root:750 ] || fail "$n is $(stat -c %U:%a "$n"), want root:750"
 [ -z "$(find "$n" -type l)" ] || fail "symlinks in the fresh directory"
+for f in reduce.json report.json report.md steps.csv metrics.prom; do # every file 0640
+    [ "$(stat -c %a "$n/$f")" = 640 ] || fail "$n/$f has mode $(stat -c %a "$n/$f"), want 640"
+done
 exit 0

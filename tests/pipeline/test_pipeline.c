@@ -3,7 +3,10 @@
  * from the one in-memory report, in one pass; the offline store is sealed (missing ranks,
  * span from the data, parents of the output directory made); a live final report after a
  * provisional one settles late marks and completes the job; nothing is written before an
- * analysis; a collected L4 plan becomes one parseable trace file, or fails with why. */
+ * analysis; a collected L4 plan becomes one parseable trace file, or fails with why; every
+ * file lands in the directory made even when its path is swapped, planted symlinks are not
+ * written through, -o refuses a symlink, and the summary never claims a report that a
+ * full disk or a removed directory kept from being written (issue 16). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <cmocka.h>
@@ -427,6 +432,206 @@ static void test_trace_names_escaped(void **state)
     argus_traceplan_free(&tp);
 }
 
+/* ---- issue 16: writes through the directory's fd, and only true claims ---------------- */
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char p[8448];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return lstat(p, &st) == 0;
+}
+
+/* A live pipeline with L4 plans over 2 ranks, one window (steps 0..4) taken in. */
+static void open_live(struct fixture *fx)
+{
+    const struct argus_pipeline_opts o = {
+        .nranks = 2, .base = fx->base, .jobid = "j", .stepid = "0", .window = 5,
+        .traces = 2};
+    char err[512];
+    size_t len;
+    assert_int_equal(argus_pipeline_open(&fx->pl, &o, err, sizeof err), 0);
+    fx->open = 1;
+    uint8_t *w = window(2, 0, 5, &len);
+    argus_pipeline_ingest(&fx->pl, w, len, NULL, 0);
+    free(w);
+}
+
+static const char one_event[] =
+    "[{\"name\":\"gemm\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":10.0,"
+    "\"dur\":5,\"args\":{\"step\":3}}]";
+
+/* Push one asked plan onto pl's traces and write it (dir: the path passed, as reduce/
+ * tracereq.c passes pl->dir). */
+static int write_one_trace(struct fixture *fx, const char *dir)
+{
+    struct argus_traceplan *tp = &fx->pl.traces;
+    assert_true(tp->n < tp->max);
+    struct argus_trace_plan *p = &tp->v[tp->n++];
+    memset(p, 0, sizeof *p);
+    p->kind = ARGUS_AK_COMPUTE_STRAGGLER;
+    p->from = p->to = 3;
+    p->ntargets = 1;
+    p->nsources = 1;
+    p->targets[0] = 1;
+    p->state = ARGUS_TRACE_ASKED;
+    struct argus_pipeline_trace_reply rep[ARGUS_TRACE_TARGETS] = {
+        {.got = 1, .json = one_event, .len = sizeof one_event - 1, .events = 1,
+         .first_step = 3, .last_step = 3}};
+    return argus_pipeline_write_trace(tp, tp->n - 1, dir, rep);
+}
+
+/* The job directory renamed away and replaced by another user's after it was made: the
+ * report, reduce-style files and the trace still land in the directory Argus made. */
+static void test_swapped_dir(void **state)
+{
+    struct fixture *fx = *state;
+    char err[512], moved[4200], evil[4200];
+
+    open_live(fx);
+    snprintf(moved, sizeof moved, "%s.moved", fx->pl.dir);
+    snprintf(evil, sizeof evil, "%s/traces", fx->pl.dir);
+    assert_int_equal(rename(fx->pl.dir, moved), 0);
+    assert_int_equal(mkdir(fx->pl.dir, 0777), 0);
+    assert_int_equal(mkdir(evil, 0777), 0);
+    assert_int_equal(argus_pipeline_analyze(&fx->pl, 0), 0);
+    assert_int_equal(argus_pipeline_write(&fx->pl, err, sizeof err), 0);
+    assert_int_equal(write_one_trace(fx, fx->pl.dir), 1);
+    assert_true(exists(moved, "report.json"));
+    assert_true(exists(moved, "report.md"));
+    assert_true(exists(moved, "steps.csv"));
+    assert_true(exists(moved, "traces/compute_straggler-steps-3-3.json"));
+    assert_false(exists(fx->pl.dir, "report.json"));
+    assert_false(exists(fx->pl.dir, "report.md"));
+    assert_false(exists(fx->pl.dir, "traces/compute_straggler-steps-3-3.json"));
+}
+
+/* Symlinks planted in the job directory after it was made (at the .partial names of the
+ * report and of a trace) are never written through; the files are written. */
+static void test_planted_partials(void **state)
+{
+    struct fixture *fx = *state;
+    char err[512], victim[300], p[4400];
+
+    open_live(fx);
+    snprintf(victim, sizeof victim, "%s/victim", fx->base);
+    write_text(victim, "precious\n");
+    const char *names[] = {"report.json.partial", "report.md.partial", "metrics.prom.partial",
+                           "traces/compute_straggler-steps-3-3.json.partial"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/%s", fx->pl.dir, names[i]);
+        assert_int_equal(symlink(victim, p), 0);
+    }
+    assert_int_equal(argus_pipeline_analyze(&fx->pl, 0), 0);
+    assert_int_equal(argus_pipeline_write(&fx->pl, err, sizeof err), 0);
+    assert_int_equal(write_one_trace(fx, fx->pl.dir), 1);
+    char *v = slurp(fx->base, "victim");
+    assert_string_equal(v, "precious\n");
+    free(v);
+    for (size_t i = 0; i < 4; i++)
+        assert_false(exists(fx->pl.dir, names[i]));
+    yajl_val j = parse(fx->pl.dir, "report.json");
+    yajl_tree_free(j);
+    j = parse(fx->pl.dir, "traces/compute_straggler-steps-3-3.json");
+    yajl_tree_free(j);
+}
+
+/* argus-analyze -o DIR: a symlink there is refused, nothing is made through it. */
+static void test_o_symlink_refused(void **state)
+{
+    struct fixture *fx = *state;
+    char err[512], target[300], link[300];
+
+    snprintf(target, sizeof target, "%s/target", fx->base);
+    snprintf(link, sizeof link, "%s/link", fx->base);
+    assert_int_equal(mkdir(target, 0700), 0);
+    assert_int_equal(symlink(target, link), 0);
+    const struct argus_pipeline_opts o = {.nranks = 2, .dir = link, .jobid = "x",
+                                          .keep_all = 1, .prog = "test_pipeline"};
+    assert_true(argus_pipeline_open(&fx->pl, &o, err, sizeof err) < 0);
+    assert_non_null(strstr(err, link));
+    assert_false(exists(target, "traces"));
+}
+
+static char *summary_text(struct fixture *fx)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    argus_pipeline_print_summary(&fx->pl, f);
+    fclose(f);
+    return buf;
+}
+
+/* The output directory removed during the run: the write fails, and the summary does not
+ * say "report written" nor name a file that is not there. */
+static void test_removed_dir_no_false_success(void **state)
+{
+    struct fixture *fx = *state;
+    char err[512], cmd[4200];
+
+    open_live(fx);
+    assert_int_equal(argus_pipeline_analyze(&fx->pl, 1), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->pl.dir);
+    assert_int_equal(system(cmd), 0);
+    assert_true(argus_pipeline_write(&fx->pl, err, sizeof err) < 0);
+    char *s = summary_text(fx);
+    if (strstr(s, "report written to"))
+        fprintf(stderr, "summary:\n%s", s);
+    assert_null(strstr(s, "report written to"));
+    assert_non_null(strstr(s, "removed during the run"));
+    free(s);
+}
+
+/* A full disk (RLIMIT_FSIZE: the same short write an ENOSPC gives, without root): the
+ * summary says the report was not written and why; once the disk has room again, the
+ * final report is written and says so. */
+static void test_full_disk_no_false_success(void **state)
+{
+    struct fixture *fx = *state;
+    char err[512];
+    struct rlimit old, small;
+
+    open_live(fx);
+    assert_int_equal(argus_pipeline_analyze(&fx->pl, 0), 0);
+    assert_int_equal(argus_pipeline_write(&fx->pl, err, sizeof err), 0); /* provisional */
+    signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    small = old;
+    small.rlim_cur = 64;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    assert_int_equal(argus_pipeline_analyze(&fx->pl, 1), 0);
+    int rc = argus_pipeline_write(&fx->pl, err, sizeof err);
+    char *s = summary_text(fx);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    assert_true(rc < 0);
+    assert_non_null(strstr(err, "report.json.partial: write: File too large"));
+    if (strstr(s, "report written to"))
+        fprintf(stderr, "summary:\n%s", s);
+    assert_null(strstr(s, "report written to"));
+    assert_non_null(strstr(s, "the report was not written to"));
+    assert_non_null(strstr(s, "File too large"));
+    assert_non_null(strstr(s, "not written: report.json,"));
+    assert_non_null(strstr(s, "earlier, provisional report"));
+    free(s);
+    assert_false(exists(fx->pl.dir, "report.json.partial"));
+    /* room again: the final report is tried again, written, and claimed */
+    assert_int_equal(argus_pipeline_write(&fx->pl, err, sizeof err), 0);
+    s = summary_text(fx);
+    assert_non_null(strstr(s, "report written to"));
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +640,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_final_after_provisional, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_names_escaped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_swapped_dir, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_planted_partials, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_o_symlink_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_removed_dir_no_false_success, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_full_disk_no_false_success, setup, teardown),
     };
     return cmocka_run_group_tests_name("pipeline", tests, NULL, NULL);
 }

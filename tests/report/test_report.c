@@ -1,10 +1,13 @@
 /* test_report.c — the report writers: report.json parses and has every field of
  * docs/REPORT_SCHEMA.md with the right types, steps.csv has its header and one row per
  * (step, rank), report.md is written, anomalies.jsonl gets each anomaly once across
- * repeated analyses, the one-line anomaly JSON and the printed summary.
+ * repeated analyses, the one-line anomaly JSON and the printed summary; symlinks planted
+ * in the output directory are not written through, and the summary says exactly what was
+ * and was not written.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,11 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <yajl/yajl_tree.h>
 
 #include "analysis/analysis.h"
+#include "common/outdir.h"
 #include "report/report.h"
 #include "tests/synth/synth.h"
 
@@ -58,6 +63,7 @@ struct fixture {
     char dir[256];
     struct argus_jobstore *js;
     struct argus_result r;
+    struct argus_outdir od; /* dir, opened */
 };
 
 static int setup(void **state)
@@ -76,6 +82,11 @@ static int setup(void **state)
     snprintf(m->id, sizeof m->id, "1234");
     if (argus_analyze(fx->js, NULL, &fx->r))
         return -1;
+    argus_outdir_init(&fx->od);
+    snprintf(fx->od.path, sizeof fx->od.path, "%s", fx->dir);
+    fx->od.fd = open(fx->dir, O_RDONLY | O_DIRECTORY);
+    if (fx->od.fd < 0)
+        return -1;
     *state = fx;
     return 0;
 }
@@ -93,6 +104,7 @@ static int teardown(void **state)
     }
     if (d)
         closedir(d);
+    argus_outdir_close(&fx->od);
     assert_int_equal(rmdir(fx->dir), 0);
     argus_result_free(&fx->r);
     argus_jobstore_free(fx->js);
@@ -251,15 +263,15 @@ static void test_jsonl_once(void **state)
     argus_anomaly_log_init(&log);
     snprintf(p, sizeof p, "%s/anomalies.jsonl", fx->dir);
     unlink(p);
-    assert_int_equal(argus_anomaly_log_append(&log, fx->dir, fx->js, &fx->r, err, sizeof err), 0);
+    assert_int_equal(argus_anomaly_log_append(&log, &fx->od, fx->js, &fx->r, err, sizeof err), 0);
     /* a second, later analysis that sees the same anomaly grown by a step */
     struct argus_result r2 = fx->r;
     struct argus_anomaly grown[8];
     memcpy(grown, fx->r.anomalies, fx->r.n_anomalies * sizeof grown[0]);
     grown[0].step_last += 1;
     r2.anomalies = grown;
-    assert_int_equal(argus_anomaly_log_append(&log, fx->dir, fx->js, &r2, err, sizeof err), 0);
-    assert_int_equal(argus_anomaly_log_append(&log, fx->dir, fx->js, &fx->r, err, sizeof err), 0);
+    assert_int_equal(argus_anomaly_log_append(&log, &fx->od, fx->js, &r2, err, sizeof err), 0);
+    assert_int_equal(argus_anomaly_log_append(&log, &fx->od, fx->js, &fx->r, err, sizeof err), 0);
     char *txt = slurp(p, NULL);
     assert_non_null(txt);
     assert_int_equal(count_lines(txt), (int)fx->r.n_anomalies);
@@ -273,7 +285,7 @@ static void test_jsonl_once(void **state)
     free(txt);
     /* a different anomaly (other rank) is appended */
     grown[0].ranks[0] = 6;
-    assert_int_equal(argus_anomaly_log_append(&log, fx->dir, fx->js, &r2, err, sizeof err), 0);
+    assert_int_equal(argus_anomaly_log_append(&log, &fx->od, fx->js, &r2, err, sizeof err), 0);
     txt = slurp(p, NULL);
     assert_int_equal(count_lines(txt), (int)fx->r.n_anomalies + 1);
     free(txt);
@@ -292,7 +304,7 @@ static void test_line_and_summary(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    argus_report_print_summary(f, "/out", fx->js, &fx->r);
+    argus_report_print_summary(f, "/out", fx->js, &fx->r, NULL);
     fclose(f);
     assert_non_null(strstr(buf, "argus: report written to /out/report.json\n"));
     assert_non_null(strstr(buf, "argus: anomaly 1: compute_straggler on rank 5 (steps "));
@@ -300,10 +312,125 @@ static void test_line_and_summary(void **state)
     struct argus_result empty = fx->r;
     empty.n_anomalies = 0;
     f = open_memstream(&buf, &len);
-    argus_report_print_summary(f, "/out", fx->js, &empty);
+    argus_report_print_summary(f, "/out", fx->js, &empty, NULL);
     fclose(f);
     assert_non_null(strstr(buf, "argus: no anomalies in 60 steps of 16 ranks\n"));
     free(buf);
+}
+
+/* A symlink planted at anomalies.jsonl, or at a report file's .partial name, in the output
+ * directory is never written through: the victim keeps its bytes; the report files are
+ * written all the same (a planted .partial of ours is replaced, never followed). */
+static void test_planted_links(void **state)
+{
+    struct fixture *fx = *state;
+    char err[512], victim[300], p[512];
+    struct argus_anomaly_log log;
+
+    snprintf(victim, sizeof victim, "%s.victim", fx->dir);
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    fclose(f);
+    const char *names[] = {"anomalies.jsonl", "report.json.partial", "report.md.partial",
+                           "steps.csv.partial"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/%s", fx->dir, names[i]);
+        assert_int_equal(symlink(victim, p), 0);
+    }
+    argus_anomaly_log_init(&log);
+    assert_int_equal(argus_anomaly_log_append(&log, &fx->od, fx->js, &fx->r, err, sizeof err),
+                     -ELOOP);
+    assert_non_null(strstr(err, "anomalies.jsonl"));
+    argus_anomaly_log_free(&log);
+    unsigned written = 0;
+    const struct argus_report rep = {.res = fx->r};
+    assert_int_equal(argus_report_write_at(&fx->od, fx->js, &rep, &written, err, sizeof err),
+                     0);
+    assert_int_equal(written, ARGUS_REPORT_F_ALL);
+    char *v = slurp(victim, NULL);
+    assert_string_equal(v, "precious\n");
+    free(v);
+    struct stat st;
+    snprintf(p, sizeof p, "%s/report.json", fx->dir);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0640);
+    snprintf(p, sizeof p, "%s/report.json.partial", fx->dir);
+    assert_int_equal(lstat(p, &st), -1);
+    snprintf(p, sizeof p, "%s/anomalies.jsonl", fx->dir);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISLNK(st.st_mode)); /* left as planted, not followed */
+    unlink(p);
+    unlink(victim);
+}
+
+static char *summary_of(struct fixture *fx, const struct argus_report_outcome *oc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    argus_report_print_summary(f, fx->dir, fx->js, &fx->r, oc);
+    fclose(f);
+    return buf;
+}
+
+/* The summary claims only what was written (issue 16, item 11). */
+static void test_summary_says_what_was_written(void **state)
+{
+    struct fixture *fx = *state;
+    char want[600];
+
+    /* all written, and the trace named is there */
+    char tdir[300], tfile[400];
+    snprintf(tdir, sizeof tdir, "%s/traces", fx->dir);
+    assert_int_equal(mkdir(tdir, 0750), 0);
+    snprintf(tfile, sizeof tfile, "%s/t.json", tdir);
+    FILE *f = fopen(tfile, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(fx->r.anomalies[0].trace, sizeof fx->r.anomalies[0].trace, "traces/t.json");
+    struct argus_report_outcome oc = {.written = ARGUS_REPORT_F_ALL, .dirfd = fx->od.fd};
+    char *s = summary_of(fx, &oc);
+    snprintf(want, sizeof want, "argus: report written to %s/report.json\n", fx->dir);
+    assert_non_null(strstr(s, want));
+    assert_non_null(strstr(s, "; trace traces/t.json\n"));
+    free(s);
+
+    /* the trace file went away: not named as if it were there */
+    unlink(tfile);
+    s = summary_of(fx, &oc);
+    assert_null(strstr(s, "; trace traces/t.json\n"));
+    assert_non_null(strstr(s, "traces/t.json is not there"));
+    free(s);
+    rmdir(tdir);
+
+    /* a full disk at report.md: what was written, what was not, and why */
+    oc = (struct argus_report_outcome){
+        .written = ARGUS_REPORT_F_JSON | ARGUS_REPORT_F_SVG,
+        .err = "x/report.md.partial: write: No space left on device", .earlier = 1,
+        .alog_err = "x/anomalies.jsonl: append: No space left on device", .dirfd = fx->od.fd};
+    s = summary_of(fx, &oc);
+    assert_null(strstr(s, "report written to"));
+    snprintf(want, sizeof want, "argus: the report was not written to %s: x/report.md.partial: "
+             "write: No space left on device\n", fx->dir);
+    assert_non_null(strstr(s, want));
+    assert_non_null(strstr(s, "argus: written: report.json, the SVG pictures; not written: "
+                              "report.md, metrics.prom, steps.csv (what is there of them is an "
+                              "earlier, provisional report)\n"));
+    assert_non_null(strstr(s, "anomalies.jsonl misses anomalies: x/anomalies.jsonl: append"));
+    free(s);
+
+    /* nothing written */
+    oc = (struct argus_report_outcome){.err = "x/report.json.partial: write: File too large",
+                                       .dirfd = -1};
+    s = summary_of(fx, &oc);
+    assert_null(strstr(s, "report written to"));
+    assert_non_null(strstr(s, "argus: not written: report.json, the SVG pictures, report.md, "
+                              "metrics.prom, steps.csv\n"));
+    free(s);
+    fx->r.anomalies[0].trace[0] = '\0';
 }
 
 static void test_empty_store(void **state)
@@ -326,6 +453,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_md_prom_svg, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jsonl_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_line_and_summary, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_planted_links, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_summary_says_what_was_written, setup, teardown),
         cmocka_unit_test(test_empty_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
