@@ -1,6 +1,7 @@
 /* reduce_job.c — bench/reduce_scale's rank-0 job (reduce_job.h), through rank 0's own
  * pipeline (pipeline/pipeline.h). */
 #include "bench/reduce_job.h"
+#include "common/config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +159,13 @@ int an_job(const struct argus_bytebuf *root, struct thin_rows *t, int P, int W,
     dir[0] = '\0';
 
     o.spool = 1;
+    struct argus_config *cfg = malloc(sizeof *cfg); /* the default ARGUS_SPOOL_MAX */
+    if (cfg) {
+        argus_config_defaults(cfg);
+        o.spool_max = (uint64_t)cfg->spool_max << 20;
+        free(cfg);
+    }
+    jc->spool_max = o.spool_max;
     if (argus_pipeline_open(&pl, &o, err, sizeof err) != 0) {
         fprintf(stderr, "reduce_scale: %s\n", err);
         goto out;

@@ -35,6 +35,7 @@ struct job_cost {
     struct an_cost steady; /* medians over the last STEADY windows of the job */
     size_t horizon, windows, held;
     double spool_bytes; /* compressed spool bytes per step */
+    uint64_t spool_max; /* the cap it ran under (ARGUS_SPOOL_MAX's default), bytes */
 };
 
 /* This process's CPU seconds, and its minor page faults so far. */

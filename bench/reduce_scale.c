@@ -389,6 +389,16 @@ static int put_run(yajl_gen g, const struct run *r)
     ARGUS_JSON_TRY(put_bool(g, "goal_cpu_met", 1e3 * cpu_steady / W <= 5));
     ARGUS_BENCH_PUT_F(g, "rank0_spool_steady_ms_per_step", "%.3f", 1e3 * st->spool / W);
     ARGUS_BENCH_PUT_F(g, "rank0_spool_bytes_per_step", "%.0f", r->jc->spool_bytes);
+    /* ARGUS_SPOOL_MAX (pipeline/spoolcap.h): full detail for the newest half of the cap,
+     * so for this many steps; the whole spool never past the cap */
+    ARGUS_JSON_TRY(argus_bench_int(g, "rank0_spool_max_bytes", (long long)r->jc->spool_max));
+    ARGUS_BENCH_PUT_F(g, "rank0_spool_full_detail_steps", "%.0f",
+                      r->jc->spool_bytes > 0 ? (double)r->jc->spool_max / 2 /
+                                               r->jc->spool_bytes : 0);
+    ARGUS_JSON_TRY(put_bool(g, "rank0_spool_under_cap",
+                            r->jc->spool_max == 0 ||
+                            r->jc->spool_bytes * (double)r->jc->windows * W <=
+                                (double)r->jc->spool_max));
     ARGUS_JSON_TRY(argus_json_key(g, "rank0_page_faults_per_step"));
     ARGUS_JSON_CK(yajl_gen_map_open(g));
     ARGUS_BENCH_PUT_F(g, "merge", "%.1f", (double)first->flt_merge / W);

@@ -36,24 +36,6 @@ static void say_once(const struct argus_pipeline *pl, const char *key, const cha
         argus_log_once(ARGUS_LOG_WARN, key, "%s", msg);
 }
 
-/* An explicit directory and its traces/ (argus-analyze -o). */
-static int make_dir(struct argus_pipeline *pl, const char *dir, char *errbuf, size_t errlen)
-{
-    char traces[sizeof pl->dir + 16], err[512];
-    int rc;
-
-    if ((size_t)snprintf(pl->dir, sizeof pl->dir, "%s", dir) >= sizeof pl->dir) {
-        snprintf(errbuf, errlen, "cannot create %s: %s", dir, strerror(ENAMETOOLONG));
-        return -ENAMETOOLONG;
-    }
-    snprintf(traces, sizeof traces, "%s/traces", pl->dir);
-    if ((rc = argus_mkdir_p(pl->dir, err, sizeof err)) == 0)
-        rc = argus_mkdir_p(traces, err, sizeof err);
-    if (rc)
-        snprintf(errbuf, errlen, "cannot create %s: %s", dir, strerror(-rc));
-    return rc;
-}
-
 static int make_store(struct argus_pipeline *pl, const struct argus_pipeline_opts *o)
 {
     int rc = argus_jobstore_create(o->nranks, &pl->js);
@@ -82,6 +64,7 @@ int argus_pipeline_open(struct argus_pipeline *pl, const struct argus_pipeline_o
     int rc;
 
     memset(pl, 0, sizeof *pl);
+    argus_outdir_init(&pl->out);
     argus_anomaly_log_init(&pl->alog);
     argus_carry_init(&pl->carry);
     argus_analysis_opts_default(&pl->opts);
@@ -89,11 +72,15 @@ int argus_pipeline_open(struct argus_pipeline *pl, const struct argus_pipeline_o
         pl->opts.ratio = o->ratio;
     pl->prog = o->prog;
     if (o->dir)
-        rc = make_dir(pl, o->dir, errbuf, errlen);
+        rc = argus_outdir_adopt(&pl->out, o->dir, errbuf, errlen);
+    else if (o->name)
+        rc = argus_outdir_fresh(&pl->out, o->base, o->name, errbuf, errlen);
     else
-        rc = argus_outdir_create(o->base, o->jobid, pl->dir, sizeof pl->dir, errbuf, errlen);
+        rc = argus_outdir_create_at(&pl->out, o->base, o->jobid, errbuf, errlen);
     if (rc)
         goto fail;
+    pl->have_out = 1;
+    snprintf(pl->dir, sizeof pl->dir, "%s", pl->out.path);
     if ((rc = make_store(pl, o)) != 0) {
         snprintf(errbuf, errlen, "cannot allocate the job store for %u ranks", o->nranks);
         goto fail;
@@ -107,11 +94,14 @@ int argus_pipeline_open(struct argus_pipeline *pl, const struct argus_pipeline_o
     pl->report_ok = 1;
     if (argus_traceplan_init(&pl->traces, o->traces, o->nranks) != 0)
         argus_log_once(ARGUS_LOG_WARN, "traceplan", "out of memory; no L4 traces");
+    pl->traces.out = &pl->out; /* trace files go under the directory held open */
+    pl->spool_max = o->spool_max;
     if (o->spool) {
         char path[sizeof pl->dir + 32];
         char err[512];
         snprintf(path, sizeof path, "%s/summaries.argus", pl->dir);
-        if (argus_spool_open_write(path, &pl->spool, err, sizeof err) != 0) {
+        if (argus_spool_open_write_at(pl->out.fd, "summaries.argus", path, &pl->spool, err,
+                                      sizeof err) != 0) {
             say_once(pl, "spool-open", "%s; summaries will not be spooled", err);
             pl->spool = NULL;
         }
@@ -127,6 +117,8 @@ void argus_pipeline_close(struct argus_pipeline *pl)
     if (pl->spool && argus_spool_close(pl->spool) != 0)
         argus_log(ARGUS_LOG_WARN, "closing %s/summaries.argus failed", pl->dir);
     pl->spool = NULL;
+    argus_spoolcap_free(pl->spoolcap);
+    pl->spoolcap = NULL;
     argus_result_free(&pl->rep.res);
     memset(&pl->rep.res, 0, sizeof pl->rep.res);
     pl->have_result = 0;
@@ -141,16 +133,21 @@ void argus_pipeline_close(struct argus_pipeline *pl)
     argus_carry_free(&pl->carry);
     argus_jobstore_free(pl->js);
     pl->js = NULL;
+    if (pl->have_out)
+        argus_outdir_close(&pl->out);
+    pl->have_out = 0;
 }
 
 /* ---- taking records in ---------------------------------------------------------------- */
 
 /* Append every record of buf to the spool, stopping quietly at the first damaged one
- * (the job store reports damage). */
+ * (the job store reports damage); then, under spool_max, the size policy (spoolcap.h):
+ * the steps of the latest analysis's anomalies, widened by the pin (two windows), stay
+ * whole when older parts are thinned. */
 void argus_pipeline_spool(struct argus_pipeline *pl, const uint8_t *buf, size_t len)
 {
     size_t off = 0;
-    char err[256];
+    char err[512];
 
     while (pl->spool && off < len) {
         int type;
@@ -166,8 +163,26 @@ void argus_pipeline_spool(struct argus_pipeline *pl, const uint8_t *buf, size_t 
         }
         off += (size_t)n;
     }
-    if (pl->spool)
-        argus_spool_flush(pl->spool);
+    if (!pl->spool || argus_spool_flush(pl->spool) != 0 || !pl->spool_max)
+        return;
+    if (!pl->spoolcap && argus_spoolcap_create(pl->spool_max, &pl->spoolcap) != 0) {
+        say_once(pl, "spool-cap", "out of memory; %s/summaries.argus is not bounded", pl->dir);
+        pl->spool_max = 0;
+        return;
+    }
+    struct argus_spoolcap_keep keep[64];
+    size_t nkeep = 0;
+    const uint64_t margin = pl->pin_steps ? pl->pin_steps : 16;
+    for (size_t i = 0; pl->have_result && i < pl->rep.res.n_anomalies && nkeep < 64; i++) {
+        const struct argus_anomaly *a = &pl->rep.res.anomalies[i];
+        keep[nkeep].first = a->step_first > margin ? a->step_first - margin : 0;
+        keep[nkeep++].last = a->step_last + margin;
+    }
+    if (argus_spoolcap_after_flush(pl->spoolcap, &pl->spool, keep, nkeep, err, sizeof err)) {
+        say_once(pl, "spool-cap", "%s/summaries.argus: %s; its size is no longer bounded",
+                 pl->dir, err);
+        pl->spool_max = 0;
+    }
 }
 
 int argus_pipeline_store(struct argus_pipeline *pl, const uint8_t *buf, size_t len,
@@ -286,9 +301,10 @@ int argus_pipeline_analyze(struct argus_pipeline *pl, int final)
 
     if (!pl->sealed)
         m->ended_ns = argus_clock_realtime_ns();
+    pl->final = final;
     if (final) {
         settle_late_final(pl);
-        int all = !(pl->rep.inputs && pl->rep.inputs->n_skipped);
+        int all = !(pl->rep.inputs && (pl->rep.inputs->n_skipped || pl->rep.inputs->n_lost));
         for (uint32_t r = 0; r < argus_jobstore_nranks(pl->js); r++)
             if (argus_jobstore_missing_since(pl->js, r) != UINT64_MAX)
                 all = 0;
@@ -311,9 +327,11 @@ int argus_pipeline_analyze(struct argus_pipeline *pl, int final)
             argus_log_once(ARGUS_LOG_WARN, "carry", "out of memory; the report may miss "
                            "anomalies of steps rank 0 no longer holds");
     }
-    uint64_t first, last; /* every held step analysed: the pin moves past them */
+    uint64_t first, last; /* every held step judged: the pin moves past them (not past
+                           * the incomplete newest ones, analysis.h judge_next) */
     if (pl->pin_steps && argus_jobstore_step_range(pl->js, &first, &last) == 0)
-        argus_jobstore_pin(pl->js, last + 1, pl->pin_steps);
+        argus_jobstore_pin(pl->js, res->judge_next < last + 1 ? res->judge_next : last + 1,
+                           pl->pin_steps);
     argus_traceplan_update(&pl->traces, pl->js, res, pl->l4_on && !final);
     return 0;
 }
@@ -326,21 +344,40 @@ int argus_pipeline_write(struct argus_pipeline *pl, char *errbuf, size_t errlen)
         snprintf(errbuf, errlen, "no analysis to write");
         return -ENOENT;
     }
-    if (argus_anomaly_log_append(&pl->alog, pl->dir, pl->js, &pl->rep.res, err,
-                                 sizeof err) != 0)
+    if (argus_anomaly_log_append(&pl->alog, &pl->out, pl->js, &pl->rep.res, err,
+                                 sizeof err) != 0) {
         say_once(pl, "alog", "%s", err);
-    if (!pl->report_ok)
-        return 0;
-    int rc = argus_report_write_all(pl->dir, pl->js, &pl->rep, errbuf, errlen);
-    if (rc)
+        snprintf(pl->alog_err, sizeof pl->alog_err, "%s", err[0] ? err : "out of memory");
+    } else {
+        pl->alog_err[0] = '\0'; /* every anomaly not logged yet (retried) is in now */
+    }
+    if (!pl->report_ok && !pl->final)
+        return 0; /* the final report tries once more */
+    int rc = argus_report_write_at(&pl->out, pl->js, &pl->rep, &pl->written, errbuf, errlen);
+    if (rc) {
         pl->report_ok = 0;
+        snprintf(pl->report_err, sizeof pl->report_err, "%s",
+                 errbuf && errlen && errbuf[0] ? errbuf : strerror(-rc));
+    } else {
+        pl->report_err[0] = '\0';
+        pl->full_writes++;
+    }
     return rc;
 }
 
 void argus_pipeline_print_summary(const struct argus_pipeline *pl, FILE *out)
 {
-    if (pl->have_result)
-        argus_report_print_summary(out, pl->dir, pl->js, &pl->rep.res);
+    if (!pl->have_result)
+        return;
+    const int failed = pl->report_err[0] != '\0';
+    const struct argus_report_outcome oc = {
+        .written = pl->written,
+        .err = failed ? pl->report_err : NULL,
+        .earlier = failed && pl->full_writes > 0,
+        .alog_err = pl->alog_err[0] ? pl->alog_err : NULL,
+        .dirfd = pl->have_out ? pl->out.fd : -1,
+    };
+    argus_report_print_summary(out, pl->dir, pl->js, &pl->rep.res, &oc);
 }
 
 const char *argus_pipeline_kind_name(int kind)

@@ -33,23 +33,31 @@
 
 #include "analysis/analysis.h"
 #include "common/aggregate.h"
+#include "common/outdir.h"
 #include "common/spool.h"
 #include "pipeline/carry.h"
+#include "pipeline/spoolcap.h"
 #include "pipeline/traceplan.h"
 #include "report/report.h"
 #include "store/jobstore.h"
 
 struct argus_pipeline_opts {
     uint32_t nranks;
-    /* the output directory: dir when set (made with its parents, argus_mkdir_p, and
-     * traces/ in it), else <base>/argus-<jobid>/ (argus_outdir_create) */
+    /* the output directory: dir when set (a directory of ours the user named, made with
+     * its parents when missing, and traces/ in it: argus_outdir_adopt), else a fresh
+     * <base>/argus-<jobid>/ (argus_outdir_create_at); held open until close, and every
+     * file written relative to it (common/outdir.h) */
     const char *dir;
     const char *base;
+    const char *name;    /* not NULL: the fresh directory is <base>/<name> (argus-analyze's
+                          * default: argus_outdir_fresh), not <base>/argus-<jobid> */
     const char *jobid;   /* job.id of the report; live, also the directory's name */
     const char *stepid;  /* job.step; NULL: none */
     int source;          /* job.source: enum argus_source (0: replay) */
     double ratio;        /* smallest slowdown reported (ARGUS_RATIO); 0: the default */
     int spool;           /* write every record taken in to summaries.argus (zstd) */
+    uint64_t spool_max;  /* bytes the spool may take (ARGUS_SPOOL_MAX; pipeline/spoolcap.h:
+                          * older parts downsampled, then removed); 0: unbounded */
     size_t traces;       /* L4 trace plans at most (ARGUS_TRACES); 0: none */
     long window;         /* steps per window: up to 2 windows of steps not analysed yet
                           * stay past the store's horizon; 0: no pin */
@@ -70,15 +78,26 @@ struct argus_pipeline_miss {
 struct argus_pipeline {
     struct argus_jobstore *js;         /* owned */
     struct argus_spool_writer *spool;  /* summaries.argus; NULL: not spooled */
+    struct argus_spoolcap *spoolcap;   /* its size policy (spool_max); NULL: none yet */
+    uint64_t spool_max;                /* from the opts; 0: unbounded */
     struct argus_anomaly_log alog;     /* what anomalies.jsonl holds already */
     struct argus_carry carry;          /* anomalies of steps the store evicted */
     struct argus_traceplan traces;     /* L4 plans; reduce/tracereq.c carries them out */
     struct argus_analysis_opts opts;
     struct argus_report rep;           /* the latest analysis: every writer's input */
     int have_result;                   /* rep holds an analysis */
-    char dir[4096];                    /* the output directory */
+    struct argus_outdir out;           /* the output directory, held open (have_out) */
+    int have_out;
+    char dir[4096];                    /* its path, for messages and callers' reports */
     const char *prog;
-    int report_ok;                     /* 0 once a report write failed (not retried) */
+    int report_ok;                     /* 0 once a report write failed (retried only by
+                                        * the final report) */
+    int final;                         /* the latest analysis was the final one */
+    unsigned written;                  /* ARGUS_REPORT_F_* of the latest report write */
+    size_t full_writes;                /* report writes that wrote every file */
+    char report_err[512];              /* why the latest report write failed; "": none */
+    char alog_err[512];                /* why the latest append to anomalies.jsonl
+                                        * failed; "": it holds every anomaly */
     int l4_on;                         /* caller-set: plan L4 traces after each window */
     int sealed;                        /* argus_pipeline_seal ran: span from the data */
     size_t pin_steps;
@@ -127,7 +146,8 @@ int argus_pipeline_set_rankinfo(struct argus_pipeline *pl, const struct argus_ra
  * analysis asks for is cut to the steps there are. */
 void argus_pipeline_seal(struct argus_pipeline *pl);
 /* What was read, for report.json "inputs" and report.md "Inputs skipped"; borrowed until
- * close. A skipped input makes the data partial (job.complete false). */
+ * close. A skipped input or one read in part (lost) makes the data partial (job.complete
+ * false). */
 void argus_pipeline_set_inputs(struct argus_pipeline *pl, const struct argus_report_inputs *in);
 
 /* ---- one report --------------------------------------------------------------------- */
@@ -144,9 +164,13 @@ void argus_pipeline_set_inputs(struct argus_pipeline *pl, const struct argus_rep
 int argus_pipeline_analyze(struct argus_pipeline *pl, int final);
 /* Write pl->rep: its anomalies not logged yet appended to anomalies.jsonl, then every
  * report file. 0, -ENOENT (no analysis), or the report writers' negative errno with
- * errbuf; after a failure report files are not written again (anomalies.jsonl is). */
+ * errbuf; after a failure report files are not written again (anomalies.jsonl is) until
+ * the final report, which tries once more. What was and was not written is kept for
+ * argus_pipeline_print_summary. */
 int argus_pipeline_write(struct argus_pipeline *pl, char *errbuf, size_t errlen);
-/* The human summary of pl->rep (report/report.h) on out. */
+/* The human summary of pl->rep (report/report.h) on out, saying exactly what was written:
+ * the report, or why not and which of its files were; anomalies.jsonl lines lost; the
+ * output directory removed meanwhile; trace files named that are not there. */
 void argus_pipeline_print_summary(const struct argus_pipeline *pl, FILE *out);
 
 /* ---- L4 traces (for reduce/tracereq.c) --------------------------------------------- */
@@ -164,12 +188,14 @@ struct argus_pipeline_trace_reply {
 };
 
 /* Plan i of tp is collected: merge the replies (reply[k] is p->targets[k]'s) into one
- * Chrome-trace document traces/<kind>-steps-A-B.json under dir (report/trace_merge.h:
- * offsets refined on shared collectives; sources labelled and on top, the ranks that did
- * not answer named), then mark the plan WRITTEN with its path, or FAILED with one line
- * why (nobody answered, the rings had moved on, a reply is not a JSON array of events, no
- * memory, the file cannot be written: that last said once in the log). 1 written, 0
- * failed. */
+ * Chrome-trace document traces/<kind>-steps-A-B.json, created relative to tp->out's
+ * traces/ fd (the pipeline's output directory; tp->out NULL: dir's traces/, opened for
+ * this call without following a symlink at traces; dir names the directory in messages)
+ * (report/trace_merge.h: offsets refined on shared collectives; sources labelled and on
+ * top, the ranks that did not answer named), then mark the plan WRITTEN with its path, or
+ * FAILED with one line why (nobody answered, the rings had moved on, a reply is not a JSON
+ * array of events, no memory, the file cannot be written: that last said once in the
+ * log). 1 written, 0 failed. */
 int argus_pipeline_write_trace(struct argus_traceplan *tp, size_t i, const char *dir,
                                const struct argus_pipeline_trace_reply *reply);
 
