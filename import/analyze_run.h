@@ -3,7 +3,11 @@
  * for clock alignment, the inputs skipped and why) and the input side
  * (import/inputs.c): argus_analyze_import_path imports a file, or every regular
  * non-hidden file of a directory (sorted, one level), detecting the format from content;
- * a bad file costs one line on stderr and an entry in skipped[], never the run.
+ * a bad file costs one line on stderr and an entry in skipped[], never the run; a file read
+ * in part (refused rows, a cut last line) one line and an entry in lost[]; data dropped or
+ * cut inside a used file (bad event times, clipped strings, duplicate rows) one line and an
+ * entry in notes[]. A pipe or other non-regular file (`<(...)`, a FIFO) is copied to an
+ * unlinked temporary file in $TMPDIR first and read from there (named by its own path).
  */
 #ifndef ARGUS_IMPORT_ANALYZE_RUN_H
 #define ARGUS_IMPORT_ANALYZE_RUN_H
@@ -15,8 +19,6 @@
 #include "common/types.h"
 
 #define PROG "argus-analyze"
-#define MAX_SKIPPED 64
-
 
 struct staged {
     struct argus_step_summary *s; /* trimmed copy */
@@ -44,12 +46,22 @@ struct run {
     int source;
     int any_kineto, any_csv;
     size_t n_inputs, n_ok;
-    char *skipped[MAX_SKIPPED];   /* "path: reason" */
-    size_t n_skipped;
+    char **skipped;               /* "path: reason", every skipped input */
+    size_t n_skipped, cap_skipped;
+    char **lost;                  /* "path: what was lost": inputs read in part */
+    size_t n_lost, cap_lost;
+    char **notes;                 /* "path: what was dropped or cut" (the input is used) */
+    size_t n_notes, cap_notes;
+    uint32_t max_ranks;           /* --max-ranks (0: ARGUS_MAX_RANKS_DEFAULT) */
+    int *pipe_fds;                /* copies of pipes read (open until exit: spools are
+                                     read again from /dev/fd/N by the store) */
+    size_t n_pipe_fds, cap_pipe_fds;
     char jobid[256];
     struct argus_kineto_opts kopts;
 };
 
 void argus_analyze_import_path(struct run *r, const char *path);
+/* Free what the input side allocated (skipped, lost, notes, pipe copies). */
+void argus_analyze_inputs_free(struct run *r);
 
 #endif /* ARGUS_IMPORT_ANALYZE_RUN_H */

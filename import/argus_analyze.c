@@ -4,7 +4,8 @@
  * detected from content. Everything goes into the job store of rank 0's own pipeline
  * (pipeline/pipeline.h) through the importers (import/import.h: the live summariser for
  * traces, the store's own decoder for spools), and the pipeline's final analysis and
- * writers run as at the end of a live run (reduce/rank0.c).
+ * writers run as at the end of a live run (reduce/rank0.c). The report goes into -o's
+ * directory, else into a new one (never an existing job directory: default_outdir).
  *
  * Bad inputs: one line on stderr per file ("argus-analyze: FILE: what, at byte N"), the
  * file is skipped, the others are analysed; the report (report.json's "inputs" object,
@@ -20,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/config.h"
 #include "common/log.h"
@@ -36,18 +39,80 @@ static void usage(FILE *out)
             "Diagnose saved training data with Argus: PyTorch-profiler (Kineto) traces, one\n"
             "file per rank (.json or .json.gz), Argus spool files (summaries.argus) or a\n"
             "steps.csv. A PATH may be a directory; formats are detected from content.\n"
-            "Writes report.json, report.md, steps.csv and anomalies.jsonl into OUTDIR\n"
-            "(default ./argus-<jobid>) and prints the report summary.\n"
-            "  -o, --outdir DIR  write the report there\n"
+            "Writes report.json, report.md, steps.csv and anomalies.jsonl into OUTDIR and\n"
+            "prints the report summary. Without -o, a new directory is made, never an\n"
+            "existing one: JOBDIR.analysis beside the job directory the first PATH is or is\n"
+            "in, else ./argus-<jobid>.analysis (.1, .2, ... when taken).\n"
+            "  -o, --outdir DIR  write the report there (an existing directory of yours is\n"
+            "                    used, a missing one made)\n"
             "  -m, --max-mem N   memory for a trace's event tables (bytes, or with K, M or G;\n"
             "                    at least 32K, default 48M); a larger trace is spilled to a\n"
             "                    temporary file in $TMPDIR and summarised step by step\n"
+            "  -R, --max-ranks N a rank id of N or more costs its file (a trace, a spool) or\n"
+            "                    row (steps.csv) and one line (default 65536, at most\n"
+            "                    16777216; memory grows with the largest rank id)\n"
             "  -h, --help        this help\n"
             "  -V, --version     print the version\n"
             "Exit status: 0 analysed (some inputs may have been skipped), 1 nothing could be\n"
             "analysed, 2 usage error. ARGUS_RATIO and ARGUS_LOG apply as in a live run.\n");
 }
 
+
+/* ---- where the report goes ------------------------------------------------------------ */
+
+/* A directory Argus wrote (a live job's, or an earlier analysis): one of its files is there. */
+static int is_jobdir(const char *d)
+{
+    static const char *const names[] = {"summaries.argus", "report.json", "reduce.json"};
+    char p[PATH_MAX];
+
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if ((size_t)snprintf(p, sizeof p, "%s/%s", d, names[i]) < sizeof p &&
+            access(p, F_OK) == 0)
+            return 1;
+    return 0;
+}
+
+/* Without -o (item 5 of issue 16: never into an existing job directory): base and name of
+ * the fresh directory to make (pipeline.h .base/.name): <jobdir>.analysis beside the job
+ * directory the first input is or is in, else argus-<jobid>.analysis in the cwd. */
+static void default_outdir(const char *first, const char *jobid, char *base, size_t baselen,
+                           char *name, size_t namelen)
+{
+    char d[PATH_MAX], real[PATH_MAX];
+    struct stat st;
+
+    if (stat(first, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(d, sizeof d, "%s", first);
+    } else {
+        const char *slash = strrchr(first, '/');
+        if (!slash)
+            snprintf(d, sizeof d, ".");
+        else if (slash == first)
+            snprintf(d, sizeof d, "/");
+        else
+            snprintf(d, sizeof d, "%.*s", (int)(slash - first), first);
+    }
+    if (is_jobdir(d) && realpath(d, real)) {
+        char *slash = strrchr(real, '/');
+        if (slash && slash[1] && strlen(slash + 1) + sizeof ".analysis" + 4 <= 255) {
+            snprintf(name, namelen, "%s.analysis", slash + 1);
+            if (slash == real)
+                snprintf(base, baselen, "/");
+            else
+                snprintf(base, baselen, "%.*s", (int)(slash - real), real);
+            return;
+        }
+    }
+    snprintf(base, baselen, ".");
+    size_t n = (size_t)snprintf(name, namelen, "argus-%.200s.analysis", jobid);
+    for (size_t i = 0; i < n && i < namelen; i++) { /* a plain name whatever the id holds */
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            name[i] = '_';
+    }
+}
 
 /* ---- into the store, analyse, write --------------------------------------------------- */
 
@@ -75,7 +140,7 @@ static int fill_store(struct run *r, struct argus_pipeline *pl, char *err, size_
     int rc;
 
     for (size_t i = 0; i < r->n_spools; i++) {
-        if ((rc = argus_spool_import(r->spools[i], pl->js, err, errlen)) != 0)
+        if ((rc = argus_spool_import(r->spools[i], pl->js, err, errlen)) < 0) /* 1: said */
             fprintf(stderr, PROG ": %s; the records before it are used\n", err);
     }
     for (size_t i = 0; i < r->n_names; i++)
@@ -112,8 +177,7 @@ static void run_free(struct run *r)
         free(r->kinfo[i]);
     for (size_t i = 0; i < r->n_spools; i++)
         free(r->spools[i]);
-    for (size_t i = 0; i < r->n_skipped; i++)
-        free(r->skipped[i]);
+    argus_analyze_inputs_free(r); /* skipped, lost, notes (import/inputs.c) */
     free(r->sums);
     free(r->names);
     free(r->kinfo);
@@ -145,19 +209,20 @@ int main(int argc, char **argv)
     static const struct option lopts[] = {
         {"outdir", required_argument, NULL, 'o'},
         {"max-mem", required_argument, NULL, 'm'},
+        {"max-ranks", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     const char *outdir = NULL;
-    char dir[PATH_MAX], err[1024];
+    char base[PATH_MAX] = ".", name[256] = "", err[1024];
     struct argus_config cfg;
     struct argus_pipeline pl;
     struct run r;
     int c, status = 1, opened = 0;
 
     memset(&r, 0, sizeof r);
-    while ((c = getopt_long(argc, argv, "o:m:hV", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:m:R:hV", lopts, NULL)) != -1) {
         switch (c) {
         case 'o': outdir = optarg; break;
         case 'm':
@@ -167,6 +232,17 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'R': { /* import/import.h: rank ids at or past it cost their file or row */
+            char *e;
+            unsigned long v = strtoul(optarg, &e, 10);
+            if (*optarg < '0' || *optarg > '9' || *e || v == 0 || v > ARGUS_MAX_RANKS_LIMIT) {
+                fprintf(stderr, PROG ": --max-ranks %s: not an integer in [1, %u]\n", optarg,
+                        ARGUS_MAX_RANKS_LIMIT);
+                return 2;
+            }
+            r.max_ranks = (uint32_t)v;
+            break;
+        }
         case 'h': usage(stdout); return 0;
         case 'V': printf(PROG " (Argus) %s\n", PACKAGE_VERSION); return 0;
         default: usage(stderr); return 2;
@@ -193,13 +269,13 @@ int main(int argc, char **argv)
     }
     align_clocks(&r);
     const char *jobid = r.jobid[0] ? r.jobid : "offline";
-    if (outdir)
-        snprintf(dir, sizeof dir, "%s", outdir);
-    else
-        snprintf(dir, sizeof dir, "argus-%s", jobid);
+    if (!outdir)
+        default_outdir(argv[optind], jobid, base, sizeof base, name, sizeof name);
     const struct argus_pipeline_opts po = {
         .nranks = r.n_ranks,
-        .dir = dir,
+        .dir = outdir,            /* -o: that directory */
+        .base = base,             /* else a fresh one (default_outdir) */
+        .name = outdir ? NULL : name,
         .jobid = jobid,
         .source = r.any_kineto ? ARGUS_SRC_KINETO : ARGUS_SRC_REPLAY,
         .ratio = cfg.ratio,
@@ -220,6 +296,10 @@ int main(int argc, char **argv)
         .analysed = r.n_ok,
         .skipped = (const char *const *)r.skipped,
         .n_skipped = r.n_skipped,
+        .lost = (const char *const *)r.lost,
+        .n_lost = r.n_lost,
+        .notes = (const char *const *)r.notes,
+        .n_notes = r.n_notes,
     };
     argus_pipeline_set_inputs(&pl, &in);
     if (argus_pipeline_analyze(&pl, 1) != 0) {
@@ -227,7 +307,8 @@ int main(int argc, char **argv)
         goto out;
     }
     if (argus_pipeline_write(&pl, err, sizeof err) != 0) {
-        fprintf(stderr, PROG ": %s\n", err);
+        fprintf(stderr, PROG ": %s; the report is not written\n", err);
+        argus_pipeline_print_summary(&pl, stderr); /* what was and was not written */
         goto out;
     }
     argus_pipeline_print_summary(&pl, stdout);

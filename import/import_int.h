@@ -115,6 +115,30 @@ void kt_pg_number(struct kt_pg *g, int key, int depth, int key_size, int key_ran
                   int32_t rank);
 void kt_pg_end(const struct kt_pg *g, struct argus_kineto_info *info);
 
+/* import/kineto_clip.c: the filter between gzread and YAJL. kt_clip rewrites buf[0..n) in
+ * place (returns the bytes left): a UTF-8 byte order mark at the start is dropped, a JSON
+ * string is cut after KT_STR_MAX bytes and a bare token (number, literal) after KT_TOK_MAX,
+ * at a whole character (never inside an escape or a UTF-8 sequence), its rest dropped up to
+ * its end; each cut string or token counts in clipped. kt_clip_offset maps an offset `at`
+ * in the last output back to the input, in_start being the input bytes before that call.
+ * State only; no allocation. */
+#define KT_STR_MAX ARGUS_KINETO_STR_MAX
+#define KT_TOK_MAX ARGUS_KINETO_TOK_MAX
+#define KT_CLIP_MARKS 512
+struct kt_clip {
+    int started, bom_seen;
+    int state, cut;
+    unsigned esc;                 /* 1 after a backslash, 2..5 in the hex digits of \u */
+    size_t len;                   /* bytes kept of the current string or token */
+    uint64_t clipped, dropped;    /* strings and tokens cut; bytes dropped in all */
+    uint64_t chunk_drop0;         /* dropped before the last call */
+    size_t n_marks;               /* in the last call: drops start at output mark_out[j], */
+    size_t mark_out[KT_CLIP_MARKS]; /* and dropped is mark_drop[j] after them */
+    uint64_t mark_drop[KT_CLIP_MARKS];
+};
+size_t kt_clip(struct kt_clip *k, unsigned char *buf, size_t n);
+uint64_t kt_clip_offset(const struct kt_clip *k, uint64_t in_start, size_t at);
+
 /* Shared by both feeders (import/kineto_feed.c). */
 #define KT_NO_STEP UINT32_MAX
 struct kt_step {

@@ -1,20 +1,26 @@
 /* inputs.c — argus-analyze's input side (import/analyze_run.h): stage what each importer
  * delivers (trimmed copies of summaries, kernel names), undo a file that failed half way,
- * and walk files and directories. Formats are detected from content (import/import.h).
+ * say what was skipped, lost or dropped (one line each on stderr, kept for the report),
+ * copy a pipe to a temporary file, and walk files and directories. Formats are detected
+ * from content (import/import.h).
  */
 #include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "import/analyze_run.h"
 #include "store/jobstore.h"
 #include "common/grow.h"
+#include "common/wire.h"
 #include "common/log.h"
 
 /* ---- staging --------------------------------------------------------------------- */
@@ -71,32 +77,75 @@ static void unstage_file(struct run *r, int file)
     r->n_sums = j;
 }
 
+/* Keep a copy of msg in a growing list of lines (every one: no cap that would lie). */
+static void keep_line(struct run *r, char ***v, size_t *n, size_t *cap, const char *msg)
+{
+    char *c = strdup(msg);
+    if (!c || argus_grow(v, cap, *n + 1, sizeof **v, 16) != 0) {
+        free(c);
+        r->oom = 1;
+        return;
+    }
+    (*v)[(*n)++] = c;
+}
+
 static void skip(struct run *r, const char *msg)
 {
     fprintf(stderr, PROG ": %s; skipped\n", msg);
-    if (r->n_skipped < MAX_SKIPPED)
-        r->skipped[r->n_skipped++] = strdup(msg);
+    keep_line(r, &r->skipped, &r->n_skipped, &r->cap_skipped, msg);
+}
+
+/* An input used in part (report.json "inputs", job.complete false) or a note on one. */
+__attribute__((format(printf, 3, 4)))
+static void lost_or_note(struct run *r, int lost, const char *fmt, ...)
+{
+    char msg[1400];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, PROG ": %s\n", msg);
+    if (lost)
+        keep_line(r, &r->lost, &r->n_lost, &r->cap_lost, msg);
+    else
+        keep_line(r, &r->notes, &r->n_notes, &r->cap_notes, msg);
+}
+
+/* An importer's message names the file it opened (alias, /dev/fd/N for a pipe's copy): put
+ * the name the user gave in its place. */
+static void rename_msg(char *msg, size_t len, const char *alias, const char *path)
+{
+    const size_t al = strlen(alias);
+    if (alias == path || strncmp(msg, alias, al) != 0)
+        return;
+    char tmp[1400];
+    snprintf(tmp, sizeof tmp, "%s%s", path, msg + al);
+    snprintf(msg, len, "%s", tmp);
 }
 
 /* ---- one input file ---------------------------------------------------------------- */
 
-static void import_kineto(struct run *r, const char *path)
+static void import_kineto(struct run *r, const char *path, const char *shown)
 {
     struct argus_import_sink sink = {stage_summary, stage_name, r};
     struct argus_kineto_info *in = malloc(sizeof *in);
-    char err[1024], msg[1200];
+    char err[1400], msg[1200];
 
     if (!in) {
         snprintf(msg, sizeof msg, "%s: out of memory", path);
         skip(r, msg);
         return;
     }
+    r->kopts.max_ranks = r->max_ranks;
     if (argus_kineto_import(path, &r->kopts, &sink, in, err, sizeof err) != 0) {
         unstage_file(r, r->cur_file);
+        rename_msg(err, sizeof err, path, shown);
         skip(r, err);
         free(in);
         return;
     }
+    path = shown;
     for (size_t i = 0; i < r->n_kinfo; i++)
         if (r->kinfo[i]->rank == in->rank) {
             snprintf(msg, sizeof msg, "%s: duplicate rank %d (an earlier file has it)", path,
@@ -124,6 +173,15 @@ static void import_kineto(struct run *r, const char *path)
         r->n_ranks = (uint32_t)in->rank + 1;
     r->any_kineto = 1;
     r->n_ok++;
+    if (in->bad_times)
+        lost_or_note(r, 0, "%s: %llu events with a negative, unreadable or absurd ts or dur "
+                     "(%llu of them kernels) dropped", path,
+                     (unsigned long long)in->bad_times, (unsigned long long)in->bad_kernels);
+    if (in->clipped)
+        lost_or_note(r, 0, "%s: %llu strings longer than %d bytes or numbers longer than %d "
+                     "cut short while reading (kernel names keep %d bytes)", path,
+                     (unsigned long long)in->clipped, ARGUS_KINETO_STR_MAX,
+                     ARGUS_KINETO_TOK_MAX, ARGUS_NAME_MAX);
     if (argus_log_get_level() >= ARGUS_LOG_INFO)
         fprintf(stderr, PROG ": %s: rank %d%s, %llu steps (%llu..%llu), %llu kernels (%llu "
                 "NCCL), %llu events of unknown types skipped, %llu spilled runs (%llu "
@@ -134,64 +192,183 @@ static void import_kineto(struct run *r, const char *path)
                 (unsigned long long)in->spilled, (unsigned long long)in->spill_bytes);
 }
 
-static void import_file(struct run *r, const char *path)
+static void import_csv(struct run *r, const char *path, const char *shown)
 {
-    char err[1024];
-    int fmt = argus_import_detect(path, err, sizeof err);
+    char err[1400];
+    size_t before = r->n_sums;
+    struct argus_import_sink sink = {stage_summary, NULL, r};
+    const struct argus_csv_opts co = {r->max_ranks};
+    struct argus_csv_info ci;
 
-    r->n_inputs++;
-    r->cur_file = (int)r->n_inputs;
-    if (fmt <= 0) {
+    int rc = argus_steps_csv_import(path, &co, &sink, &ci, err, sizeof err);
+    rename_msg(err, sizeof err, path, shown);
+    if (rc != 0 && r->n_sums == before) {
         skip(r, err);
         return;
     }
-    if (fmt == ARGUS_FMT_KINETO) {
-        import_kineto(r, path);
-    } else if (fmt == ARGUS_FMT_SPOOL) {
-        uint32_t n = 0;
-        int rc = argus_spool_scan(path, &n, err, sizeof err);
-        if (n == 0) {
-            skip(r, rc ? err : "spool holds no summaries");
-            return;
-        }
+    if (rc != 0)
+        lost_or_note(r, 1, "%s; the rows before it are used", err);
+    if (ci.refused)
+        lost_or_note(r, 1, "%s:%lu: %llu of %llu rows not used; the first: %s", shown,
+                     ci.refused_line, (unsigned long long)ci.refused,
+                     (unsigned long long)(ci.refused + ci.rows), ci.refused_why);
+    if (ci.cut_line && ci.refused > 1)
+        lost_or_note(r, 1, "%s:%lu: the last line has no end of line: the file was cut short",
+                     shown, ci.cut_line);
+    if (ci.dups)
+        lost_or_note(r, 0, "%s:%lu: %llu rows repeat the (step, rank) of an earlier row (the "
+                     "first repeats line %lu); the later row is used", shown, ci.dup_line,
+                     (unsigned long long)ci.dups, ci.dup_of);
+    r->n_ranks = ci.max_rank > r->n_ranks ? ci.max_rank : r->n_ranks;
+    r->any_csv = 1;
+    r->n_ok++;
+}
+
+static void import_spool(struct run *r, const char *path, const char *shown)
+{
+    char err[1400];
+    struct argus_spool_info si; /* what was lost or downsampled (import/spool.c) */
+    const uint32_t bound = r->max_ranks ? r->max_ranks : ARGUS_MAX_RANKS_DEFAULT;
+    int rc = argus_spool_scan_info(path, &si, err, sizeof err);
+    uint32_t n = si.n_ranks;
+
+    rename_msg(err, sizeof err, path, shown);
+    if (n == 0) {
         if (rc)
-            fprintf(stderr, PROG ": %s; the records before it are used\n", err);
-        if (argus_grow(&r->spools, &r->cap_spools, r->n_spools + 1, sizeof *r->spools, 16) ||
-            !(r->spools[r->n_spools] = strdup(path))) {
-            r->oom = 1;
+            skip(r, err);
+        else {
+            snprintf(err, sizeof err, "%s: spool holds no summaries", shown);
+            skip(r, err);
+        }
+        return;
+    }
+    if (n > bound) {
+        snprintf(err, sizeof err, "%s: holds rank ids up to %lu, at or past the bound of %lu "
+                 "ranks (--max-ranks)", shown, (unsigned long)n - 1, (unsigned long)bound);
+        skip(r, err);
+        return;
+    }
+    if (rc > 0) { /* read in part: damage skipped, a cut end, steps dropped */
+        rename_msg(si.lost, sizeof si.lost, path, shown);
+        lost_or_note(r, 1, "%s", si.lost);
+    }
+    if (si.thinned[0]) {
+        rename_msg(si.thinned, sizeof si.thinned, path, shown);
+        lost_or_note(r, 0, "%s", si.thinned);
+    }
+    if (argus_grow(&r->spools, &r->cap_spools, r->n_spools + 1, sizeof *r->spools, 16) ||
+        !(r->spools[r->n_spools] = strdup(path))) {
+        r->oom = 1;
+        return;
+    }
+    r->n_spools++;
+    r->n_ranks = n > r->n_ranks ? n : r->n_ranks;
+    r->n_ok++;
+    if (!r->jobid[0] && path == shown) {
+        /* <outdir>/argus-<jobid>/summaries.argus: take the job id back */
+        char tmp[PATH_MAX];
+        snprintf(tmp, sizeof tmp, "%s", path);
+        char *slash = strrchr(tmp, '/');
+        if (slash) {
+            *slash = '\0';
+            char *base = strrchr(tmp, '/');
+            base = base ? base + 1 : tmp;
+            if (strncmp(base, "argus-", 6) == 0 && base[6])
+                snprintf(r->jobid, sizeof r->jobid, "%s", base + 6);
+        }
+    }
+}
+
+/* A pipe, FIFO or device (not seekable, and format detection would eat its first bytes):
+ * its bytes into an unlinked temporary file in $TMPDIR, kept open until exit; alias gets
+ * /dev/fd/N to read it by. 0, or -1 with msg. */
+static int copy_pipe(struct run *r, const char *path, char *alias, size_t alen, char *msg,
+                     size_t mlen)
+{
+    const char *tmp = getenv("TMPDIR");
+    char tpl[PATH_MAX];
+    int in = -1, out = -1, rc = -1;
+    char *buf = malloc(1 << 16);
+
+    snprintf(tpl, sizeof tpl, "%s/argus-analyze-pipe.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!buf || (in = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        snprintf(msg, mlen, "%s: cannot open: %s", path, buf ? strerror(errno)
+                                                              : "out of memory");
+        goto out;
+    }
+    if ((out = mkstemp(tpl)) < 0) {
+        snprintf(msg, mlen, "%s: cannot copy the pipe: %.200s: %s", path, tpl, strerror(errno));
+        goto out;
+    }
+    unlink(tpl);
+    for (;;) {
+        ssize_t n = read(in, buf, 1 << 16);
+        if (n == 0)
+            break;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            snprintf(msg, mlen, "%s: read error: %s", path, strerror(errno));
+            goto out;
+        }
+        for (ssize_t w = 0; w < n;) {
+            ssize_t k = write(out, buf + w, (size_t)(n - w));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0) {
+                snprintf(msg, mlen, "%s: cannot copy the pipe to %s: %s", path,
+                         tmp && *tmp ? tmp : "/tmp", strerror(errno));
+                goto out;
+            }
+            w += k;
+        }
+    }
+    if (argus_grow(&r->pipe_fds, &r->cap_pipe_fds, r->n_pipe_fds + 1, sizeof *r->pipe_fds,
+                   4) != 0) {
+        snprintf(msg, mlen, "%s: out of memory", path);
+        goto out;
+    }
+    r->pipe_fds[r->n_pipe_fds++] = out;
+    snprintf(alias, alen, "/dev/fd/%d", out);
+    out = -1;
+    rc = 0;
+out:
+    if (in >= 0)
+        close(in);
+    if (out >= 0)
+        close(out);
+    free(buf);
+    return rc;
+}
+
+static void import_file(struct run *r, const char *shown, int regular)
+{
+    char err[1400], alias[64];
+    const char *path = shown;
+
+    r->n_inputs++;
+    r->cur_file = (int)r->n_inputs;
+    if (!regular) {
+        if (copy_pipe(r, shown, alias, sizeof alias, err, sizeof err) != 0) {
+            skip(r, err);
             return;
         }
-        r->n_spools++;
-        r->n_ranks = n > r->n_ranks ? n : r->n_ranks;
-        r->n_ok++;
-        if (!r->jobid[0]) {
-            /* <outdir>/argus-<jobid>/summaries.argus: take the job id back */
-            char tmp[PATH_MAX];
-            snprintf(tmp, sizeof tmp, "%s", path);
-            char *slash = strrchr(tmp, '/');
-            if (slash) {
-                *slash = '\0';
-                char *base = strrchr(tmp, '/');
-                base = base ? base + 1 : tmp;
-                if (strncmp(base, "argus-", 6) == 0 && base[6])
-                    snprintf(r->jobid, sizeof r->jobid, "%s", base + 6);
-            }
-        }
-    } else {
-        uint32_t n = 0;
-        size_t before = r->n_sums;
-        struct argus_import_sink sink = {stage_summary, NULL, r};
-        if (argus_steps_csv_import(path, &sink, &n, err, sizeof err) != 0) {
-            if (r->n_sums == before) {
-                skip(r, err);
-                return;
-            }
-            fprintf(stderr, PROG ": %s; the rows before it are used\n", err);
-        }
-        r->n_ranks = n > r->n_ranks ? n : r->n_ranks;
-        r->any_csv = 1;
-        r->n_ok++;
+        path = alias;
     }
+    int fmt = argus_import_detect(path, err, sizeof err);
+    if (fmt == ARGUS_FMT_UNKNOWN && argus_steps_csv_sniff(path))
+        fmt = ARGUS_FMT_STEPS_CSV; /* the header's names in another order */
+    if (fmt <= 0) {
+        rename_msg(err, sizeof err, path, shown);
+        skip(r, err);
+        return;
+    }
+    if (fmt == ARGUS_FMT_KINETO)
+        import_kineto(r, path, shown);
+    else if (fmt == ARGUS_FMT_SPOOL)
+        import_spool(r, path, shown);
+    else
+        import_csv(r, path, shown);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -212,7 +389,7 @@ void argus_analyze_import_path(struct run *r, const char *path)
         return;
     }
     if (!S_ISDIR(st.st_mode)) {
-        import_file(r, path);
+        import_file(r, path, S_ISREG(st.st_mode));
         return;
     }
     DIR *d = opendir(path);
@@ -240,8 +417,27 @@ void argus_analyze_import_path(struct run *r, const char *path)
     closedir(d);
     qsort(list, n, sizeof *list, cmp_str);
     for (size_t i = 0; i < n; i++) {
-        import_file(r, list[i]);
+        import_file(r, list[i], 1);
         free(list[i]);
     }
     free(list);
+}
+
+void argus_analyze_inputs_free(struct run *r)
+{
+    for (size_t i = 0; i < r->n_skipped; i++)
+        free(r->skipped[i]);
+    for (size_t i = 0; i < r->n_lost; i++)
+        free(r->lost[i]);
+    for (size_t i = 0; i < r->n_notes; i++)
+        free(r->notes[i]);
+    for (size_t i = 0; i < r->n_pipe_fds; i++)
+        close(r->pipe_fds[i]);
+    free(r->skipped);
+    free(r->lost);
+    free(r->notes);
+    free(r->pipe_fds);
+    r->skipped = r->lost = r->notes = NULL;
+    r->pipe_fds = NULL;
+    r->n_skipped = r->n_lost = r->n_notes = r->n_pipe_fds = 0;
 }

@@ -27,6 +27,9 @@
 #define CHUNK 65536
 #define MAX_DEPTH 64
 #define CAT_MAX 32
+/* Sane times: a duration of at most a day; an absolute start in [0, 2^62) ns. */
+#define KT_MAX_DUR_NS ((int64_t)86400 * 1000000000)
+#define KT_MAX_TS_NS ((int64_t)1 << 62)
 
 /* Keys we act on. */
 enum key {
@@ -44,6 +47,7 @@ struct ev {
     int64_t ts, dur, stream, device, corr;
     unsigned have; /* bits: 1 ts, 2 dur, 4 name, 8 cat, 16 corr, 32 stream, 64 device */
     int bad;       /* a field of the wrong type */
+    int bad_time;  /* ts or dur not a number of µs within int64 */
 };
 
 struct parser {
@@ -80,6 +84,19 @@ static int is_cat(const struct ev *e, const char *c)
     return strcasecmp(e->cat, c) == 0;
 }
 
+/* ts and dur of a timed event usable: counted (and 0) when not. */
+static int times_ok(struct parser *p, int kernel)
+{
+    const struct ev *e = &p->e;
+    if (!e->bad_time && e->dur >= 0 && e->dur <= KT_MAX_DUR_NS &&
+        e->ts > -KT_MAX_TS_NS && e->ts < KT_MAX_TS_NS &&
+        p->base_ns + e->ts >= 0 && p->base_ns + e->ts < KT_MAX_TS_NS)
+        return 1;
+    p->t->info->bad_times++;
+    p->t->info->bad_kernels += kernel;
+    return 0;
+}
+
 static void end_event(struct parser *p)
 {
     struct ev *e = &p->e;
@@ -101,10 +118,12 @@ static void end_event(struct parser *p)
     else if (is_cat(e, "gpu_memset"))
         kc = ARGUS_KC_MEMSET;
     if (kc >= 0) {
-        if ((e->have & 7) != 7 || e->dur < 0) {
+        if ((e->have & 7) != 7) {
             t->info->malformed++;
             return;
         }
+        if (!times_ok(p, 1))
+            return;
         struct kt_kernel k = {0};
         uint32_t off = kt_intern(t, e->name);
         if (off == UINT32_MAX)
@@ -127,10 +146,12 @@ static void end_event(struct parser *p)
     int cpu_ann = is_cat(e, "user_annotation"), gpu_ann = is_cat(e, "gpu_user_annotation");
     int cpu_op = is_cat(e, "cpu_op");
     if (cpu_ann || gpu_ann || cpu_op) {
-        if ((e->have & 7) != 7 || e->dur < 0) {
+        if ((e->have & 7) != 7) {
             t->info->malformed++;
             return;
         }
+        if (!times_ok(p, 0))
+            return;
         struct kt_range r = {0};
         r.start = (uint64_t)(p->base_ns + e->ts);
         r.end = r.start + (uint64_t)e->dur;
@@ -354,8 +375,8 @@ static int cb_number(void *ctx, const char *s, size_t n)
     if (in_event(p)) {
         if (k == K_TS || k == K_DUR) {
             if (kt_parse_us(s, n, &v) != 0) {
-                p->e.bad = 1;
-                return 1;
+                p->e.bad_time = 1; /* counted when the event is one we use */
+                v = 0;
             }
             if (k == K_TS)
                 p->e.ts = v, p->e.have |= 1;
@@ -386,7 +407,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
         else if (k == K_WORLD)
             p->t->info->world_size = (int32_t)v;
     } else if (p->depth == 1 && k == K_BASE_TIME) {
-        if (kt_parse_int(s, n, &v) == 0)
+        if (kt_parse_int(s, n, &v) == 0 && v > -KT_MAX_TS_NS && v < KT_MAX_TS_NS)
             p->base_ns = v;
     }
     return 1;
@@ -425,7 +446,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
         p->pg.kind = kt_pg_kind((const char *)s, n);
     } else if (p->depth == 1 && k == K_BASE_TIME) {
         int64_t v;
-        if (kt_parse_int((const char *)s, n, &v) == 0)
+        if (kt_parse_int((const char *)s, n, &v) == 0 && v > -KT_MAX_TS_NS && v < KT_MAX_TS_NS)
             p->base_ns = v;
     }
     return 1;
@@ -462,11 +483,12 @@ static int parse_file(const char *path, struct parser *p, char *errbuf, size_t e
     gzFile gz = NULL;
     uint64_t off = 0;
     int rc = 0, n;
+    struct kt_clip *clip = calloc(1, sizeof *clip);
 
     gz = gzopen(path, "rb");
     buf = malloc(CHUNK);
     h = yajl_alloc(&callbacks, NULL, p);
-    if (!gz || !buf || !h) {
+    if (!gz || !buf || !h || !clip) {
         rc = gz ? -ENOMEM : -errno;
         snprintf(errbuf, errlen, "%s: cannot open: %s", path, gz ? "out of memory"
                                                                  : strerror(errno));
@@ -475,9 +497,10 @@ static int parse_file(const char *path, struct parser *p, char *errbuf, size_t e
     gzbuffer(gz, CHUNK);
     yajl_config(h, yajl_allow_partial_values, 0);
     while ((n = gzread(gz, buf, CHUNK)) > 0) {
-        yajl_status st = yajl_parse(h, buf, (size_t)n);
+        size_t kept = kt_clip(clip, buf, (size_t)n);
+        yajl_status st = kept ? yajl_parse(h, buf, kept) : yajl_status_ok;
         if (st != yajl_status_ok) {
-            uint64_t at = off + yajl_get_bytes_consumed(h);
+            uint64_t at = kt_clip_offset(clip, off, yajl_get_bytes_consumed(h));
             if (p->err[0]) {
                 snprintf(errbuf, errlen, "%s: %s at byte %llu", path, p->err,
                          (unsigned long long)at);
@@ -515,6 +538,11 @@ static int parse_file(const char *path, struct parser *p, char *errbuf, size_t e
     }
 out:
     p->t->info->bytes = off;
+    if (clip) {
+        p->t->info->clipped = clip->clipped;
+        p->t->info->bom = clip->bom_seen;
+    }
+    free(clip);
     if (h)
         yajl_free(h);
     if (gz)
@@ -575,6 +603,21 @@ int argus_kineto_import(const char *path, const struct argus_kineto_opts *o,
         snprintf(errbuf, errlen, "%s: no rank: no distributedInfo.rank and no rank number "
                  "in the file name (name it rank-N.json)", path);
         rc = -EINVAL;
+        goto out;
+    }
+    const uint32_t max_ranks = o && o->max_ranks ? o->max_ranks : ARGUS_MAX_RANKS_DEFAULT;
+    if (info->world_size > 0 && info->rank >= info->world_size) {
+        snprintf(errbuf, errlen, "%s: rank %d%s is not below distributedInfo.world_size %d",
+                 path, info->rank, info->rank_from_name ? " (from the file name)" : "",
+                 info->world_size);
+        rc = -ERANGE;
+        goto out;
+    }
+    if ((uint32_t)info->rank >= max_ranks) {
+        snprintf(errbuf, errlen, "%s: rank %d%s is at or past the bound of %lu ranks "
+                 "(--max-ranks)", path, info->rank,
+                 info->rank_from_name ? " (from the file name)" : "", (unsigned long)max_ranks);
+        rc = -ERANGE;
         goto out;
     }
     if (info->kernels == 0 && t.steps.n == 0) {

@@ -33,7 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[1024];
     static struct argus_kineto_info in;
     struct argus_import_sink sink = {on_sum, NULL, NULL};
-    struct argus_kineto_opts o = {4096, size & 1 ? 32u << 10 : 8u << 20};
+    struct argus_kineto_opts o = {.max_events = 4096,
+                                  .max_mem = size & 1 ? 32u << 10 : 8u << 20};
 
     if (!path[0]) {
         const char *d = getenv("TMPDIR");

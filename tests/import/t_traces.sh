@@ -20,7 +20,8 @@ r = json.load(open(d + "/report.json"))
 assert r["job"]["source"] == "kineto" and r["job"]["ranks"] == 8, r["job"]
 assert r["job"]["complete"] is True, r["job"]
 assert (r["steps"]["count"], r["steps"]["first"], r["steps"]["last"]) == (1, 10, 10), r["steps"]
-assert r["inputs"] == {"files": 8, "analysed": 8, "skipped": []}, r["inputs"]
+assert r["inputs"] == {"files": 8, "analysed": 8, "skipped": [], "lost": [], "notes": []}, \
+    r["inputs"]
 # 245-315 kernels + 16 memcpy per rank
 assert r["collection"]["kernels_seen"] == 2244, r["collection"]  # + 12 memsets
 rows = {int(x["rank"]): x for x in csv.DictReader(open(d + "/steps.csv"))}

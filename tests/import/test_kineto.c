@@ -277,7 +277,7 @@ static void on_all(void *ctx, const struct argus_step_summary *s)
 static void import_all(const char *path, size_t max_mem, struct all *a,
                        struct argus_kineto_info *in)
 {
-    struct argus_kineto_opts o = {0, max_mem};
+    struct argus_kineto_opts o = {.max_events = 0, .max_mem = max_mem};
     struct argus_import_sink sink = {on_all, NULL, a};
     char err[512] = "";
     memset(a, 0, sizeof *a);
