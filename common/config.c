@@ -147,6 +147,48 @@ static int parse_STR(const struct argus_config_var *v, const char *s, void *dst,
     return 0;
 }
 
+/* One rule of ARGUS_PHASE_MAP (len bytes at p): 0 or -EINVAL. */
+static int phase_rule_ok(const char *p, size_t len)
+{
+    static const char *const phases[] = {"forward", "backward", "optimizer", "comm", "host",
+                                         "other"};
+    const char *colon = memchr(p, ':', len);
+
+    if (!colon || colon == p || (size_t)(colon - p) >= ARGUS_PHASE_MAP_SUB_MAX)
+        return -EINVAL;
+    const char *w = colon + 1;
+    const size_t wn = len - (size_t)(w - p);
+    for (size_t i = 0; i < sizeof phases / sizeof phases[0]; i++)
+        if (strlen(phases[i]) == wn && strncasecmp(w, phases[i], wn) == 0)
+            return 0;
+    return -EINVAL;
+}
+
+static int parse_PHASEMAP(const struct argus_config_var *v, const char *s, void *dst,
+                          size_t dstsz, char *errbuf, size_t errlen)
+{
+    size_t n = 0;
+
+    for (const char *p = s; p && *p; n++) {
+        const char *end = strchr(p, ',');
+        const size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (n >= ARGUS_PHASE_MAP_RULES) {
+            argus_seterr(errbuf, errlen, "%s=%.64s%s: more than %d rules", v->name, s, ell(s),
+                         ARGUS_PHASE_MAP_RULES);
+            return -EINVAL;
+        }
+        if (phase_rule_ok(p, len) != 0) {
+            argus_seterr(errbuf, errlen, "%s=%.64s%s: bad rule '%.*s' (want substring:phase,"
+                         "...; the substring 1 to %d bytes, the phase one of forward, "
+                         "backward, optimizer, comm, host, other)", v->name, s, ell(s),
+                         (int)(len > 64 ? 64 : len), p, ARGUS_PHASE_MAP_SUB_MAX - 1);
+            return -EINVAL;
+        }
+        p = end ? end + 1 : p + len;
+    }
+    return parse_STR(v, s, dst, dstsz, errbuf, errlen);
+}
+
 /* Parse variable number i of the table into c. */
 static int parse_var(struct argus_config *c, size_t i, const char *s, char *errbuf,
                      size_t errlen)
@@ -179,6 +221,7 @@ int argus_config_load(struct argus_config *c, argus_env_lookup_fn lookup, char *
                       size_t errlen)
 {
     int ret = 0;
+    size_t at = 0; /* bytes of errbuf in use */
 
     if (!c)
         return -EINVAL;
@@ -191,9 +234,18 @@ int argus_config_load(struct argus_config *c, argus_env_lookup_fn lookup, char *
         const char *s = lookup(argus_config_vars[i].name);
         if (!s)
             continue;
-        int rc = ret ? parse_var(c, i, s, NULL, 0) : parse_var(c, i, s, errbuf, errlen);
-        if (rc < 0 && ret == 0)
-            ret = rc;
+        /* Each message goes after the ones before it ("; " between), as far as it fits. */
+        const size_t sep = at ? 2 : 0;
+        char *slot = errbuf && at + sep + 1 < errlen ? errbuf + at + sep : NULL;
+        int rc = parse_var(c, i, s, slot, slot ? errlen - at - sep : 0);
+        if (rc < 0) {
+            if (slot && sep)
+                memcpy(errbuf + at, "; ", 2);
+            if (slot)
+                at += sep + strlen(slot);
+            if (ret == 0)
+                ret = rc;
+        }
     }
     return ret;
 }
@@ -222,6 +274,7 @@ void argus_config_print(const struct argus_config *c, FILE *out)
 #define P_DOUBLE(NAME, f) fprintf(out, "%s=%g\n", #NAME, c->f)
 #define P_BOOL(NAME, f) fprintf(out, "%s=%d\n", #NAME, c->f ? 1 : 0)
 #define P_STR(NAME, f) fprintf(out, "%s=%s\n", #NAME, c->f)
+#define P_PHASEMAP P_STR
 #define P_MODE(NAME, f)                                                                   \
     fprintf(out, "%s=%s\n", #NAME, (c->f >= 0 && c->f < N_MODE_WORDS) ? mode_words[c->f] : "off")
 #define P_LEVEL(NAME, f)                                                                  \
@@ -233,6 +286,7 @@ void argus_config_print(const struct argus_config *c, FILE *out)
 #undef P_DOUBLE
 #undef P_BOOL
 #undef P_STR
+#undef P_PHASEMAP
 #undef P_MODE
 #undef P_LEVEL
 }

@@ -16,7 +16,8 @@
 /* X(NAME, field, type, default, min, max, help)
  * type: BOOL (0/1, on/off, yes/no, true/false), INT (decimal, bounds inclusive),
  *       DOUBLE (bounds inclusive), STR (any, max 4095 bytes), MODE (off|on),
- *       LEVEL (error|warn|info|debug). */
+ *       LEVEL (error|warn|info|debug), PHASEMAP (a STR of 'substring:phase' rules, see
+ *       ARGUS_PHASE_MAP_RULES). */
 #define ARGUS_CONFIG_TABLE(X)                                                             \
     X(ARGUS_MODE, mode, MODE, "off", 0, 0,                                                \
       "off: libargus stays inert; on: summarise and diagnose")                            \
@@ -41,6 +42,9 @@
       "kernel events buffered per rank per step (more are counted as dropped)")           \
     X(ARGUS_SPOOL, spool, BOOL, "1", 0, 1,                                                \
       "rank 0 keeps every summary in summaries.argus (zstd) for argus-analyze")           \
+    X(ARGUS_SPOOL_MAX, spool_max, INT, "1024", 0, 1048576,                                \
+      "MiB rank 0's spool may take: past it older steps are thinned, then dropped, "      \
+      "oldest first (0: unbounded)")                                                      \
     X(ARGUS_LOG, log, LEVEL, "warn", 0, 0, "log level: error, warn, info or debug")       \
     X(ARGUS_RATIO, ratio, DOUBLE, "1.15", 1.01, 100.0,                                    \
       "smallest slowdown (x peers or x baseline) reported as an anomaly")                 \
@@ -52,7 +56,7 @@
       "number of preallocated CUPTI activity buffers")                                    \
     X(ARGUS_GRAPH_TRACE, graph_trace, BOOL, "0", 0, 1,                                    \
       "also record one GRAPH_TRACE activity per CUDA-graph launch")                       \
-    X(ARGUS_PHASE_MAP, phase_map, STR, "", 0, 0,                                          \
+    X(ARGUS_PHASE_MAP, phase_map, PHASEMAP, "", 0, 0,                                     \
       "extra NVTX range -> phase rules, 'substring:phase,...', tried before the defaults") \
     X(ARGUS_STEP_RANGE, step_range, STR, "ProfilerStep#", 0, 0,                           \
       "name prefix of the NVTX range that marks a training step")                         \
@@ -79,6 +83,13 @@
 
 enum argus_mode { ARGUS_MODE_OFF = 0, ARGUS_MODE_ON = 1 };
 
+/* ARGUS_PHASE_MAP: comma-separated rules 'substring:phase' (a trailing comma is allowed),
+ * the substring 1 to ARGUS_PHASE_MAP_SUB_MAX - 1 bytes without ',' or ':', the phase one
+ * of forward, backward, optimizer, comm, host, other (any case), at most
+ * ARGUS_PHASE_MAP_RULES rules. tracer/nvtx_map.c applies the rules; this is their grammar. */
+#define ARGUS_PHASE_MAP_RULES 32
+#define ARGUS_PHASE_MAP_SUB_MAX 48
+
 #define ARGUS_CONFIG_STR_MAX 4096
 
 struct argus_config {
@@ -93,6 +104,7 @@ struct argus_config {
     long clock_sync_ms;
     long max_events;
     int spool;
+    long spool_max; /* MiB */
     int log;      /* enum argus_log_level */
     double ratio;
     int cupti;
@@ -127,9 +139,11 @@ void argus_config_defaults(struct argus_config *c);
  * NULL means getenv too. The returned string is only read, never written or freed. */
 typedef char *(*argus_env_lookup_fn)(const char *name);
 
-/* Read every variable through lookup into c (starting from defaults). On the first bad
- * value returns -EINVAL with errbuf "ARGUS_WINDOW=abc: not an integer in [1, 10000]"
- * and leaves that field at its default; the remaining variables are still read. */
+/* Read every variable through lookup into c (starting from defaults). A bad value leaves
+ * its field at the default; the remaining variables are still read. Returns 0, or
+ * -EINVAL with errbuf naming every bad value, in table order, joined by "; "
+ * ("ARGUS_WINDOW=abc: not an integer in [1, 10000]; ARGUS_FANIN=1: not an integer in
+ * [2, 1024]"), cut to errlen. */
 int argus_config_load(struct argus_config *c, argus_env_lookup_fn lookup, char *errbuf,
                       size_t errlen);
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "reduce/testknob.h"
 
 #define TAG_PING 0x4150
 #define TAG_PONG 0x4151
@@ -19,16 +20,14 @@
 static int64_t skew = INT64_MIN;
 static double drift; /* test knob: extra ns per ns of wall time */
 
-/* Test knobs: rank r's clock reads r x ARGUS_TEST_CLOCK_SKEW_NS ahead and runs
- * r x ARGUS_TEST_CLOCK_DRIFT_PPM fast. */
+/* Test knobs (test builds only, testknob.h): rank r's clock reads r x CLOCK_SKEW_NS
+ * ahead and runs r x CLOCK_DRIFT_PPM fast. */
 static void skew_init(MPI_Comm comm)
 {
-    const char *s = getenv("ARGUS_TEST_CLOCK_SKEW_NS");
-    const char *d = getenv("ARGUS_TEST_CLOCK_DRIFT_PPM");
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
-    skew = s ? strtoll(s, NULL, 10) * rank : 0;
-    drift = d ? strtod(d, NULL) * 1e-6 * rank : 0;
+    skew = (int64_t)argus_testknob(ARGUS_KNOB_CLOCK_SKEW_NS) * rank;
+    drift = argus_testknob(ARGUS_KNOB_CLOCK_DRIFT_PPM) * 1e-6 * rank;
 }
 
 uint64_t argus_clocksync_now_at(uint64_t real_ns)

@@ -12,9 +12,10 @@
  * the offset at that time; a Holt filter (level alpha, trend beta) smooths it and tracks
  * a linear drift (20 ppm is 20 us per second) without lag. Pure arithmetic, no MPI.
  *
- * ARGUS_TEST_CLOCK_SKEW_NS and ARGUS_TEST_CLOCK_DRIFT_PPM (tests only): rank r's clock
- * readings here are r times that ahead and run r times that many ppm fast (counted from
- * the Unix epoch), so that injected offsets and drifts can be recovered.
+ * The test knobs CLOCK_SKEW_NS and CLOCK_DRIFT_PPM (test builds only, testknob.h:
+ * ARGUS_TEST_CLOCK_SKEW_NS, ARGUS_TEST_CLOCK_DRIFT_PPM): rank r's clock readings here are r
+ * times that ahead and run r times that many ppm fast (counted from the Unix epoch), so
+ * that injected offsets and drifts can be recovered.
  */
 #ifndef ARGUS_REDUCE_CLOCKSYNC_H
 #define ARGUS_REDUCE_CLOCKSYNC_H

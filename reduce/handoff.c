@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +20,15 @@
 #include "reduce/window.h"
 
 #define NBUF HANDOFF_NBUF
-#define WIN_CAP_MAX (64u << 20)    /* a window buffer never grows past this */
+/* A window buffer holds at most window x the largest summary plus this much for kernel
+ * names and rank info: every ARGUS_WINDOW in the documented range fits, whatever it is. */
+#define WIN_CAP_SLACK ((size_t)64 << 20)
 
 enum { B_FREE = 0, B_FILL, B_READY, B_BUSY };
 
 static struct {
     long window;              /* summaries per window */
+    size_t cap_max;           /* a window buffer never holds more bytes than this */
     int rank;                 /* for log lines */
     pthread_mutex_t mu;
     pthread_cond_t cv;        /* app -> consumer: a window is ready (or a kick) */
@@ -55,10 +59,19 @@ struct spill_hdr {
     uint64_t len, window, first_step;
 };
 
+size_t argus_handoff_cap_max(long window)
+{
+    const size_t per = argus_summary_encoded_max(ARGUS_MAX_KMODES);
+    const size_t w = window > 0 ? (size_t)window : 1;
+
+    return w > (SIZE_MAX - WIN_CAP_SLACK) / per ? SIZE_MAX : w * per + WIN_CAP_SLACK;
+}
+
 int argus_handoff_init(long window, int rank, size_t reserve)
 {
     memset(&handoff, 0, sizeof handoff);
     handoff.window = window;
+    handoff.cap_max = argus_handoff_cap_max(window);
     handoff.rank = rank;
     pthread_mutex_init(&handoff.mu, NULL);
     pthread_cond_init(&handoff.cv, NULL);
@@ -183,7 +196,8 @@ void argus_handoff_push_summary(const struct argus_step_summary *s, int64_t off)
         handoff.scratch->clock_offset_ns = off;
         s = handoff.scratch;
     }
-    if (w->cap > WIN_CAP_MAX || argus_window_add_summary(w, s) != 0) {
+    if (w->len + argus_summary_encoded_max(s->n_kmodes) > handoff.cap_max ||
+        argus_window_add_summary(w, s) != 0) {
         atomic_fetch_add(&handoff.dropped, 1);
         argus_log_once(ARGUS_LOG_WARN, "win-full", "rank %d: window buffer full or out of "
                        "memory; step summaries are dropped", handoff.rank);
@@ -236,7 +250,7 @@ static int spill_pop_locked(struct argus_handoff_win *w)
 {
     struct spill_hdr h;
     if (pread(handoff.spill_fd, &h, sizeof h, (off_t)handoff.spill_rpos) != (ssize_t)sizeof h ||
-        h.magic != SPILL_MAGIC || h.window != handoff.spill_next || h.len > WIN_CAP_MAX)
+        h.magic != SPILL_MAGIC || h.window != handoff.spill_next || h.len > handoff.cap_max)
         goto bad;
     if (h.len > handoff.rcap) {
         uint8_t *p = realloc(handoff.rbuf, h.len);

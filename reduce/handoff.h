@@ -12,8 +12,10 @@
  *    functions append one record to the filling buffer under the mutex (held for one
  *    encode, never across MPI, never blocking on the consumer). When opts.window
  *    summaries are in, the buffer is queued if a free one can replace it; otherwise
- *    the thread is behind and the same window keeps filling. A summary that does not
- *    fit (buffer past its cap, or out of memory) is dropped and counted.
+ *    the thread is behind and the same window keeps filling. A buffer's bytes are bounded
+ *    by argus_handoff_cap_max(window), sized from the window so that a full window of
+ *    the largest summaries always fits; a summary past that (a window kept filling
+ *    because the consumer is behind) or out of memory is dropped and counted.
  *  - argus_handoff_close (MPI_Finalize thread, once, before the last exchange) queues
  *    the filling buffer as the rank's final window; if no buffer was free, that window
  *    is marked final and queued as soon as the consumer frees one.
@@ -37,6 +39,11 @@
 
 #define HANDOFF_NBUF 4 /* window buffers: 1 filling, up to 3 queued/in use */
 
+/* Most bytes one window buffer may hold for window summaries per window: window x the
+ * largest encoded summary (ARGUS_MAX_KMODES modes) plus room for names and rank info.
+ * A bound, not an allocation: buffers grow (geometrically, at summary boundaries) only
+ * as far as the summaries pushed need. Pure. */
+size_t argus_handoff_cap_max(long window);
 /* Prepare the ring: window = summaries per window, rank for log lines, reserve = initial
  * capacity of the first filling buffer. 0 or -ENOMEM; on error nothing is left. */
 int argus_handoff_init(long window, int rank, size_t reserve);

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "reduce/agent.h"
 #include "reduce/rank0.h"
+#include "reduce/testknob.h"
 #include "reduce/tracereq.h"
 #include "reduce/tree.h"
 #include "tracer/commgroups.h"
@@ -193,7 +194,7 @@ void argus_runtime_init(int thread_level)
         argus_log(ARGUS_LOG_WARN, "%s; using the default", err);
 
     runtime.threaded = thread_level >= MPI_THREAD_MULTIPLE;
-    if (getenv("ARGUS_TEST_NO_THREAD")) /* test knob: behave as if MULTIPLE was refused */
+    if (argus_testknob(ARGUS_KNOB_NO_THREAD) != 0) /* test builds: as if MULTIPLE was refused */
         runtime.threaded = 0;
     /* Rank 0 prepares the output; everyone learns whether that worked. */
     if (runtime.rank == 0 && ok) {

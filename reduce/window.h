@@ -2,8 +2,10 @@
  * encoded wire records). handoff.c keeps a few of these in its ring; agent.c moves
  * them up the tree.
  *
- * The buffer grows only at window boundaries or when a new kernel name arrives, never
- * per kernel event: its capacity is reserved at create for window × the largest summary.
+ * The buffer grows only when a summary, a kernel name or a rank-info record is added
+ * (geometric doubling), never per kernel event. handoff.c reserves the first buffer's
+ * capacity at create (window summaries of 64 modes, at most 8 MiB: agent.c) and bounds
+ * every buffer by argus_handoff_cap_max(window), so any ARGUS_WINDOW fits.
  */
 #ifndef ARGUS_REDUCE_WINDOW_H
 #define ARGUS_REDUCE_WINDOW_H

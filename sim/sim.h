@@ -141,7 +141,8 @@ struct sim_rank {
 
 /* A time of r's virtual clock as r's own (skewed) clock reads it: what the rank reports
  * to Argus. ARGUS_TEST_CLOCK_SKEW_NS=D makes rank r's clock D x r ahead, the same knob
- * reduce/clocksync.c reads, so that the offsets Argus estimates can be checked. */
+ * reduce/clocksync.c reads in test builds (reduce/testknob.h: libargus.so alone ignores
+ * it, the simulator always reads it), so that the offsets Argus estimates can be checked. */
 static inline uint64_t sim_ts(const struct sim_rank *r, uint64_t t)
 {
     return t + r->skew_ns;

@@ -212,8 +212,12 @@ static void setup_rank(struct sim_rank *r, const struct sim_opts *o, int rank, i
     r->tp_group = rank / o->tp;                  /* = dp_i + dp*pp_i */
     r->dp_group = r->tp_i + o->tp * r->pp_i;
     r->device = (uint32_t)(rank % 8);            /* eight GPUs per node */
+    /* The simulator's side of the test knob CLOCK_SKEW_NS (reduce/testknob.h): a plain
+     * non-negative decimal, anything else (unset, "0", garbage) is no skew. */
     const char *skew = getenv("ARGUS_TEST_CLOCK_SKEW_NS");
-    r->skew_ns = skew ? (uint64_t)strtoll(skew, NULL, 10) * (uint64_t)rank : 0;
+    char *end = NULL;
+    long long d = skew && *skew ? strtoll(skew, &end, 10) : 0;
+    r->skew_ns = end && *end == '\0' && d > 0 ? (uint64_t)d * (uint64_t)rank : 0;
     /* --late-groups: PMPI_ keeps these out of Argus's sight (see late_groups) */
     int (*split)(MPI_Comm, int, int, MPI_Comm *) =
         o->late_groups >= 0 ? PMPI_Comm_split : MPI_Comm_split;

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define KNOWN_KEYS "default, enforce, outdir, window, libdir"
 
@@ -35,9 +36,10 @@ void argus_policy_defaults(struct argus_policy *p, const char *default_libdir)
 
 int argus_mode_parse(const char *s)
 {
-    if (!s || !*s || strcmp(s, "on") == 0)
+    /* Any case, as ARGUS_MODE itself (common/config.c). */
+    if (!s || !*s || strcasecmp(s, "on") == 0)
         return ARGUS_MODE_ON;
-    if (strcmp(s, "off") == 0)
+    if (strcasecmp(s, "off") == 0)
         return ARGUS_MODE_OFF;
     return -EINVAL;
 }
@@ -167,16 +169,16 @@ int argus_policy_decide(const struct argus_policy *p, int requested, int *mode, 
     case ARGUS_ENFORCE_ON:
         *mode = ARGUS_MODE_ON;
         if (requested == ARGUS_MODE_OFF) {
-            argus_seterr(err, errlen, "--argus=off is not allowed: this site runs Argus on every "
-                   "job (plugstack.conf enforce=on); Argus stays on");
+            argus_seterr(err, errlen, "this site runs Argus on every job (plugstack.conf "
+                         "enforce=on)");
             return -EPERM;
         }
         break;
     case ARGUS_ENFORCE_OFF:
         *mode = ARGUS_MODE_OFF;
         if (requested == ARGUS_MODE_ON) {
-            argus_seterr(err, errlen, "--argus=%s is not allowed: Argus is disabled on this site "
-                   "(plugstack.conf enforce=off)", argus_mode_name(requested));
+            argus_seterr(err, errlen, "Argus is disabled on this site (plugstack.conf "
+                         "enforce=off)");
             return -EPERM;
         }
         return 0;

@@ -36,15 +36,18 @@ void argus_policy_defaults(struct argus_policy *p, const char *default_libdir);
 int argus_policy_parse(struct argus_policy *p, int ac, char *const av[],
                        const char *default_libdir, char *err, size_t errlen);
 
-/* Parse a --argus / ARGUS value: "on" or "off"; NULL or "" (bare --argus) is "on".
- * Returns the mode (enum argus_mode) or -EINVAL for anything else. */
+/* Parse a --argus / ARGUS value: "on" or "off" in any case (as ARGUS_MODE); NULL or ""
+ * (bare --argus) is "on". Returns the mode (enum argus_mode) or -EINVAL for anything
+ * else ("full" among them: there is no such mode). */
 int argus_mode_parse(const char *s);
 const char *argus_mode_name(int mode);
 
 /* Decide the step's mode from the policy and the user's request (a mode or
  * ARGUS_REQ_NONE). *mode always receives the mode to use. Returns 0, or -EPERM when the
- * request is not allowed by the site (err says which key forbids it); the caller refuses
- * the option on the submit side and ignores the request on the remote side. */
+ * request contradicts the site's enforce= (err: why, naming the key, e.g. "this site runs
+ * Argus on every job (plugstack.conf enforce=on)"). The caller decides what that means:
+ * a --argus option is refused on the submit side (site policy, argus(8)); the ARGUS
+ * variable is ignored with a warning; the remote side uses *mode. */
 int argus_policy_decide(const struct argus_policy *p, int requested, int *mode, char *err,
                         size_t errlen);
 

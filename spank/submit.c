@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <slurm/spank.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,8 +15,10 @@
 
 /* The option callback runs in every context, possibly twice (environment first, then the
  * command line; slurmstepd calls it twice too), so it only records the last value. On
- * the submit side (remote == 0) a bad or forbidden value refuses the option: srun/sbatch
- * then stop with "Invalid --argus argument" after our line saying why. */
+ * the submit side (remote == 0) a bad value, or one the site's enforce= forbids (site
+ * policy, documented in argus(8)), refuses the option: srun/sbatch/salloc then stop
+ * before anything is allocated, with a non-zero exit status, after our one line saying
+ * why and what to do. */
 int argus_spank_option_cb(int val, const char *optarg, int remote)
 {
     char err[512];
@@ -32,7 +35,11 @@ int argus_spank_option_cb(int val, const char *optarg, int remote)
     if (remote || !argus_spank_g.policy_ok)
         return 0;
     if (argus_policy_decide(&argus_spank_g.pol, mode, &eff, err, sizeof err) != 0) {
-        slurm_spank_log(ARGUS_SPANK_PREFIX "%s", err);
+        char opt[80];
+        snprintf(opt, sizeof opt, "--argus%s%.64s", optarg && *optarg ? "=" : "",
+                 optarg ? optarg : "");
+        slurm_spank_log(ARGUS_SPANK_PREFIX "%s refused: %s; nothing was submitted (submit "
+                        "without %s)", opt, err, opt);
         return -1;
     }
     return 0;
@@ -87,6 +94,7 @@ int argus_submit_post_opt(spank_t sp)
         return 0;
     }
     if (argus_policy_decide(&argus_spank_g.pol, mode, &eff, err, sizeof err) != 0)
-        slurm_spank_log(ARGUS_SPANK_PREFIX "ARGUS=%s: %s", env, err);
+        slurm_spank_log(ARGUS_SPANK_PREFIX "ARGUS=%s ignored: %s; Argus stays %s", env, err,
+                        argus_mode_name(eff));
     return 0;
 }

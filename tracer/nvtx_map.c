@@ -55,7 +55,10 @@ int argus_nvtx_map_init(struct argus_nvtx_map *m, const char *phase_map,
     m->ctx = ctx;
     snprintf(m->step_prefix, sizeof m->step_prefix, "%s",
              step_prefix && *step_prefix ? step_prefix : "ProfilerStep#");
-    /* User rules first. */
+    /* User rules first; their grammar is the environment table's (common/config.c). */
+    if (phase_map && *phase_map &&
+        argus_config_check("ARGUS_PHASE_MAP", phase_map, err, errlen) != 0)
+        phase_map = NULL, rc = -EINVAL;
     for (const char *p = phase_map; p && *p && rc == 0;) {
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);

@@ -23,8 +23,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ARGUS_NVTX_RULES 32
-#define ARGUS_NVTX_SUB_MAX 48
+#include "common/config.h" /* ARGUS_PHASE_MAP's grammar and bounds */
+
+#define ARGUS_NVTX_RULES ARGUS_PHASE_MAP_RULES
+#define ARGUS_NVTX_SUB_MAX ARGUS_PHASE_MAP_SUB_MAX
+#define ARGUS_NVTX_STEP_MAX 64 /* ARGUS_STEP_RANGE: up to 63 bytes (struct argus_config) */
 #define ARGUS_NVTX_STRINGS 1024
 #define ARGUS_NVTX_STRING_MAX 128
 
@@ -42,7 +45,7 @@ typedef void (*argus_nvtx_phase_fn)(void *ctx, int push, unsigned phase);
 struct argus_nvtx_map {
     struct argus_nvtx_rule rules[ARGUS_NVTX_RULES];
     unsigned n_rules;
-    char step_prefix[ARGUS_NVTX_SUB_MAX];
+    char step_prefix[ARGUS_NVTX_STEP_MAX];
     uint64_t step_counter;
     argus_nvtx_step_fn on_step;
     argus_nvtx_phase_fn on_phase;
@@ -51,8 +54,9 @@ struct argus_nvtx_map {
     int strings_lock; /* spinlock word */
 };
 
-/* phase_map and step_prefix may be NULL or "" (defaults). Returns 0, or -EINVAL with a
- * message for a bad ARGUS_PHASE_MAP (defaults are then used alone). */
+/* phase_map and step_prefix may be NULL or "" (defaults). Returns 0, or -EINVAL with
+ * the message of common/config.c's check for a bad ARGUS_PHASE_MAP (the defaults are
+ * then used alone). */
 int argus_nvtx_map_init(struct argus_nvtx_map *m, const char *phase_map,
                         const char *step_prefix, char *err, size_t errlen);
 

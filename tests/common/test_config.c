@@ -43,8 +43,9 @@ static void test_defaults(void **state)
     assert_int_equal(c.spool, 1);
     assert_int_equal(c.log, ARGUS_LOG_WARN);
     assert_true(fabs(c.ratio - 1.15) < 1e-12);
-    /* Every row's default passes its own check, and the table has all 28 rows. */
-    assert_int_equal(argus_config_nvars, 28);
+    assert_int_equal(c.spool_max, 1024); /* MiB */
+    /* Every row's default passes its own check, and the table has all 29 rows. */
+    assert_int_equal(argus_config_nvars, 29);
     for (size_t i = 0; i < argus_config_nvars; i++) {
         char err[256] = "";
         const struct argus_config_var *v = &argus_config_vars[i];
@@ -103,7 +104,7 @@ static void test_int_bounds_and_garbage(void **state)
         for (size_t g = 0; g < sizeof garbage / sizeof garbage[0]; g++)
             expect_reject(v->name, garbage[g], range);
     }
-    assert_int_equal(seen, 15);
+    assert_int_equal(seen, 16);
     /* The exact message of the contract. */
     char err[256];
     assert_int_equal(argus_config_check("ARGUS_WINDOW", "abc", err, sizeof err), -EINVAL);
@@ -183,16 +184,40 @@ static void test_load(void **state)
     assert_int_equal(c.max_events, 1024);
     assert_string_equal(c.jobid, "j1");
 
-    /* Two bad values: the first is reported, both stay at their default, the rest read. */
+    /* Two bad values: both are named, both stay at their default, the rest read. */
     static const char *const bad[] = {"ARGUS_MODE=on", "ARGUS_WINDOW=12x",
                                       "ARGUS_FANIN=1", "ARGUS_RATIO=3", NULL};
     fake_env = bad;
     assert_int_equal(argus_config_load(&c, fake_lookup, err, sizeof err), -EINVAL);
-    assert_string_equal(err, "ARGUS_WINDOW=12x: not an integer in [1, 10000]");
+    assert_string_equal(err, "ARGUS_WINDOW=12x: not an integer in [1, 10000]; "
+                             "ARGUS_FANIN=1: not an integer in [2, 1024]");
     assert_int_equal(c.window, 10);
     assert_int_equal(c.fanin, 4);
     assert_int_equal(c.mode, ARGUS_MODE_ON);
     assert_true(fabs(c.ratio - 3.0) < 1e-12);
+
+    /* Many bad values and a short buffer: the messages that fit, whole or cut, never
+     * past the buffer. */
+    static const char *const many[] = {"ARGUS_WINDOW=a", "ARGUS_FANIN=b", "ARGUS_CONDENSE=c",
+                                       "ARGUS_DEADLINE_MS=d", "ARGUS_RATIO=e",
+                                       "ARGUS_PHASE_MAP=f", NULL};
+    char small[64];
+    memset(small, 'Z', sizeof small);
+    fake_env = many;
+    assert_int_equal(argus_config_load(&c, fake_lookup, small, 60), -EINVAL);
+    assert_true(strlen(small) < 60);
+    assert_int_equal(small[60], 'Z');
+    assert_non_null(strstr(small, "ARGUS_WINDOW=a: not an integer in [1, 10000]; ARGUS_FAN"));
+    char big[2048];
+    assert_int_equal(argus_config_load(&c, fake_lookup, big, sizeof big), -EINVAL);
+    const char *names[] = {"ARGUS_WINDOW=a:", "; ARGUS_FANIN=b:", "; ARGUS_CONDENSE=c:",
+                           "; ARGUS_DEADLINE_MS=d:", "; ARGUS_RATIO=e:",
+                           "; ARGUS_PHASE_MAP=f:"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strstr(big, names[i]))
+            fail_msg("'%s' does not name %s", big, names[i]);
+    assert_int_equal(c.window, 10);
+    assert_string_equal(c.phase_map, "");
 
     /* ARGUS_MODE=full: one line, the default (off) kept, the rest still read. */
     static const char *const full[] = {"ARGUS_MODE=full", "ARGUS_WINDOW=20", NULL};
@@ -217,6 +242,47 @@ static void test_load(void **state)
     assert_int_equal(argus_config_load(&c, NULL, err, sizeof err), -EINVAL);
     assert_string_equal(err, "ARGUS_WINDOW=0: not an integer in [1, 10000]");
     unsetenv("ARGUS_WINDOW");
+}
+
+/* ARGUS_PHASE_MAP has a grammar (config.h): bad rules are refused with the rule named,
+ * good maps pass, and the bounds on rules and substrings hold at both edges. */
+static void test_phase_map(void **state)
+{
+    (void)state;
+    expect_accept("ARGUS_PHASE_MAP", "");
+    expect_accept("ARGUS_PHASE_MAP", "attn:forward");
+    expect_accept("ARGUS_PHASE_MAP", "attn:FORWARD,grad sync:comm,step:optimizer,");
+    expect_accept("ARGUS_PHASE_MAP", "a:backward,b:host,c:other");
+    const char *bad[] = {"garbage", ":forward", "x:sideways", "x:forward,,", "x:", "x:forwardx",
+                         ",x:forward", "x:forward,garbage"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_reject("ARGUS_PHASE_MAP", bad[i], "bad rule");
+    char err[512];
+    assert_int_equal(argus_config_check("ARGUS_PHASE_MAP", "garbage", err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "ARGUS_PHASE_MAP=garbage: bad rule 'garbage' (want "
+                            "substring:phase"));
+    /* A substring of ARGUS_PHASE_MAP_SUB_MAX - 1 bytes fits, one more does not. */
+    char map[4096];
+    memset(map, 'k', ARGUS_PHASE_MAP_SUB_MAX - 1);
+    strcpy(map + ARGUS_PHASE_MAP_SUB_MAX - 1, ":comm");
+    expect_accept("ARGUS_PHASE_MAP", map);
+    memset(map, 'k', ARGUS_PHASE_MAP_SUB_MAX);
+    strcpy(map + ARGUS_PHASE_MAP_SUB_MAX, ":comm");
+    expect_reject("ARGUS_PHASE_MAP", map, "bad rule");
+    /* ARGUS_PHASE_MAP_RULES rules fit, one more does not. */
+    size_t n = 0;
+    for (int i = 0; i < ARGUS_PHASE_MAP_RULES; i++)
+        n += (size_t)snprintf(map + n, sizeof map - n, "%sr%d:host", i ? "," : "", i);
+    expect_accept("ARGUS_PHASE_MAP", map);
+    snprintf(map + n, sizeof map - n, ",extra:host");
+    expect_reject("ARGUS_PHASE_MAP", map, "more than 32 rules");
+    /* Loaded: a bad map stays the default (""). */
+    struct argus_config c;
+    static const char *const env[] = {"ARGUS_PHASE_MAP=garbage", NULL};
+    fake_env = env;
+    assert_int_equal(argus_config_load(&c, fake_lookup, err, sizeof err), -EINVAL);
+    assert_string_equal(c.phase_map, "");
+    fake_env = NULL;
 }
 
 static void test_print(void **state)
@@ -244,6 +310,7 @@ static void test_print(void **state)
                               "ARGUS_CLOCK_SYNC_MS=10000\n"
                               "ARGUS_MAX_EVENTS=262144\n"
                               "ARGUS_SPOOL=1\n"
+                              "ARGUS_SPOOL_MAX=1024\n"
                               "ARGUS_LOG=warn\n"
                               "ARGUS_RATIO=1.15\n"
                               "ARGUS_CUPTI=1\n"
@@ -358,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_int_bounds_and_garbage),
         cmocka_unit_test(test_double_bool_mode_level_str),
         cmocka_unit_test(test_load),
+        cmocka_unit_test(test_phase_map),
         cmocka_unit_test(test_print),
         cmocka_unit_test(test_jobid),
         cmocka_unit_test(test_conf_documents_table),

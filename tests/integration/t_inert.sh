@@ -18,4 +18,11 @@ ls "$WORK" | grep -q '^argus-' && fail "ARGUS_MODE=full wrote output"
 n=$(grep -c 'ARGUS_MODE=full: not one of off, on; Argus is off' "$WORK/stderr")
 [ "$n" = 1 ] || { cat "$WORK/stderr" >&2; fail "ARGUS_MODE=full: $n lines saying so, want 1"; }
 [ "$(wc -l <"$WORK/stderr")" = 1 ] || { cat "$WORK/stderr" >&2; fail "more than one line"; }
+# Any other word likewise (issue 16, item 10: a typo used to turn Argus off silently).
+ARGUS_MODE=garbage timeout 120 "$MPIRUN" -np 4 "$SIM" --tp 1 --pp 2 --dp 2 --steps 12 \
+    </dev/null >/dev/null 2>"$WORK/stderr" || fail "ARGUS_MODE=garbage job failed"
+ls "$WORK" | grep -q '^argus-' && fail "ARGUS_MODE=garbage wrote output"
+grep -qx 'argus: ARGUS_MODE=garbage: not one of off, on; Argus is off' "$WORK/stderr" &&
+    [ "$(wc -l <"$WORK/stderr")" = 1 ] ||
+    { cat "$WORK/stderr" >&2; fail "ARGUS_MODE=garbage: not one line saying Argus is off"; }
 exit 0

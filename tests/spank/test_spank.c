@@ -137,16 +137,51 @@ static void test_full_refused(void **state)
     assert_null(fake_getenv("LD_PRELOAD"));
 }
 
+/* Site policy (argus(8), enforce=): an --argus value that contradicts enforce= is refused
+ * on the submit side with one line that says so (never "Argus stays on": nothing runs);
+ * through ARGUS it is ignored with one line saying what stays, and the job runs. */
 static void test_enforce_refusal(void **state)
 {
     (void)state;
     assert_int_equal(init(S_CTX_LOCAL, 2, "default=on", "enforce=on"), 0);
     assert_int_equal(argus_spank_option_cb(0, "off", 0), -1);
-    assert_int_equal(fake_log_count("argus: --argus=off is not allowed"), 1);
+    assert_int_equal(fake_log_count("spank_log: argus: "), 1);
+    assert_int_equal(fake_log_count("argus: --argus=off refused: this site runs Argus on "
+                                    "every job (plugstack.conf enforce=on); nothing was "
+                                    "submitted (submit without --argus=off)"), 1);
+    assert_int_equal(fake_log_count("stays on"), 0);
     assert_int_equal(argus_spank_option_cb(0, "on", 0), 0);
+    assert_int_equal(argus_spank_option_cb(0, "OFF", 0), -1); /* any case, same decision */
     assert_int_equal(init(S_CTX_ALLOCATOR, 1, "enforce=off"), 0);
     assert_int_equal(argus_spank_option_cb(0, "on", 0), -1);
-    assert_int_equal(fake_log_count("enforce=off"), 1);
+    assert_int_equal(fake_log_count("argus: --argus=on refused: Argus is disabled on this site "
+                                    "(plugstack.conf enforce=off)"), 1);
+    assert_int_equal(argus_spank_option_cb(0, NULL, 0), -1); /* bare --argus is on */
+    assert_int_equal(fake_log_count("argus: --argus refused: "), 1);
+    /* ARGUS=off under enforce=on: ignored in one line, the job goes on with Argus */
+    assert_int_equal(init(S_CTX_LOCAL, 2, "default=on", "enforce=on"), 0);
+    assert_int_equal(setenv("ARGUS", "off", 1), 0);
+    assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+    unsetenv("ARGUS");
+    assert_int_equal(fake_log_count("spank_log: argus: "), 1);
+    assert_int_equal(fake_log_count("argus: ARGUS=off ignored: this site runs Argus on every "
+                                    "job (plugstack.conf enforce=on); Argus stays on"), 1);
+}
+
+/* --argus=ON is what ARGUS_MODE=ON is: on (and OFF off), on both sides. */
+static void test_option_any_case(void **state)
+{
+    (void)state;
+    assert_int_equal(init(S_CTX_LOCAL, 0), 0);
+    assert_int_equal(argus_spank_option_cb(0, "ON", 0), 0);
+    assert_int_equal(argus_spank_g.requested, ARGUS_MODE_ON);
+    assert_int_equal(argus_spank_option_cb(0, "Off", 0), 0);
+    assert_int_equal(argus_spank_g.requested, ARGUS_MODE_OFF);
+    assert_int_equal(fake_log_count("spank_log: argus: "), 0);
+    assert_int_equal(init(S_CTX_REMOTE, 0), 0);
+    assert_int_equal(argus_spank_option_cb(0, "ON", 1), 0);
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_string_equal(fake_getenv("ARGUS_MODE"), "on");
 }
 
 static void test_bad_plugstack_fails_open(void **state)
@@ -283,6 +318,42 @@ static void test_off_strips_leaked_contract(void **state)
     assert_string_equal(fake_getenv("ARGUS_MODE"), "on");
 }
 
+/* A user's LD_PRELOAD and job name of any length survive whole: 20 KB of preloads
+ * follow libargus.so intact, and --argus=off takes out only libargus.so. */
+static void test_long_preload_kept(void **state)
+{
+    enum { N = 20480 };
+    char *pre = malloc(N + 1), *want = malloc(N + 400), *name = malloc(N + 1);
+    (void)state;
+    assert_non_null(pre);
+    assert_non_null(want);
+    assert_non_null(name);
+    size_t n = 0;
+    for (int i = 0; n + 40 < N; i++)
+        n += (size_t)snprintf(pre + n, N + 1 - n, "%s/opt/lib%05d/libmine.so", i ? ":" : "", i);
+    memset(name, 'j', 300); /* longer than a fixed 256-byte buffer held */
+    name[300] = '\0';
+    assert_int_equal(init(S_CTX_REMOTE, 2, "default=on", "outdir=/scratch/%x"), 0);
+    fake_setenv("LD_PRELOAD", pre);
+    fake_setenv("SLURM_JOB_NAME", name);
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    snprintf(want, N + 400, "%s:%s", libpath, pre);
+    assert_string_equal(fake_getenv("LD_PRELOAD"), want);
+    assert_string_equal(fake_getenv("ARGUS_MODE"), "on");
+    snprintf(want, N + 400, "/scratch/%s", name);
+    assert_string_equal(fake_getenv("ARGUS_OUTDIR"), want);
+    snprintf(want, N + 400, "%s:%s", libpath, pre);
+    /* the long list back without libargus.so under --argus=off */
+    assert_int_equal(init(S_CTX_REMOTE, 1, "default=on"), 0);
+    assert_int_equal(argus_spank_option_cb(0, "off", 1), 0);
+    fake_setenv("LD_PRELOAD", want);
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_string_equal(fake_getenv("LD_PRELOAD"), pre);
+    free(pre);
+    free(want);
+    free(name);
+}
+
 static void test_missing_library_fails_open(void **state)
 {
     char *av[] = {"libdir=/nonexistent/argus", "default=on"};
@@ -320,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_option_validation),
         cmocka_unit_test(test_full_refused),
         cmocka_unit_test(test_enforce_refusal),
+        cmocka_unit_test(test_option_any_case),
         cmocka_unit_test(test_bad_plugstack_fails_open),
         cmocka_unit_test(test_version_check),
         cmocka_unit_test(test_inject),
@@ -327,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_user_cuda_injection_kept),
         cmocka_unit_test(test_batch_and_special_steps),
         cmocka_unit_test(test_off_strips_leaked_contract),
+        cmocka_unit_test(test_long_preload_kept),
         cmocka_unit_test(test_missing_library_fails_open),
         cmocka_unit_test(test_enforce_remote),
     };
