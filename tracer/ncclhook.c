@@ -56,10 +56,29 @@ static struct {
     uint32_t splits[KNOWN];
 } ncclhook_state = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-/* The real function: the next definition after ours, else libnccl.so.2 if loaded. */
+/* The real function: the next definition after ours; else, when libargus.so was loaded
+ * by the preload shim (reduce/preload_shim.c) after the program's own libnccl, the next
+ * definition after the shim's (argus_preload_next), unless that is ours; else
+ * libnccl.so.2 if loaded. */
+static void *real(const char *name);
+
+/* 1 when f is defined in the object holding this file (libargus.so). */
+static int defined_here(void *f)
+{
+    Dl_info a, b;
+    return f && dladdr(f, &a) && dladdr((void *)(uintptr_t)real, &b) &&
+           a.dli_fbase == b.dli_fbase;
+}
+
 static void *real(const char *name)
 {
     void *f = dlsym(RTLD_NEXT, name);
+    if (!f) {
+        void *(*next)(const char *) =
+            (void *(*)(const char *))(uintptr_t)dlsym(RTLD_DEFAULT, "argus_preload_next");
+        if (next && defined_here(f = next(name)))
+            f = NULL;
+    }
     if (!f) {
         void *h = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
         if (!h)

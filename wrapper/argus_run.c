@@ -1,14 +1,16 @@
 /* argus_run.c — argus-run: run an MPI launcher (or any command) with Argus's environment
  * contract set, for sites without the SPANK plugin:
  *     argus-run [options] -- mpirun -np 16 ./train
- * It prepends libargus.so to LD_PRELOAD, sets CUDA_INJECTION64_PATH (unless the user
- * already has a CUDA injection, which is kept) and ARGUS_*, then execs the command. For
- * Open MPI launchers it also adds `-x VAR` so ranks on other nodes get the same contract.
- * The library path is fixed at build time (ARGUS_LIBARGUS_PATH), never taken from input.
+ * It prepends libargus_preload.so to LD_PRELOAD (the small shim, reduce/preload_shim.c, that
+ * loads libargus.so in the ranks only and nothing in their children; libargus.so itself
+ * when the shim is not installed), sets CUDA_INJECTION64_PATH to libargus.so (unless the
+ * user already has a CUDA injection, which is kept) and ARGUS_*, then execs the command.
+ * For Open MPI launchers it also adds `-x VAR` so ranks on other nodes get the same
+ * contract. The library paths are fixed at build time (ARGUS_LIBARGUS_PATH,
+ * ARGUS_PRELOAD_PATH), never taken from input.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,9 @@
 
 #ifndef ARGUS_LIBARGUS_PATH
 #error "ARGUS_LIBARGUS_PATH must be defined by the build"
+#endif
+#ifndef ARGUS_PRELOAD_PATH
+#error "ARGUS_PRELOAD_PATH must be defined by the build"
 #endif
 
 #define PROG "argus-run"
@@ -38,13 +43,13 @@ static void usage(FILE *out)
             "  -h, --help           this text\n"
             "  -V, --version        print the version\n"
             "\n"
-            "Library: %s\n"
+            "Library: %s (preloaded through %s)\n"
             "Every ARGUS_* variable is documented in argus.conf (installed in sysconfdir).\n",
-            ARGUS_LIBARGUS_PATH);
+            ARGUS_LIBARGUS_PATH, ARGUS_PRELOAD_PATH);
 }
 
-/* Set NAME=value after validating it against the environment table. */
-static int set_checked(const char *name, const char *value)
+/* Validate NAME=value against the environment table; 0, or -1 after one line naming it. */
+static int check_one(const char *name, const char *value)
 {
     char err[512];
 
@@ -52,6 +57,11 @@ static int set_checked(const char *name, const char *value)
         fprintf(stderr, PROG ": %s\n", err);
         return -1;
     }
+    return 0;
+}
+
+static int set_env(const char *name, const char *value)
+{
     if (setenv(name, value, 1) != 0) {
         fprintf(stderr, PROG ": cannot set %s: %s\n", name, strerror(errno));
         return -1;
@@ -59,35 +69,56 @@ static int set_checked(const char *name, const char *value)
     return 0;
 }
 
-/* The ranks may start in another directory: make DIR absolute (it need not exist yet). */
-static int absolute_dir(const char *dir, char *out, size_t len)
+/* The ranks may start in another directory: DIR made absolute (it need not exist yet),
+ * in a new string (free it), or NULL. */
+static char *absolute_dir(const char *dir)
 {
-    char cwd[PATH_MAX];
+    char *cwd, *out = NULL;
 
-    if (dir[0] == '/') {
-        if (snprintf(out, len, "%s", dir) >= (int)len)
-            return -1;
-        return 0;
+    if (dir[0] == '/')
+        return strdup(dir);
+    cwd = getcwd(NULL, 0);
+    if (!cwd || asprintf(&out, "%s/%s", cwd, dir) < 0)
+        out = NULL;
+    free(cwd);
+    return out;
+}
+
+/* LD_PRELOAD elements are separated by colons or spaces (ld.so(8)). */
+#define SEPS ": "
+
+static int preload_has(const char *list, const char *lib)
+{
+    const size_t ll = strlen(lib);
+
+    for (const char *c = list; *c;) {
+        const size_t n = strcspn(c, SEPS);
+        if (n == ll && strncmp(c, lib, n) == 0)
+            return 1;
+        c += n;
+        c += strspn(c, SEPS);
     }
-    if (!getcwd(cwd, sizeof cwd))
-        return -1;
-    if (snprintf(out, len, "%s/%s", cwd, dir) >= (int)len)
-        return -1;
     return 0;
 }
 
+/* Put lib in front of LD_PRELOAD unless it is already an element; the user's own list
+ * follows unchanged, whatever its length. 0 or -1. */
 static int prepend_preload(const char *lib)
 {
     const char *old = getenv("LD_PRELOAD");
-    char buf[8192];
+    char *buf = NULL;
+    int rc;
 
-    if (old && strstr(old, lib))
-        return 0; /* already there */
+    if (old && preload_has(old, lib))
+        return 0;
     if (old && *old)
-        snprintf(buf, sizeof buf, "%s:%s", lib, old);
+        rc = asprintf(&buf, "%s:%s", lib, old) < 0 ? -1 : 0;
     else
-        snprintf(buf, sizeof buf, "%s", lib);
-    return setenv("LD_PRELOAD", buf, 1);
+        rc = (buf = strdup(lib)) ? 0 : -1;
+    if (rc == 0)
+        rc = setenv("LD_PRELOAD", buf, 1);
+    free(buf);
+    return rc;
 }
 
 static int is_openmpi_launcher(const char *cmd)
@@ -131,31 +162,52 @@ int main(int argc, char **argv)
         }
     }
 
-    if (set_checked("ARGUS_MODE", mode) != 0)
-        return 2;
-    if (window && set_checked("ARGUS_WINDOW", window) != 0)
-        return 2;
-    if (log && set_checked("ARGUS_LOG", log) != 0)
-        return 2;
+    /* Everything the user exported must be valid, and so must every option: name every
+     * bad one (one line each), then refuse before the job starts. */
+    int bad = 0;
+    for (size_t i = 0; i < argus_config_nvars; i++) {
+        const char *v = getenv(argus_config_vars[i].name);
+        if (v && check_one(argus_config_vars[i].name, v) != 0)
+            bad++;
+    }
+    if (check_one("ARGUS_MODE", mode) != 0)
+        bad++;
+    if (window && check_one("ARGUS_WINDOW", window) != 0)
+        bad++;
+    if (log && check_one("ARGUS_LOG", log) != 0)
+        bad++;
+    char *abs = NULL;
     if (outdir) {
-        char abs[PATH_MAX];
-        if (!*outdir || absolute_dir(outdir, abs, sizeof abs) != 0) {
+        abs = *outdir ? absolute_dir(outdir) : NULL;
+        if (!abs) {
             fprintf(stderr, PROG ": --outdir '%s': not a usable path\n", outdir);
-            return 2;
+            bad++;
+        } else if (check_one("ARGUS_OUTDIR", abs) != 0) {
+            bad++;
         }
-        if (set_checked("ARGUS_OUTDIR", abs) != 0)
-            return 2;
-    } else if (!getenv("ARGUS_OUTDIR")) {
-        char cwd[PATH_MAX];
-        if (getcwd(cwd, sizeof cwd))
+    }
+    if (bad) {
+        if (bad > 1)
+            fprintf(stderr, PROG ": %d bad settings; nothing was started\n", bad);
+        free(abs);
+        return 2;
+    }
+    /* The options replace what the environment says (--mode always: its default is on). */
+    if (set_env("ARGUS_MODE", mode) != 0 || (window && set_env("ARGUS_WINDOW", window) != 0) ||
+        (log && set_env("ARGUS_LOG", log) != 0) || (abs && set_env("ARGUS_OUTDIR", abs) != 0))
+        return 2;
+    free(abs);
+    if (!getenv("ARGUS_OUTDIR")) {
+        char *cwd = getcwd(NULL, 0);
+        if (cwd && check_one("ARGUS_OUTDIR", cwd) == 0)
             setenv("ARGUS_OUTDIR", cwd, 1);
+        free(cwd);
     }
 
-    /* Everything else the user exported must be valid too: fail before the job starts. */
+    /* What the ranks will see. */
     struct argus_config cfg;
     char err[512];
-    argus_config_defaults(&cfg);
-    if (argus_config_load(&cfg, getenv, err, sizeof err) != 0) {
+    if (argus_config_load(&cfg, getenv, err, sizeof err) != 0) { /* checked above */
         fprintf(stderr, PROG ": %s\n", err);
         return 2;
     }
@@ -172,10 +224,20 @@ int main(int argc, char **argv)
                 ARGUS_LIBARGUS_PATH, strerror(errno));
         return 2;
     }
-    if (prepend_preload(ARGUS_LIBARGUS_PATH) != 0) {
-        fprintf(stderr, PROG ": cannot set LD_PRELOAD\n");
+    /* The shim when installed, else (an older install) the whole library. */
+    const char *pre = access(ARGUS_PRELOAD_PATH, R_OK) == 0 ? ARGUS_PRELOAD_PATH
+                                                              : ARGUS_LIBARGUS_PATH;
+    if (prepend_preload(pre) != 0) {
+        fprintf(stderr, PROG ": cannot set LD_PRELOAD: %s\n", strerror(errno));
         return 2;
     }
+#ifdef ARGUS_TESTKNOBS_PATH
+    /* tests/argus-run-build only: the test knobs (reduce/testknob.h) come with it. */
+    if (access(ARGUS_TESTKNOBS_PATH, R_OK) == 0 && prepend_preload(ARGUS_TESTKNOBS_PATH) != 0) {
+        fprintf(stderr, PROG ": cannot set LD_PRELOAD: %s\n", strerror(errno));
+        return 2;
+    }
+#endif
     const char *inj = getenv("CUDA_INJECTION64_PATH");
     if (inj && *inj && strcmp(inj, ARGUS_LIBARGUS_PATH) != 0)
         fprintf(stderr, PROG ": CUDA_INJECTION64_PATH is already %s; Argus stands aside for "

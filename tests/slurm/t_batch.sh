@@ -33,7 +33,7 @@ j2=$(batch_run with-mpirun "$WORK/with-mpirun.sh")
 # the batch shell carries the contract under <job>.batch
 grep -q '^ARGUS_MODE=on$' "$WORK/batch-shell.env" || fail "batch step has no ARGUS_MODE"
 grep -q "^ARGUS_JOBID=$j1.batch$" "$WORK/batch-shell.env" || fail "batch step ARGUS_JOBID"
-grep -q "^LD_PRELOAD=$LIBDIR/libargus.so" "$WORK/batch-shell.env" || fail "batch LD_PRELOAD"
+grep -q "^LD_PRELOAD=$LIBDIR/libargus_preload.so" "$WORK/batch-shell.env" || fail "batch LD_PRELOAD"
 # inner srun: its own step id; with --argus=off nothing of Argus is left
 [ "$(grep -c "^ARGUS_JOBID=$j1\.0$" "$WORK/inner-on.env")" = 2 ] || fail "inner srun ARGUS_JOBID"
 if grep -qE '^(ARGUS_[A-Z_]*|CUDA_INJECTION64_PATH|NVTX_INJECTION64_PATH)=|^LD_PRELOAD=.*libargus' \

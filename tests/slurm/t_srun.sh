@@ -19,7 +19,7 @@ grep -q "argus: anomaly" "$WORK/sim.err" || { cat "$WORK/sim.err" >&2; fail "no 
 # every task got the whole contract, ARGUS_JOBID=<job>.<step>
 run_srun env --argus=on -n 4 env || fail "srun env failed"
 [ "$(grep -c '^ARGUS_MODE=on$' "$WORK/env.out")" = 4 ] || fail "ARGUS_MODE=on not in 4 tasks"
-[ "$(grep -c "^LD_PRELOAD=$LIBDIR/libargus.so" "$WORK/env.out")" = 4 ] || fail "LD_PRELOAD"
+[ "$(grep -c "^LD_PRELOAD=$LIBDIR/libargus_preload.so" "$WORK/env.out")" = 4 ] || fail "LD_PRELOAD"
 [ "$(grep -c "^CUDA_INJECTION64_PATH=$LIBDIR/libargus.so$" "$WORK/env.out")" = 4 ] || fail "CUDA"
 [ "$(grep -c "^NVTX_INJECTION64_PATH=$LIBDIR/libargus.so$" "$WORK/env.out")" = 4 ] || fail "NVTX"
 [ "$(grep -c '^ARGUS_WINDOW=10$' "$WORK/env.out")" = 4 ] || fail "ARGUS_WINDOW"

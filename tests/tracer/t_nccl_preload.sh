@@ -13,6 +13,16 @@ out=$(LD_PRELOAD="$lib" "$top_builddir/tests/tracer/nccl_app") || {
 echo "$out"
 echo "$out" | grep -q "ncclCommInitRank from .*libargus" || {
     echo "FAIL: ncclCommInitRank not interposed" >&2; exit 1; }
+# the same through the preload shim (argus-run's way): libargus.so is loaded after the
+# program's libnccl and must still find it (argus_preload_next)
+shim="$top_builddir/.libs/libargus_preload.so"
+if [ -f "$shim" ]; then
+    out=$(ARGUS_MODE=on ARGUS_LOG=error LD_PRELOAD="$shim" \
+          "$top_builddir/tests/tracer/nccl_app") || {
+        echo "FAIL: nccl_app under the preload shim: $out" >&2; exit 1; }
+    echo "$out" | grep -q "ncclCommInitRank from .*libargus_preload" || {
+        echo "FAIL: ncclCommInitRank not interposed by the shim: $out" >&2; exit 1; }
+fi
 # and without the preload the program runs on the fake alone
 out=$("$top_builddir/tests/tracer/nccl_app") || { echo "FAIL: nccl_app alone" >&2; exit 1; }
 echo "$out" | grep -q "ncclCommInitRank from .*fakenccl" || {
