@@ -10,10 +10,11 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#define KNOWN_KEYS "default, enforce, outdir, window, libdir"
+#define KNOWN_KEYS "default, enforce, outdir, window, libdir, spool_max"
 
 static int copy_str(char *dst, size_t len, const char *src)
 {
@@ -57,7 +58,8 @@ const char *argus_mode_name(int mode)
 static int parse_word(struct argus_policy *p, const char *word, unsigned *seen, char *err,
                       size_t errlen)
 {
-    static const char *const keys[] = {"default", "enforce", "outdir", "window", "libdir"};
+    static const char *const keys[] = {"default", "enforce", "outdir", "window", "libdir",
+                                       "spool_max"};
     const char *eq = strchr(word, '=');
     size_t klen;
     int k = -1;
@@ -132,6 +134,16 @@ static int parse_word(struct argus_policy *p, const char *word, unsigned *seen, 
         if (copy_str(p->libdir, sizeof p->libdir - sizeof "/libargus.so", v) != 0)
             goto too_long;
         return 0;
+    case 5: { /* spool_max */
+        char cerr[256];
+        if (argus_config_check("ARGUS_SPOOL_MAX", v, cerr, sizeof cerr) != 0) {
+            argus_seterr(err, errlen, "plugstack.conf: spool_max=%s: %s", v, cerr);
+            return -EINVAL;
+        }
+        if (copy_str(p->spool_max, sizeof p->spool_max, v) != 0)
+            goto too_long;
+        return 0;
+    }
     }
 bad_value:
     argus_seterr(err, errlen, "plugstack.conf: %s has a bad value (accepted: %s)", word,
@@ -160,6 +172,26 @@ int argus_policy_parse(struct argus_policy *p, int ac, char *const av[],
         return -EINVAL;
     }
     return 0;
+}
+
+/* A value ARGUS_SPOOL_MAX accepts, as a number of MiB (0: no cap); -1 if not one. */
+static long spool_mib(const char *v)
+{
+    char *end;
+    if (!v || argus_config_check("ARGUS_SPOOL_MAX", v, NULL, 0) != 0)
+        return -1;
+    long n = strtol(v, &end, 10);
+    return *end ? -1 : n;
+}
+
+const char *argus_policy_spool_max(const struct argus_policy *p, const char *user)
+{
+    if (!p->spool_max[0])
+        return NULL;
+    const long site = spool_mib(p->spool_max), mine = spool_mib(user);
+    if (site == 0 || (mine > 0 && mine <= site))
+        return NULL;
+    return p->spool_max;
 }
 
 int argus_policy_decide(const struct argus_policy *p, int requested, int *mode, char *err,

@@ -24,6 +24,7 @@ struct argus_policy {
     char outdir[PATH_MAX];   /* outdir= template; "%w" (the job's working directory) */
     char window[32];         /* window= value, "" when not given */
     char libdir[PATH_MAX];   /* libdir= (absolute), where libargus.so lives */
+    char spool_max[32];      /* spool_max= value (MiB, as ARGUS_SPOOL_MAX), "" when not given */
 };
 
 /* Fill p with the defaults: default=off enforce=none outdir=%w, libdir = default_libdir
@@ -50,6 +51,12 @@ const char *argus_mode_name(int mode);
  * variable is ignored with a warning; the remote side uses *mode. */
 int argus_policy_decide(const struct argus_policy *p, int requested, int *mode, char *err,
                         size_t errlen);
+
+/* The site's spool_max= is a ceiling: the ARGUS_SPOOL_MAX to set in a task whose own value
+ * is user (NULL: not set), or NULL to leave the user's alone. A user's valid value above 0
+ * and at most the site's stands; anything else (unset, not a number, 0 = no cap, above
+ * the site's) gets the site's. NULL too when the site gave none or spool_max=0. */
+const char *argus_policy_spool_max(const struct argus_policy *p, const char *user);
 
 /* Values for the template codes; NULL or "" becomes "unknown" (workdir: "."). */
 struct argus_tmpl_vars {

@@ -182,6 +182,14 @@ static int inject(const struct task *t, int mode, uint32_t jobid, uint32_t stepi
     /* The site's window is a default: a user's own valid ARGUS_WINDOW wins. */
     if (argus_spank_g.pol.window[0])
         spank_setenv(t->sp, "ARGUS_WINDOW", argus_spank_g.pol.window, 0);
+    /* The site's spool cap is a ceiling: a user's own lower cap stands. */
+    char *user_cap = get_env_dup(t->sp, "ARGUS_SPOOL_MAX");
+    const char *cap = argus_policy_spool_max(&argus_spank_g.pol, user_cap);
+    free(user_cap);
+    if (cap && spank_setenv(t->sp, "ARGUS_SPOOL_MAX", cap, 1) != ESPANK_SUCCESS) {
+        say(t, "cannot set ARGUS_SPOOL_MAX; Argus is off for this step");
+        goto out;
+    }
     set_injection(t, "CUDA_INJECTION64_PATH");
     set_injection(t, "NVTX_INJECTION64_PATH");
     rc = 0;

@@ -69,7 +69,7 @@ static void test_bad_arguments(void **state)
     (void)state;
     assert_int_equal(parse(&p, err, 2, "default=on", "colour=blue"), -EINVAL);
     assert_non_null(strstr(err, "unknown key 'colour'"));
-    assert_non_null(strstr(err, "(keys: default, enforce, outdir, window, libdir)"));
+    assert_non_null(strstr(err, "(keys: default, enforce, outdir, window, libdir, spool_max)"));
     /* allow_full= is no key: there is no mode beyond on */
     assert_int_equal(parse(&p, err, 2, "default=on", "allow_full=yes"), -EINVAL);
     assert_non_null(strstr(err, "unknown key 'allow_full'"));
@@ -92,6 +92,33 @@ static void test_bad_arguments(void **state)
     assert_non_null(strstr(err, "twice"));
     assert_int_equal(parse(&p, err, 1, "defaults=on"), -EINVAL); /* no prefix matching */
     assert_int_equal(parse(&p, err, 1, "=on"), -EINVAL);
+}
+
+/* spool_max= is a ceiling on ARGUS_SPOOL_MAX: a user's lower cap stands, anything else
+ * (unset, garbage, 0 = no cap, above the site's) gets the site's. */
+static void test_spool_max(void **state)
+{
+    struct argus_policy p;
+    char err[512];
+
+    (void)state;
+    assert_int_equal(parse(&p, err, 0), 0);
+    assert_string_equal(p.spool_max, "");
+    assert_null(argus_policy_spool_max(&p, "0"));
+    assert_int_equal(parse(&p, err, 1, "spool_max=-1"), -EINVAL);
+    assert_non_null(strstr(err, "spool_max=-1"));
+    assert_int_equal(parse(&p, err, 1, "spool_max=lots"), -EINVAL);
+    assert_int_equal(parse(&p, err, 1, "spool_max=64"), 0);
+    assert_string_equal(p.spool_max, "64");
+    assert_string_equal(argus_policy_spool_max(&p, NULL), "64");
+    assert_null(argus_policy_spool_max(&p, "32"));
+    assert_null(argus_policy_spool_max(&p, "64"));
+    assert_string_equal(argus_policy_spool_max(&p, "65"), "64");
+    assert_string_equal(argus_policy_spool_max(&p, "0"), "64");
+    assert_string_equal(argus_policy_spool_max(&p, "huge"), "64");
+    assert_int_equal(parse(&p, err, 1, "spool_max=0"), 0); /* the site sets no cap */
+    assert_null(argus_policy_spool_max(&p, "0"));
+    assert_null(argus_policy_spool_max(&p, NULL));
 }
 
 static void test_mode_parse(void **state)
@@ -226,7 +253,7 @@ int main(void)
         cmocka_unit_test(test_defaults),    cmocka_unit_test(test_all_keys),
         cmocka_unit_test(test_bad_arguments), cmocka_unit_test(test_mode_parse),
         cmocka_unit_test(test_decide),      cmocka_unit_test(test_template),
-        cmocka_unit_test(test_preload),
+        cmocka_unit_test(test_preload),     cmocka_unit_test(test_spool_max),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -237,6 +237,26 @@ static void test_inject(void **state)
     /* a second task_init on the same environment does not double the preload */
     assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
     assert_string_equal(fake_getenv("LD_PRELOAD"), want);
+    assert_null(fake_getenv("ARGUS_SPOOL_MAX")); /* no site cap: nothing set */
+}
+
+/* The site's spool_max= caps ARGUS_SPOOL_MAX in every task; a user may lower it only. */
+static void test_site_spool_cap(void **state)
+{
+    (void)state;
+    assert_int_equal(init(S_CTX_REMOTE, 1, "spool_max=256"), 0);
+    assert_int_equal(argus_spank_option_cb(0, "on", 1), 0);
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_string_equal(fake_getenv("ARGUS_SPOOL_MAX"), "256");
+    fake_setenv("ARGUS_SPOOL_MAX", "100000");
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_string_equal(fake_getenv("ARGUS_SPOOL_MAX"), "256");
+    fake_setenv("ARGUS_SPOOL_MAX", "0");
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_string_equal(fake_getenv("ARGUS_SPOOL_MAX"), "256");
+    fake_setenv("ARGUS_SPOOL_MAX", "16");
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_string_equal(fake_getenv("ARGUS_SPOOL_MAX"), "16");
 }
 
 static void test_default_outdir_and_off(void **state)
@@ -395,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_bad_plugstack_fails_open),
         cmocka_unit_test(test_version_check),
         cmocka_unit_test(test_inject),
+        cmocka_unit_test(test_site_spool_cap),
         cmocka_unit_test(test_default_outdir_and_off),
         cmocka_unit_test(test_user_cuda_injection_kept),
         cmocka_unit_test(test_batch_and_special_steps),
