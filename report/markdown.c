@@ -210,14 +210,11 @@ static void rank_table(FILE *f, const struct argus_jobstore *js, const struct ar
 
 /* "## Inputs skipped": each entry of in->skipped is "FILE: why" (argus-analyze's error
  * line); nothing when no input was skipped. */
-static void md_inputs(FILE *f, const struct argus_report_inputs *in)
+/* One "- `FILE` — why" line per "FILE: why" entry. */
+static void md_input_lines(FILE *f, const char *const *v, size_t n)
 {
-    if (!in || in->n_skipped == 0)
-        return;
-    fprintf(f, "\n## Inputs skipped\n\n%zu of %zu input files could not be used and were left "
-               "out of this analysis:\n\n", in->n_skipped, in->files);
-    for (size_t i = 0; i < in->n_skipped; i++) {
-        const char *s = in->skipped[i], *why = strstr(s, ": ");
+    for (size_t i = 0; i < n; i++) {
+        const char *s = v[i], *why = strstr(s, ": ");
         size_t plen = why ? (size_t)(why - s) : strlen(s);
         fputs("- `", f);
         for (size_t j = 0; j < plen; j++)
@@ -227,7 +224,27 @@ static void md_inputs(FILE *f, const struct argus_report_inputs *in)
             fprintf(f, " — %s", why + 2);
         fputc('\n', f);
     }
-    fprintf(f, "\n%zu input%s analysed.\n", in->analysed, in->analysed == 1 ? "" : "s");
+}
+
+static void md_inputs(FILE *f, const struct argus_report_inputs *in)
+{
+    if (!in)
+        return;
+    if (in->n_skipped) {
+        fprintf(f, "\n## Inputs skipped\n\n%zu of %zu input files could not be used and were "
+                   "left out of this analysis:\n\n", in->n_skipped, in->files);
+        md_input_lines(f, in->skipped, in->n_skipped);
+        fprintf(f, "\n%zu input%s analysed.\n", in->analysed, in->analysed == 1 ? "" : "s");
+    }
+    if (in->n_lost) {
+        fputs("\n## Inputs read in part\n\nThis report is not complete: part of these inputs "
+              "could not be read.\n\n", f);
+        md_input_lines(f, in->lost, in->n_lost);
+    }
+    if (in->n_notes) {
+        fputs("\n## Input notes\n\n", f);
+        md_input_lines(f, in->notes, in->n_notes);
+    }
 }
 
 int an_write_md(const struct argus_outdir *od, const struct argus_jobstore *js,
@@ -275,6 +292,12 @@ int an_write_md(const struct argus_outdir *od, const struct argus_jobstore *js,
           f);
     fprintf(f, "| %llu | %.3f | %.3f | %.4f |\n", (unsigned long long)r->steps.count,
             r->steps.median_ms, r->steps.p99_ms, r->steps.cv);
+    if (r->incomplete_steps)
+        fprintf(f, "\n%llu step%s (the first: step %llu) %s not judged: some rank's data is "
+                   "missing there, and no verdict rests on missing data.\n",
+                (unsigned long long)r->incomplete_steps, r->incomplete_steps == 1 ? "" : "s",
+                (unsigned long long)r->incomplete_first,
+                r->incomplete_steps == 1 ? "was" : "were");
     fprintf(f, "\nCollection: %llu kernels seen, %.0f bytes per rank-step summarised, "
                "%llu events dropped.\n",
             (unsigned long long)r->kernels_seen, r->summary_bytes_per_rank_step,

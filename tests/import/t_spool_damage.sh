@@ -56,3 +56,9 @@ check(0 < cu['steps']['count'] < wh['steps']['count'], 'cut: %d steps' % cu['ste
 sys.exit(0 if ok else 1)
 PY
 grep -q "flip.argus" "$WORK/flip.err" || fail "the damage was not said on stderr"
+# report.md says so too, not only report.json
+grep -q "## Inputs read in part" "$WORK/flip/report.md" ||
+    fail "report.md of the damaged spool does not say it was read in part"
+if grep -q "## Inputs read in part" "$WORK/whole/report.md"; then
+    fail "report.md of the intact spool says it was read in part"
+fi

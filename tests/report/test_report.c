@@ -184,6 +184,8 @@ static void test_json(void **state)
     assert_true(YAJL_IS_NUMBER(get(root, "steps", "median_ms")));
     assert_true(YAJL_IS_NUMBER(get(root, "steps", "p99_ms")));
     assert_true(YAJL_IS_NUMBER(get(root, "steps", "cv")));
+    assert_int_equal(YAJL_GET_INTEGER(get(root, "steps", "unjudged")), 0);
+    assert_true(YAJL_IS_NULL(get(root, "steps", "unjudged_first")));
     assert_true(YAJL_IS_INTEGER(get(root, "collection", "kernels_seen")));
     assert_true(YAJL_IS_INTEGER(get(root, "collection", "summary_bytes_per_rank_step")));
     assert_true(YAJL_IS_INTEGER(get(root, "collection", "raw_bytes_per_rank_step")));
@@ -236,6 +238,35 @@ static void test_json(void **state)
     free(txt);
     snprintf(p, sizeof p, "%s/report.json.partial", fx->dir);
     assert_int_not_equal(access(p, F_OK), 0);
+}
+
+/* Steps the analysis held but did not judge (missing data) are named in steps. */
+static void test_json_unjudged(void **state)
+{
+    struct fixture *fx = *state;
+    char err[256], p[512], perr[256];
+    const uint64_t n = fx->r.incomplete_steps, first = fx->r.incomplete_first;
+
+    fx->r.incomplete_steps = 7;
+    fx->r.incomplete_first = 53;
+    int rc = argus_report_write(fx->dir, fx->js, &fx->r, err, sizeof err);
+    fx->r.incomplete_steps = n;
+    fx->r.incomplete_first = first;
+    assert_int_equal(rc, 0);
+    snprintf(p, sizeof p, "%s/report.json", fx->dir);
+    char *txt = slurp(p, NULL);
+    assert_non_null(txt);
+    yajl_val root = yajl_tree_parse(txt, perr, sizeof perr);
+    assert_non_null(root);
+    assert_int_equal(YAJL_GET_INTEGER(get(root, "steps", "unjudged")), 7);
+    assert_int_equal(YAJL_GET_INTEGER(get(root, "steps", "unjudged_first")), 53);
+    yajl_tree_free(root);
+    free(txt);
+    snprintf(p, sizeof p, "%s/report.md", fx->dir);
+    txt = slurp(p, NULL);
+    assert_non_null(txt);
+    assert_non_null(strstr(txt, "7 steps (the first: step 53) were not judged"));
+    free(txt);
 }
 
 static void test_csv(void **state)
@@ -449,6 +480,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_json, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_json_unjudged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_csv, setup, teardown),
         cmocka_unit_test_setup_teardown(test_md_prom_svg, setup, teardown),
         cmocka_unit_test_setup_teardown(test_jsonl_once, setup, teardown),
