@@ -251,8 +251,8 @@ static int fill_ranks(struct an_ctx *c, struct argus_result *r)
     for (uint32_t q = 0; q < c->n; q++) {
         size_t m = 0;
         const double *w = c->vwall + (size_t)q * c->S;
-        const struct argus_qsketch *gone = argus_jobstore_rank_gone(c->js, q);
-        r->ranks[q].rank = q;
+        const struct argus_qsketch *gone = argus_jobstore_rank_gone(c->js, c->rank_of[q]);
+        r->ranks[q].rank = c->rank_of[q];
         if (gone) {
             for (size_t si = 0; si < c->S; si++)
                 if (!isnan(w[si]))
@@ -269,14 +269,17 @@ static int fill_ranks(struct an_ctx *c, struct argus_result *r)
     return 0;
 }
 
-/* Each rank row's flags: the kinds of the anomalies it is a source of. */
-static void flag_ranks(struct argus_result *r)
+/* Each rank row's flags: the kinds of the anomalies it is a source of (rows are slots,
+ * the anomalies' ranks rank ids). */
+static void flag_ranks(const struct an_ctx *c, struct argus_result *r)
 {
     for (size_t i = 0; i < r->n_anomalies; i++) {
         const struct argus_anomaly *a = &r->anomalies[i];
-        for (uint32_t j = 0; j < a->n_ranks; j++)
-            if (a->ranks[j] < r->n_ranks)
-                r->ranks[a->ranks[j]].flags |= 1u << a->kind;
+        for (uint32_t j = 0; j < a->n_ranks; j++) {
+            const long q = an_slot_of(c, a->ranks[j]);
+            if (q >= 0 && (uint32_t)q < r->n_ranks)
+                r->ranks[q].flags |= 1u << a->kind;
+        }
     }
 }
 
@@ -320,7 +323,10 @@ static int fill_anomalies(struct an_ctx *c, struct argus_result *r)
         if (k->dropped)
             continue;
         struct argus_anomaly *a = &r->anomalies[r->n_anomalies++];
-        *a = k->a;
+        *a = k->a; /* the context's slots become rank ids */
+        an_slots_to_ranks(c, a->ranks, a->n_ranks);
+        an_slots_to_ranks(c, a->victims, a->n_victims);
+        an_slots_to_ranks(c, a->group, a->n_group);
         if (!isfinite(a->slowdown))
             a->slowdown = 0;
         if (!isfinite(a->score))
@@ -370,7 +376,7 @@ int argus_analyze(const struct argus_jobstore *js, const struct argus_analysis_o
     }
     if ((rc = fill_anomalies(&c, r)))
         goto out;
-    flag_ranks(r);
+    flag_ranks(&c, r);
 out:
     if (rc == -ENOENT) {
         /* An empty store is a valid (empty) result: layout unknown, no steps. */

@@ -75,8 +75,10 @@ struct argus_result {
     struct argus_step_stats steps;
     size_t n_anomalies;
     struct argus_anomaly *anomalies; /* owned */
-    uint32_t n_ranks;
-    struct argus_rank_row *ranks;    /* owned, n_ranks entries */
+    uint32_t n_ranks;                /* rows: every id below the store's rank count when
+                                        at least half of them are present, else only the
+                                        ranks present (analysis/context.h, slots) */
+    struct argus_rank_row *ranks;    /* owned, n_ranks entries, ascending rank ids */
     uint64_t kernels_seen;
     double summary_bytes_per_rank_step;
     uint64_t dropped_events;

@@ -1,5 +1,5 @@
 /* context.h — the analysis context: a dense view of a job store (distinct step ids, a
- * rank x step table of summaries and of the values the detectors read most, resolved
+ * slot x step table of summaries and of the values the detectors read most, resolved
  * layout and peer classes, the kernel-name table, the job step-time series), the
  * candidates built on it, and the W1 matrix of a comm_degradation anomaly. Public so
  * that a writer can draw the diagnosis' own view (report/svg.c: rank grids, peer-class
@@ -7,6 +7,14 @@
  * may be used) and freed, never changed. What only the detectors share is
  * analysis/internal.h. One context per store at a time (its tables live in the store's
  * scratch), on the thread that owns the store.
+ *
+ * Rank ids are sparse keys, not array sizes: every per-rank table is indexed by a dense
+ * slot over the ranks the store knows something of (rank_of[slot], ascending), so that
+ * memory follows the ranks present, not the largest rank id. When the ids are dense (the
+ * store's rank count at most twice the ranks present) every id below the store's
+ * count gets a slot and slot == rank. Inside the context and its candidates a "rank" is a
+ * slot; argus_analyze maps slots to rank ids in what it returns (struct argus_result), so
+ * a reader holding a result's rank id finds its slot with an_slot_of.
  */
 #ifndef ARGUS_ANALYSIS_CONTEXT_H
 #define ARGUS_ANALYSIS_CONTEXT_H
@@ -47,7 +55,9 @@ struct an_list {
 struct an_ctx {
     const struct argus_jobstore *js;
     struct argus_analysis_opts o;
-    uint32_t n;                         /* ranks */
+    uint32_t n;                         /* slots: ranks in the view */
+    uint32_t *rank_of;                  /* [n] rank id of each slot, ascending */
+    int dense;                          /* rank_of[s] == s for every slot */
     size_t S;                           /* distinct steps held */
     uint64_t *step_id;                  /* [S] ascending */
     const struct argus_step_summary **cell; /* [r * S + si], NULL when not held/missing */
@@ -106,7 +116,26 @@ int an_ctx_build(struct an_ctx *c, const struct argus_jobstore *js,
                  const struct argus_analysis_opts *o);
 /* Free what the context owns, also after a failed an_ctx_build; c is zeroed. */
 void an_ctx_free(struct an_ctx *c);
-/* The summary of rank r at step index si; NULL when not held or cut off as missing. */
+/* The slot of rank id `rank`; -1 when the context has none for it. */
+static inline long an_slot_of(const struct an_ctx *c, uint32_t rank)
+{
+    if (c->dense)
+        return rank < c->n ? (long)rank : -1;
+    size_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (c->rank_of[mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->n && c->rank_of[lo] == rank ? (long)lo : -1;
+}
+/* The rank ids of an anomaly (sources, victims, group) as slots, in place; ids without a
+ * slot are left out (a result read against a context built from the same store has
+ * none). */
+void an_anomaly_to_slots(const struct an_ctx *c, struct argus_anomaly *a);
+/* The summary of slot r at step index si; NULL when not held or cut off as missing. */
 static inline const struct argus_step_summary *an_cell(const struct an_ctx *c, uint32_t r,
                                                        size_t si)
 {
@@ -133,7 +162,8 @@ static inline double an_wall(const struct argus_step_summary *s)
 /* Mean off-diagonal W1 of an n x n matrix M inside the members flagged in[] (intra) and
  * between members and non-members (inter); NAN when there is no such pair. */
 void an_w1_blocks(const double *M, size_t n, const uint8_t *in, double *intra, double *inter);
-/* Ranks to show in the W1 matrix of a comm_degradation anomaly: the members of its group
+/* Ranks (slots, as an's: a result's anomaly goes through an_anomaly_to_slots first) to
+ * show in the W1 matrix of a comm_degradation anomaly: the members of its group
  * and of the other groups of the same type (same PP stage first), at most AN_W1_MAX_REPS,
  * members first; in[i] = 1 for members. Fills M (n x n, row-major, n <= AN_W1_MAX_REPS)
  * with the W1 distances between the ranks' per-step typical call durations of kernel

@@ -1,4 +1,5 @@
-/* ctx.c — the analysis context: a dense view of a job store (distinct step ids, a rank ×
+/* ctx.c — the analysis context: a dense view of a job store (the ranks present as dense
+ * slots, distinct step ids, a slot ×
  * step table of summaries with missing ranks cut off and of the per-cell values the
  * detectors read most, resolved layout and peer classes, the job-wide kernel-name table,
  * the job step-time series, each class's median step wall) and small shared helpers.
@@ -43,11 +44,12 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Steps of rank r that count (those before its missing mark): a prefix of its list. *id
+/* Steps of slot q that count (those before its missing mark): a prefix of its list. *id
  * gets their ids, *v (when not NULL) their summaries. */
-static size_t held_steps(const struct an_ctx *c, uint32_t r, const uint64_t **id,
+static size_t held_steps(const struct an_ctx *c, uint32_t q, const uint64_t **id,
                          const struct argus_step_summary *const **v)
 {
+    const uint32_t r = c->rank_of[q];
     size_t m = argus_jobstore_rank_step_ids(c->js, r, id);
     if (v)
         argus_jobstore_rank_steps(c->js, r, v);
@@ -105,7 +107,7 @@ static int build_steps(struct an_ctx *c)
 {
     int missing = 0;
     for (uint32_t r = 0; r < c->n && !missing; r++)
-        missing = argus_jobstore_missing_since(c->js, r) != UINT64_MAX;
+        missing = argus_jobstore_missing_since(c->js, c->rank_of[r]) != UINT64_MAX;
     if (!missing) {
         const uint64_t *st;
         c->S = argus_jobstore_steps(c->js, &st);
@@ -117,7 +119,7 @@ static int build_steps(struct an_ctx *c)
     }
     size_t total = 0;
     for (uint32_t r = 0; r < c->n; r++)
-        total += argus_jobstore_rank_step_ids(c->js, r, NULL);
+        total += argus_jobstore_rank_step_ids(c->js, c->rank_of[r], NULL);
     c->step_id = malloc((total ? total : 1) * sizeof *c->step_id);
     uint64_t *tmp = malloc((total ? total : 1) * sizeof *tmp);
     if (!c->step_id || !tmp) {
@@ -211,8 +213,8 @@ out:
     return ncls;
 }
 
-/* Coordinates of every rank: from its summaries (build_cells), else its rank info, else
- * from the rank number in Megatron order once the sizes are known; the layout when some
+/* Coordinates of every slot: from its summaries (build_cells), else its rank info, else
+ * from its rank id in Megatron order once the sizes are known; the layout when some
  * rank said where it sits. */
 static void resolve_coords(struct an_ctx *c)
 {
@@ -220,7 +222,7 @@ static void resolve_coords(struct an_ctx *c)
     uint8_t *have = c->co_have; /* co[r] from r's summaries (build_cells) */
 
     for (uint32_t r = 0; r < c->n; r++) {
-        const struct argus_rank_info *ri = argus_jobstore_rankinfo(c->js, r);
+        const struct argus_rank_info *ri = argus_jobstore_rankinfo(c->js, c->rank_of[r]);
         if (!have[r] && ri && coords_known(&ri->coords)) {
             c->co[r] = ri->coords;
             have[r] = 1;
@@ -240,10 +242,11 @@ static void resolve_coords(struct an_ctx *c)
                 c->co[r].pp_size == sizes.pp_size && c->co[r].dp_size == sizes.dp_size)
                 continue;
             struct argus_coords *x = &c->co[r];
+            const uint32_t id = c->rank_of[r]; /* Megatron order is of rank ids */
             *x = sizes;
-            x->tp = (uint16_t)(r % sizes.tp_size);
-            x->dp = (uint16_t)((r / sizes.tp_size) % sizes.dp_size);
-            x->pp = (uint16_t)(r / ((uint32_t)sizes.tp_size * sizes.dp_size));
+            x->tp = (uint16_t)(id % sizes.tp_size);
+            x->dp = (uint16_t)((id / sizes.tp_size) % sizes.dp_size);
+            x->pp = (uint16_t)(id / ((uint32_t)sizes.tp_size * sizes.dp_size));
             x->ep = 0;
         }
     }
@@ -391,10 +394,10 @@ static int build_cells(struct an_ctx *c)
         const struct argus_step_summary *const *v;
         const struct argus_jobstore_row *w;
         if (r + CELLS_AHEAD < c->n)
-            rank_prefetch(c->js, r + CELLS_AHEAD);
+            rank_prefetch(c->js, c->rank_of[r + CELLS_AHEAD]);
         const size_t m = held_steps(c, r, &id, &v), base = (size_t)r * S;
         size_t j = 0;
-        argus_jobstore_rank_rows(c->js, r, &w);
+        argus_jobstore_rank_rows(c->js, c->rank_of[r], &w);
         for (size_t i = 0; i < m; i++, j++) { /* both ascending: one walk */
             while (m < S && c->step_id[j] < id[i]) /* m == S: it holds every step */
                 cell_none(c, base + j++);
@@ -487,6 +490,62 @@ int an_tmp_reserve(struct an_ctx *c, size_t n)
     return 0;
 }
 
+/* The store knows something of rank r for the analysis: steps held, rank info or a
+ * sketch of evicted steps. A missing mark alone is not enough: sealing marks every rank
+ * id without steps missing from step 0 (pipeline.c), and such a rank adds nothing to the
+ * tables (the report names it missing from the store itself). */
+static int rank_present(const struct argus_jobstore *js, uint32_t r)
+{
+    return argus_jobstore_rank_step_ids(js, r, NULL) || argus_jobstore_rankinfo(js, r) ||
+           argus_jobstore_rank_gone(js, r);
+}
+
+/* The slots (context.h): every rank id below the store's count when the ids are dense
+ * (that count at most twice the ranks present: the view of a job whose ranks
+ * all report is the store's own, slot == rank), else only the ranks present, so that a
+ * lone rank 65,535 beside four good ranks costs five rows, not 65,536. -ENOENT when the
+ * store knows no rank, -ENOMEM. */
+static int build_slots(struct an_ctx *c)
+{
+    const uint32_t N = argus_jobstore_nranks(c->js);
+    uint32_t present = 0;
+    for (uint32_t r = 0; r < N; r++)
+        present += (uint32_t)rank_present(c->js, r);
+    if (N == 0)
+        return -ENOENT;
+    c->dense = (uint64_t)N <= 2 * (uint64_t)present;
+    c->n = c->dense ? N : present;
+    if (c->n == 0)
+        return -ENOENT;
+    if (!(c->rank_of = malloc((size_t)c->n * sizeof *c->rank_of)))
+        return -ENOMEM;
+    for (uint32_t r = 0, q = 0; r < N && q < c->n; r++)
+        if (c->dense || rank_present(c->js, r))
+            c->rank_of[q++] = r;
+    return 0;
+}
+
+void an_anomaly_to_slots(const struct an_ctx *c, struct argus_anomaly *a)
+{
+    uint32_t *const v[3] = { a->ranks, a->victims, a->group };
+    uint32_t *const n[3] = { &a->n_ranks, &a->n_victims, &a->n_group };
+    for (int k = 0; k < 3; k++) {
+        uint32_t m = 0;
+        for (uint32_t i = 0; i < *n[k] && i < ARGUS_ANOMALY_MAX_RANKS; i++) {
+            const long q = an_slot_of(c, v[k][i]);
+            if (q >= 0)
+                v[k][m++] = (uint32_t)q;
+        }
+        *n[k] = m;
+    }
+}
+
+void an_slots_to_ranks(const struct an_ctx *c, uint32_t *v, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        v[i] = v[i] < c->n ? c->rank_of[v[i]] : v[i];
+}
+
 int an_ctx_build(struct an_ctx *c, const struct argus_jobstore *js,
                  const struct argus_analysis_opts *o)
 {
@@ -501,10 +560,7 @@ int an_ctx_build(struct an_ctx *c, const struct argus_jobstore *js,
         c->o.z = 5;
     if (c->o.min_steps == 0)
         c->o.min_steps = 1;
-    c->n = argus_jobstore_nranks(js);
-    if (c->n == 0)
-        return -ENOENT;
-    if ((rc = build_steps(c)))
+    if ((rc = build_slots(c)) || (rc = build_steps(c)))
         return rc;
     if ((rc = an_tmp_reserve(c, (c->n > c->S ? c->n : c->S) + 16)))
         return rc;
@@ -517,6 +573,7 @@ int an_ctx_build(struct an_ctx *c, const struct argus_jobstore *js,
 
 void an_ctx_free(struct an_ctx *c)
 {
+    free(c->rank_of);
     free(c->step_id);
     free(c->co_have);
     free(c->kmr);

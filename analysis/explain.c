@@ -262,6 +262,16 @@ void an_format_ranks(const uint32_t *r, size_t n, char *buf, size_t len)
     }
 }
 
+void an_format_slots(const struct an_ctx *c, const uint32_t *v, size_t n, char *buf,
+                     size_t len)
+{
+    uint32_t id[ARGUS_ANOMALY_MAX_RANKS];
+    n = n < ARGUS_ANOMALY_MAX_RANKS ? n : ARGUS_ANOMALY_MAX_RANKS;
+    memcpy(id, v, n * sizeof *id);
+    an_slots_to_ranks(c, id, (uint32_t)n);
+    an_format_ranks(id, n, buf, len);
+}
+
 /* "; peers wait in AllReduce/ReduceScatter (+38%)" or "" */
 static void victims_clause(struct an_ctx *c, struct an_cand *k, const char *who, char *buf,
                            size_t len)
@@ -371,7 +381,7 @@ static void said_fill(const struct an_ctx *c, const struct an_cand *k, struct sa
     w->last = (unsigned long long)a->step_last;
     w->nsteps = k->si_b - k->si_a + 1;
     w->stage_no = a->n_ranks ? c->cls[a->ranks[0]] : 0;
-    an_format_ranks(a->ranks, a->n_ranks, w->ranks, sizeof w->ranks);
+    an_format_slots(c, a->ranks, a->n_ranks, w->ranks, sizeof w->ranks);
     if (c->n_cls > 1)
         snprintf(w->stage, sizeof w->stage, "stage-%u ", w->stage_no);
     else

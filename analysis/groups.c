@@ -190,7 +190,7 @@ int an_groups_build(struct an_ctx *c)
     if (c->layout_known)
         return 0;
     for (uint32_t r = 0; r < c->n; r++) {
-        const struct argus_rank_info *ri = argus_jobstore_rankinfo(c->js, r);
+        const struct argus_rank_info *ri = argus_jobstore_rankinfo(c->js, c->rank_of[r]);
         M += ri ? ri->n_groups : 0;
     }
     if (M == 0)
@@ -204,7 +204,7 @@ int an_groups_build(struct an_ctx *c)
     }
     M = 0;
     for (uint32_t r = 0; r < c->n; r++) {
-        const struct argus_rank_info *ri = argus_jobstore_rankinfo(c->js, r);
+        const struct argus_rank_info *ri = argus_jobstore_rankinfo(c->js, c->rank_of[r]);
         for (uint32_t i = 0; ri && i < ri->n_groups && i < ARGUS_MAX_COMM_GROUPS; i++) {
             const struct argus_comm_group *g = &ri->groups[i];
             if (g->size < 2 || g->size >= c->n)

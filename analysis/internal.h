@@ -110,6 +110,11 @@ struct an_rrun *an_rruns_push(struct an_rruns *l, uint32_t rank, size_t a, size_
 void an_cand_add_rank(struct an_cand *k, uint32_t rank);
 /* Overlap, in steps, of [a0,b0] and [a1,b1] (0 when disjoint). */
 size_t an_overlap(size_t a0, size_t b0, size_t a1, size_t b1);
+/* Slots v[0..n) to their rank ids, in place (ascending stays ascending). */
+void an_slots_to_ranks(const struct an_ctx *c, uint32_t *v, uint32_t n);
+/* an_format_ranks (labels.h) of slots, written as their rank ids. */
+void an_format_slots(const struct an_ctx *c, const uint32_t *v, size_t n, char *buf,
+                     size_t len);
 /* Make sure tmp1..3 hold at least n doubles. */
 int an_tmp_reserve(struct an_ctx *c, size_t n);
 /* The values of the table v ([r * S + si], like vwall) of the members of class k held at

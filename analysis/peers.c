@@ -327,8 +327,8 @@ static int push_late(struct an_ctx *c, uint32_t r, const struct an_span *sp,
     }
     qsort(k->a.victims, k->a.n_victims, sizeof *k->a.victims, cmp_u32);
     char rk[24], vk[160];
-    an_format_ranks(k->a.ranks, k->a.n_ranks, rk, sizeof rk);
-    an_format_ranks(k->a.victims, k->a.n_victims, vk, sizeof vk);
+    an_format_slots(c, k->a.ranks, k->a.n_ranks, rk, sizeof rk);
+    an_format_slots(c, k->a.victims, k->a.n_victims, vk, sizeof vk);
     say(k->a.evidence, sizeof k->a.evidence,
              "late arriver: rank %s started its step %.2f ms after the median of its %u "
              "group peers (%.2f ms after the earliest) in %zu step%s (%llu-%llu) and waited "

@@ -79,19 +79,20 @@ static void svg_open(FILE *f, int w, int h, const char *title)
     fputs("</text>\n", f);
 }
 
-/* Grid position of rank r: row = DP replica, column = PP stage * TP + TP index. */
+/* Grid position of slot r (analysis/context.h): row = DP replica, column = PP stage * TP
+ * + TP index; without a layout by its rank id. */
 static void grid_pos(const struct an_ctx *c, uint32_t r, uint32_t *row, uint32_t *col)
 {
     if (c->layout_known) {
         *row = c->co[r].dp;
         *col = (uint32_t)c->co[r].pp * (uint32_t)c->lay.tp + c->co[r].tp;
     } else {
-        *row = r / 32;
-        *col = r % 32;
+        *row = c->rank_of[r] / 32;
+        *col = c->rank_of[r] % 32;
     }
 }
 
-/* Heatmap of v[rank] (NAN = no data): colour by t[rank]; hi[] ranks outlined. */
+/* Heatmap of v[slot] (NAN = no data): colour by t[slot]; a's sources (slots) outlined. */
 static void heatmap(FILE *f, const struct an_ctx *c, const double *v, const double *t,
                     const char *title, const char *unit, const struct argus_anomaly *a)
 {
@@ -128,7 +129,7 @@ static void heatmap(FILE *f, const struct an_ctx *c, const double *v, const doub
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
                    "stroke=\"%s\" stroke-width=\"%d\"><title>rank %u: %.3g %s</title></rect>\n",
                 MARGIN_L + (int)x * CELL, MARGIN_T + (int)y * CELL, CELL - 1, CELL - 1, col,
-                src ? "black" : "#999999", src ? 2 : 1, r, v[r], unit);
+                src ? "black" : "#999999", src ? 2 : 1, c->rank_of[r], v[r], unit);
     }
     fprintf(f, "<text x=\"4\" y=\"%d\">%s</text>\n</svg>\n", h - 10,
             a ? "outlined: source ranks; red: above the peer median, blue: below"
@@ -197,10 +198,10 @@ static void w1_svg(FILE *f, const struct an_ctx *c, const struct argus_anomaly *
             intra / 1e3, inter / 1e3);
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "<text x=\"4\" y=\"%d\"%s>rank %u</text>\n", MARGIN_T + (int)i * CELL + 13,
-                in[i] ? " font-weight=\"bold\"" : "", reps[i]);
+                in[i] ? " font-weight=\"bold\"" : "", c->rank_of[reps[i]]);
         fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"7\"%s>%u</text>\n",
                 MARGIN_L + (int)i * CELL + 2, MARGIN_T - 4, in[i] ? " font-weight=\"bold\"" : "",
-                reps[i]);
+                c->rank_of[reps[i]]);
         for (size_t j = 0; j < n; j++) {
             char col[16];
             const double v = M[i * n + j];
@@ -208,10 +209,9 @@ static void w1_svg(FILE *f, const struct an_ctx *c, const struct argus_anomaly *
             fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\">"
                        "<title>W1(rank %u, rank %u) = %.1f us</title></rect>\n",
                     MARGIN_L + (int)j * CELL, MARGIN_T + (int)i * CELL, CELL - 1, CELL - 1, col,
-                    reps[i], reps[j], v / 1e3);
+                    c->rank_of[reps[i]], c->rank_of[reps[j]], v / 1e3);
         }
     }
-    (void)c;
     fprintf(f, "<text x=\"4\" y=\"%d\">darker: larger distance (log scale)</text>\n</svg>\n",
             h - 10);
 }
@@ -261,8 +261,10 @@ int an_write_svgs(const struct argus_outdir *od, const struct argus_jobstore *js
         goto out;
     set->job = 1;
     for (size_t i = 0; i < r->n_anomalies && i < AN_SVG_MAX; i++) {
-        const struct argus_anomaly *a = &r->anomalies[i];
+        struct argus_anomaly as = r->anomalies[i]; /* its rank ids as the context's slots */
+        const struct argus_anomaly *a = &as;
         size_t sa, sb;
+        an_anomaly_to_slots(&c, &as);
         if (a->n_ranks == 0 || c.S == 0 || a->step_last < c.step_id[0])
             continue; /* no sources, or steps the store no longer holds */
         step_range(&c, a, &sa, &sb);
