@@ -34,6 +34,9 @@
       "summaries of reference and extreme ranks only (0: always)")                        \
     X(ARGUS_DEADLINE_MS, deadline_ms, INT, "2000", 10, 600000,                            \
       "per-window, per-tree-level wait for a child rank before it is marked missing")     \
+    X(ARGUS_SILENCE_MS, silence_ms, INT, "500", 100, 600000,                              \
+      "a child rank heard from not at all (its sign of life goes every eighth of this) "   \
+      "for this long is marked missing, windows due or not")                              \
     X(ARGUS_FINALIZE_MS, finalize_ms, INT, "10000", 100, 600000,                          \
       "longest time MPI_Finalize waits for Argus's last exchange and report")             \
     X(ARGUS_CLOCK_SYNC_MS, clock_sync_ms, INT, "10000", 0, 3600000,                       \
@@ -100,6 +103,7 @@ struct argus_config {
     long fanin;
     long condense;
     long deadline_ms;
+    long silence_ms;
     long finalize_ms;
     long clock_sync_ms;
     long max_events;

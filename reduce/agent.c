@@ -370,7 +370,7 @@ static void try_forward(uint64_t now)
  * wrote one, so that a job that hangs after a rank died names that rank. */
 static void keep_alive(uint64_t now)
 {
-    const uint64_t silent = argus_treemsg_silent_ns(agent.o.deadline_ms);
+    const uint64_t silent = argus_treemsg_silent_ns(agent.o.silence_ms);
 
     for (int i = 0; i < agent.o.nchildren; i++) {
         struct child *c = &agent.ch[i];
@@ -391,8 +391,10 @@ static void keep_alive(uint64_t now)
         }
         return;
     }
+    /* marks waiting go up at once (a launcher may kill the whole job a second after one
+     * rank died: Slurm's mpi/pmix does), else a sign of life when one is due */
     if (agent.sending || agent.fwd_pending || agent.sent_final || agent.mute ||
-        now - agent.sent_at < argus_treemsg_alive_ns(agent.o.deadline_ms))
+        (agent.miss.len == 0 && now - agent.sent_at < argus_treemsg_alive_ns(agent.o.silence_ms)))
         return;
     struct argus_treemsg m = {
         .flags = ARGUS_TREEMSG_ALIVE,

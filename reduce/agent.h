@@ -32,6 +32,7 @@ struct argus_agent_opts {
     int height;             /* tree levels below this rank (0 for a leaf) */
     long window;            /* steps per window */
     long deadline_ms, finalize_ms;
+    long silence_ms;        /* ARGUS_SILENCE_MS (treemsg.h argus_treemsg_silent_ns) */
     long clock_sync_ms;     /* re-measure the clock offset this often (clockkeep.h); 0 never */
     int threaded;           /* 1: start the Argus thread; 0: exchange at finish */
     int condense;           /* 1: inner nodes and rank 0 condense (reduce/condense.h) */

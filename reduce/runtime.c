@@ -151,6 +151,7 @@ static int agent_setup(void)
         .height = argus_tree_height_of(runtime.parent, runtime.size, runtime.rank),
         .window = runtime.cfg.window,
         .deadline_ms = runtime.cfg.deadline_ms,
+        .silence_ms = runtime.cfg.silence_ms,
         .finalize_ms = runtime.cfg.finalize_ms,
         .threaded = runtime.threaded,
         .clock_sync_ms = runtime.cfg.clock_sync_ms,

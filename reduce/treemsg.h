@@ -22,19 +22,20 @@
  * stuck (waiting, say, on a rank that died) still says it lives and passes its marks up. */
 #define ARGUS_TREEMSG_ALIVE 2u
 
-/* Silence (docs/ALGORITHMS.md, "Missing data"): the period of signs of life, a quarter of
- * the deadline (at least 1 ms), and how long a parent hears nothing at all from a child
- * before it marks the child's subtree missing from the first window not delivered: twice
- * the deadline, 8 signs of life missed. This is what names a rank killed outright
+/* Silence (docs/ALGORITHMS.md, "Missing data"): the period of signs of life, an eighth of
+ * ARGUS_SILENCE_MS (at least 1 ms), and how long a parent hears nothing at all from a
+ * child before it marks the child's subtree missing from the first window not delivered:
+ * ARGUS_SILENCE_MS, 8 signs of life missed. Apart from ARGUS_DEADLINE_MS (a window's
+ * wait) because a launcher may end the whole job a second after a rank died. This is what names a rank killed outright
  * (kill -9) while the others wait on it and no window is due. Pure. */
-static inline uint64_t argus_treemsg_alive_ns(long deadline_ms)
+static inline uint64_t argus_treemsg_alive_ns(long silence_ms)
 {
-    const uint64_t ns = (uint64_t)(deadline_ms > 0 ? deadline_ms : 1) * 250000ull;
+    const uint64_t ns = (uint64_t)(silence_ms > 0 ? silence_ms : 1) * 125000ull;
     return ns > 1000000ull ? ns : 1000000ull;
 }
-static inline uint64_t argus_treemsg_silent_ns(long deadline_ms)
+static inline uint64_t argus_treemsg_silent_ns(long silence_ms)
 {
-    return 8 * argus_treemsg_alive_ns(deadline_ms);
+    return 8 * argus_treemsg_alive_ns(silence_ms);
 }
 
 struct argus_treemsg_miss {

@@ -44,8 +44,8 @@ static void test_defaults(void **state)
     assert_int_equal(c.log, ARGUS_LOG_WARN);
     assert_true(fabs(c.ratio - 1.15) < 1e-12);
     assert_int_equal(c.spool_max, 1024); /* MiB */
-    /* Every row's default passes its own check, and the table has all 29 rows. */
-    assert_int_equal(argus_config_nvars, 29);
+    /* Every row's default passes its own check, and the table has all 30 rows. */
+    assert_int_equal(argus_config_nvars, 30);
     for (size_t i = 0; i < argus_config_nvars; i++) {
         char err[256] = "";
         const struct argus_config_var *v = &argus_config_vars[i];
@@ -104,7 +104,7 @@ static void test_int_bounds_and_garbage(void **state)
         for (size_t g = 0; g < sizeof garbage / sizeof garbage[0]; g++)
             expect_reject(v->name, garbage[g], range);
     }
-    assert_int_equal(seen, 16);
+    assert_int_equal(seen, 17);
     /* The exact message of the contract. */
     char err[256];
     assert_int_equal(argus_config_check("ARGUS_WINDOW", "abc", err, sizeof err), -EINVAL);
@@ -306,6 +306,7 @@ static void test_print(void **state)
                               "ARGUS_FANIN=4\n"
                               "ARGUS_CONDENSE=96\n"
                               "ARGUS_DEADLINE_MS=2000\n"
+                              "ARGUS_SILENCE_MS=500\n"
                               "ARGUS_FINALIZE_MS=10000\n"
                               "ARGUS_CLOCK_SYNC_MS=10000\n"
                               "ARGUS_MAX_EVENTS=262144\n"

@@ -36,6 +36,11 @@ WORK=$(mktemp -d /tmp/argus-slurm.XXXXXX)
 chmod 755 "$WORK"
 export SLURM_LOCAL_DIR="$WORK/cluster"
 export SLURM_LOCAL_CPUS=${SLURM_LOCAL_CPUS:-16}
+# Open MPI's shared-memory files are named after the PMIx namespace (slurm.pmix.<job>.<step>):
+# two tests' clusters both run job 1, so under make -j2 their jobs shared /dev/shm segments
+# and segfaulted in mca_btl_vader_poll_handle_frag. Each test keeps its own.
+mkdir -p "$WORK/shm"; chmod 1777 "$WORK/shm"
+export OMPI_MCA_btl_vader_backing_directory="$WORK/shm"
 
 port_busy() { grep -qiE ":$(printf %04X "$1") [0-9A-F]+:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null; }
 # A free slurmctld port (and +1 for slurmd) from the test's own base, so tests that make
