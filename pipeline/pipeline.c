@@ -270,8 +270,26 @@ void argus_pipeline_set_inputs(struct argus_pipeline *pl, const struct argus_rep
 
 /* ---- one report -------------------------------------------------------------------------- */
 
-/* Take back the marks of ranks that delivered every real step (see pipeline.h). */
-static void settle_late_final(struct argus_pipeline *pl)
+/* 1 when rank holds every step from `from` to the job's last (no hole, none evicted): it
+ * was late, not missing. */
+static int delivered_since(const struct argus_pipeline *pl, uint32_t rank, uint64_t from,
+                           uint64_t last)
+{
+    const struct argus_step_summary *const *v;
+    const size_t n = argus_jobstore_rank_steps(pl->js, rank, &v);
+
+    if (n == 0 || v[n - 1]->step != last || v[0]->step > from)
+        return 0;
+    size_t held = 0;
+    for (size_t i = n; i-- > 0 && v[i]->step >= from;)
+        held++;
+    return held == last - from + 1;
+}
+
+/* Take back the marks of ranks that delivered every real step after all (see
+ * pipeline.h): final, also a mark past the last step (only the empty flush at
+ * MPI_Finalize missed its deadline). */
+static void settle_late(struct argus_pipeline *pl, int final)
 {
     uint64_t first, last;
     size_t k = 0;
@@ -284,7 +302,8 @@ static void settle_late_final(struct argus_pipeline *pl)
         const struct argus_pipeline_miss *x = &pl->miss[i];
         const struct argus_step_summary *const *v;
         size_t n = argus_jobstore_rank_steps(pl->js, x->rank, &v);
-        if (x->from_step > last && n && v[n - 1]->step == last) {
+        if ((final && x->from_step > last && n && v[n - 1]->step == last) ||
+            (x->from_step <= last && delivered_since(pl, x->rank, x->from_step, last))) {
             argus_jobstore_clear_missing(pl->js, x->rank);
             pl->late[pl->nlate++] = x->rank;
             continue;
@@ -302,8 +321,8 @@ int argus_pipeline_analyze(struct argus_pipeline *pl, int final)
     if (!pl->sealed)
         m->ended_ns = argus_clock_realtime_ns();
     pl->final = final;
+    settle_late(pl, final);
     if (final) {
-        settle_late_final(pl);
         int all = !(pl->rep.inputs && (pl->rep.inputs->n_skipped || pl->rep.inputs->n_lost));
         for (uint32_t r = 0; r < argus_jobstore_nranks(pl->js); r++)
             if (argus_jobstore_missing_since(pl->js, r) != UINT64_MAX)

@@ -152,11 +152,12 @@ void argus_pipeline_set_inputs(struct argus_pipeline *pl, const struct argus_rep
 
 /* ---- one report --------------------------------------------------------------------- */
 
-/* Analyse what the store holds into pl->rep, replacing the previous analysis. final=1 at
- * the end: first every mark from a step after the job's last step on a rank that holds
- * that last step is taken back (the rank only missed the deadline of the last, empty
- * flush at MPI_Finalize; it is listed in late[]), then job.complete is set: no rank
- * missing and no input skipped. Then anomalies of steps the store no longer holds are
+/* Analyse what the store holds into pl->rep, replacing the previous analysis. First the
+ * mark of a rank that holds every step from its mark to the job's last step is taken
+ * back (it was late, not missing: a deadline or silence on a busy node; listed in
+ * late[]); final=1 at the end, also a mark from a step after the job's last step on a
+ * rank that holds that last step (it only missed the deadline of the last, empty flush
+ * at MPI_Finalize); then job.complete is set: no rank missing and no input skipped. Then anomalies of steps the store no longer holds are
  * added back (carry.h; only a store with a horizon evicts), the steps analysed are let go
  * (pin), and each new anomaly gets an L4 trace plan while l4_on and not final (the
  * written traces are linked either way). 0, or negative errno (-ENOENT: no step

@@ -74,6 +74,7 @@ static struct {
     uint64_t bytes_in;              /* bytes of window messages received (reduce.json) */
     double thread_cpu_s;            /* the Argus thread's CPU time (reduce.json) */
     uint64_t sent_at;               /* monotonic ns the last message went up (keep_alive) */
+    uint64_t checked_at;            /* monotonic ns keep_alive last ran */
     uint64_t miss_reported;         /* rank 0: r0->windows_with_miss at its last report */
 } agent;
 
@@ -371,9 +372,17 @@ static void try_forward(uint64_t now)
 static void keep_alive(uint64_t now)
 {
     const uint64_t silent = argus_treemsg_silent_ns(agent.o.silence_ms);
+    /* Time this thread itself was away (a report written on rank 0, fsync, a descheduled
+     * thread on an oversubscribed node) is no child's silence: it did not listen then. */
+    const uint64_t away = agent.checked_at && now > agent.checked_at + POLL_MAX_NS
+                              ? now - agent.checked_at - POLL_MAX_NS
+                              : 0;
+    agent.checked_at = now;
 
     for (int i = 0; i < agent.o.nchildren; i++) {
         struct child *c = &agent.ch[i];
+        if (away)
+            c->heard = c->heard + away < now ? c->heard + away : now;
         if (c->missing || c->final || now <= c->heard || now - c->heard <= silent)
             continue;
         c->missing = 1;
@@ -434,6 +443,7 @@ static void run_loop(int threaded, uint64_t until)
     long idle_ns = POLL_NS;
 
     agent.sent_at = argus_clock_monotonic_ns();
+    agent.checked_at = 0;
     for (int i = 0; i < agent.o.nchildren; i++)
         agent.ch[i].heard = agent.sent_at;
     while (!finished()) {

@@ -287,6 +287,48 @@ static void test_final_after_provisional(void **state)
     free(md);
 }
 
+/* A rank marked missing (a silence mark on a busy node, a deadline missed) that then
+ * delivers every step from its mark on was late, not missing: the mark is taken back at
+ * the next analysis; one with a hole keeps its mark. */
+static void test_late_mark_taken_back(void **state)
+{
+    struct fixture *fx = *state;
+    char err[512];
+    size_t len;
+    const struct argus_pipeline_opts o = {
+        .nranks = 3, .base = fx->base, .jobid = "late", .stepid = "0", .window = 5};
+
+    assert_int_equal(argus_pipeline_open(&fx->pl, &o, err, sizeof err), 0);
+    fx->open = 1;
+    uint8_t *w = window(3, 0, 10, &len);
+    argus_pipeline_ingest(&fx->pl, w, len, NULL, 0);
+    free(w);
+    argus_pipeline_mark_missing(&fx->pl, 1, 10, 2);
+    argus_pipeline_mark_missing(&fx->pl, 2, 10, 2);
+    assert_int_equal(argus_pipeline_analyze(&fx->pl, 0), 0);
+    assert_int_equal(fx->pl.nmiss, 2); /* nothing after the marks yet */
+    /* ranks 0 and 1 deliver steps 10..19; rank 2 only 15..19 (a hole) */
+    w = window(2, 10, 20, &len);
+    argus_pipeline_ingest(&fx->pl, w, len, NULL, 0);
+    free(w);
+    struct argus_step_summary *s = malloc(sizeof *s);
+    assert_non_null(s);
+    for (uint64_t st = 15; st < 20; st++) {
+        summary(s, 2, st);
+        assert_int_equal(argus_pipeline_add_summary(&fx->pl, s), 0);
+    }
+    free(s);
+    assert_int_equal(argus_pipeline_analyze(&fx->pl, 0), 0);
+    assert_int_equal(fx->pl.nmiss, 1);
+    assert_int_equal(fx->pl.miss[0].rank, 2);
+    assert_int_equal(fx->pl.nlate, 1);
+    assert_int_equal(fx->pl.late[0], 1);
+    assert_int_equal(argus_jobstore_missing_since(fx->pl.js, 1), UINT64_MAX);
+    assert_int_equal(argus_jobstore_missing_since(fx->pl.js, 2), 10);
+    assert_int_equal(argus_pipeline_analyze(&fx->pl, 1), 0);
+    assert_int_equal(argus_jobstore_meta(fx->pl.js)->complete, 0);
+}
+
 static void test_trace_file(void **state)
 {
     struct fixture *fx = *state;
@@ -638,6 +680,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_inputs_reach_every_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_input_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_final_after_provisional, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_late_mark_taken_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_names_escaped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_swapped_dir, setup, teardown),
