@@ -31,8 +31,9 @@ struct fixture {
 };
 
 /* A rank 0 over NRANKS ranks that has taken in steps 0 .. nsteps - 1 of every rank as one
- * buffer (kernel-less summaries, as the tree carries them). 0 or -1. */
-static int open_ingested(struct fixture *fx, uint64_t nsteps)
+ * buffer (kernel-less summaries, as the tree carries them); rank 3's before stop3 only
+ * (UINT64_MAX: all). 0 or -1. */
+static int open_ingested(struct fixture *fx, uint64_t nsteps, uint64_t stop3)
 {
     struct argus_config cfg;
     char err[256];
@@ -53,7 +54,7 @@ static int open_ingested(struct fixture *fx, uint64_t nsteps)
     if (!s || !buf)
         return -1;
     for (uint32_t r = 0; r < NRANKS; r++) {
-        for (uint64_t st = 0; st < nsteps; st++) {
+        for (uint64_t st = 0; st < nsteps && (r != 3 || st < stop3); st++) {
             s->rank = r;
             s->step = st;
             s->start_ns = 1000000000ull * (st + 1);
@@ -74,7 +75,7 @@ static int open_ingested(struct fixture *fx, uint64_t nsteps)
 static int setup(void **state)
 {
     struct fixture *fx = calloc(1, sizeof *fx);
-    if (!fx || open_ingested(fx, NSTEPS) != 0)
+    if (!fx || open_ingested(fx, NSTEPS, UINT64_MAX) != 0)
         return -1;
     *state = fx;
     return 0;
@@ -86,7 +87,7 @@ static int setup_lagging(void **state)
 {
     struct fixture *fx = calloc(1, sizeof *fx);
     setenv("ARGUS_TEST_STORE_CELLS", "64", 1);
-    int rc = fx ? open_ingested(fx, 30) : -1;
+    int rc = fx ? open_ingested(fx, 30, UINT64_MAX) : -1;
     unsetenv("ARGUS_TEST_STORE_CELLS");
     if (rc)
         return -1;
@@ -178,6 +179,16 @@ static void test_late_final_flush_is_not_missing(void **state)
     assert_non_null(j);
     assert_non_null(strstr(j, "\"complete\": true"));
     free(j);
+}
+
+/* Rank 3 stopped at step 5. */
+static int setup_stopped(void **state)
+{
+    struct fixture *fx = calloc(1, sizeof *fx);
+    if (!fx || open_ingested(fx, NSTEPS, 5) != 0)
+        return -1;
+    *state = fx;
+    return 0;
 }
 
 /* A rank that stopped inside the job stays missing from where it stopped. */
@@ -302,7 +313,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_late_final_flush_is_not_missing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_missing_inside_job_stays, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_inside_job_stays, setup_stopped, teardown),
         cmocka_unit_test_setup_teardown(test_lagging_steps_wait_for_analysis, setup_lagging,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reduce_json_keys, setup, teardown),
