@@ -53,6 +53,9 @@ struct run {
     char **notes;                 /* "path: what was dropped or cut" (the input is used) */
     size_t n_notes, cap_notes;
     uint32_t max_ranks;           /* --max-ranks (0: ARGUS_MAX_RANKS_DEFAULT) */
+    const char *rank_from;        /* --rank-from: ERE on a trainer log's name; NULL */
+    int32_t *log_ranks;           /* the rank of each trainer log imported */
+    size_t n_logs, cap_logs;      /* n_logs: the next one's default rank */
     int *pipe_fds;                /* copies of pipes read (open until exit: spools are
                                      read again from /dev/fd/N by the store) */
     size_t n_pipe_fds, cap_pipe_fds;

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,9 @@ static void usage(FILE *out)
             "usage: " PROG " [-o OUTDIR] PATH...\n"
             "Diagnose saved training data with Argus: PyTorch-profiler (Kineto) traces, one\n"
             "file per rank (.json or .json.gz), Argus spool files (summaries.argus) or a\n"
-            "steps.csv. A PATH may be a directory; formats are detected from content.\n"
+            "steps.csv, or trainer logs (Megatron-LM, tqdm, MLPerf, modded-nanogpt,\n"
+            "DeepSpeed-Chat), one per rank. A PATH may be a directory; formats are detected\n"
+            "from content.\n"
             "Writes report.json, report.md, steps.csv and anomalies.jsonl into OUTDIR and\n"
             "prints the report summary. Without -o, a new directory is made, never an\n"
             "existing one: JOBDIR.analysis beside the job directory the first PATH is or is\n"
@@ -51,6 +54,9 @@ static void usage(FILE *out)
             "  -R, --max-ranks N a rank id of N or more costs its file (a trace, a spool) or\n"
             "                    row (steps.csv) and one line (default 65536, at most\n"
             "                    16777216; memory grows with the largest rank id)\n"
+            "  -r, --rank-from RE a trainer log's rank: the first capture group of the POSIX\n"
+            "                    extended regular expression RE on its file name (default:\n"
+            "                    \"rank N\" or \"worker N\" in the name, else the logs' order)\n"
             "  -h, --help        this help\n"
             "  -V, --version     print the version\n"
             "Exit status: 0 analysed (some inputs may have been skipped), 1 nothing could be\n"
@@ -210,6 +216,7 @@ int main(int argc, char **argv)
         {"outdir", required_argument, NULL, 'o'},
         {"max-mem", required_argument, NULL, 'm'},
         {"max-ranks", required_argument, NULL, 'R'},
+        {"rank-from", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -222,7 +229,7 @@ int main(int argc, char **argv)
     int c, status = 1, opened = 0;
 
     memset(&r, 0, sizeof r);
-    while ((c = getopt_long(argc, argv, "o:m:R:hV", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:m:R:r:hV", lopts, NULL)) != -1) {
         switch (c) {
         case 'o': outdir = optarg; break;
         case 'm':
@@ -241,6 +248,21 @@ int main(int argc, char **argv)
                 return 2;
             }
             r.max_ranks = (uint32_t)v;
+            break;
+        }
+        case 'r': { /* import/steplog.h: first capture = rank */
+            regex_t re;
+            int bad = regcomp(&re, optarg, REG_EXTENDED) != 0;
+            if (!bad) {
+                bad = re.re_nsub < 1;
+                regfree(&re);
+            }
+            if (bad) {
+                fprintf(stderr, PROG ": --rank-from %s: not a POSIX extended regular "
+                        "expression with a capture group\n", optarg);
+                return 2;
+            }
+            r.rank_from = optarg;
             break;
         }
         case 'h': usage(stdout); return 0;

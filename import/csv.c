@@ -4,14 +4,20 @@
  * (step and phase times) comes out of them: compute time is the busy time outside
  * communication, split over phases by their wall times.
  *
- * Columns are found by the header's names, in any order (unknown columns are ignored;
- * step, rank, start_ns and end_ns are required, the five *_ms default to 0). A row that
- * does not parse, holds a value outside the sane bounds (import/import.h) or a rank at or
- * past the bound is refused and counted, and reading goes on with the next line; so is a
- * last line without an end of line (the file was cut). A later row of a (step, rank)
- * already seen is counted (it replaces the earlier one, as in the store). Plain or gzip;
- * lines up to CSV_LINE_MAX bytes (longer ones are refused rows). Memory: one line buffer
- * and a set of (step, rank) keys, 16 bytes a row. Never prints.
+ * Columns are found by the header's names, in any order (unknown columns are ignored).
+ * step and rank are required, and either start_ns and end_ns or duration_ms (with both,
+ * start_ns/end_ns win). With duration_ms only, each rank's steps are laid end to end from
+ * 0 in file order (start = the end of that rank's previous row). The five *_ms phase
+ * columns are optional: an absent column is 0 for every row; an empty cell is unknown, and
+ * a row with any unknown phase carries no phase split at all (the summary has no "unknown"
+ * figure: its whole wall time is compute, as in a step-times-only row) and is counted. A
+ * row that does not parse, holds a value outside the sane bounds (import/import.h) or a
+ * rank at or past the bound is refused and counted, and reading goes on with the next line;
+ * so is a last line without an end of line (the file was cut). A later row of a
+ * (step, rank) already seen is counted (it replaces the earlier one, as in the store).
+ * Plain or gzip; lines up to CSV_LINE_MAX bytes (longer ones are refused rows). Memory:
+ * one line buffer, a set of (step, rank) keys, 16 bytes a row, and (duration_ms only) one
+ * clock per rank id. Never prints.
  */
 #include <errno.h>
 #include <math.h>
@@ -21,14 +27,21 @@
 #include <zlib.h>
 
 #include "import/import.h"
+#include "import/steplog.h"
 
 #define CSV_LINE_MAX 65536
-#define CSV_COLS 9
+#define CSV_COLS 10
 
-enum { C_STEP, C_RANK, C_START, C_END, C_FWD, C_BWD, C_OPT, C_COMM, C_HOST };
+enum { C_STEP, C_RANK, C_START, C_END, C_FWD, C_BWD, C_OPT, C_COMM, C_HOST, C_DUR };
 static const char *const col_name[CSV_COLS] = {
     "step", "rank", "start_ns", "end_ns", "forward_ms", "backward_ms", "optimizer_ms",
-    "comm_ms", "host_gap_ms",
+    "comm_ms", "host_gap_ms", "duration_ms",
+};
+
+/* Per-rank clocks for duration_ms-only files: where each rank's next step starts. */
+struct clocks {
+    uint64_t *at;
+    size_t n;
 };
 
 /* ---- (step, rank) set: open addressing, key + 1 so 0 is empty ---------------------- */
@@ -168,9 +181,9 @@ static int parse_header(char *line, int *pos, int *nfields, char *why, size_t wh
                 pos[c] = i;
             }
     for (int c = 0; c <= C_END; c++)
-        if (pos[c] < 0) {
-            snprintf(why, whylen, "no column \"%s\" in the header (step, rank, start_ns and "
-                     "end_ns are required)", col_name[c]);
+        if (pos[c] < 0 && (c <= C_RANK || pos[C_DUR] < 0 || pos[C_START + C_END - c] >= 0)) {
+            snprintf(why, whylen, "no column \"%s\" in the header (step, rank, and start_ns "
+                     "and end_ns or duration_ms are required)", col_name[c]);
             return -1;
         }
     *nfields = n;
@@ -179,11 +192,13 @@ static int parse_header(char *line, int *pos, int *nfields, char *why, size_t wh
 
 /* One row into s. 0, or -1 with why. */
 static int parse_row(char *line, const int *pos, int nfields, uint32_t max_ranks,
-                     struct argus_step_summary *s, char *why, size_t whylen)
+                     struct clocks *ck, struct argus_step_summary *s, int *unknown, char *why,
+                     size_t whylen)
 {
     char *f[CSV_COLS * 8];
-    uint64_t u[4];
-    double d[5] = {0};
+    uint64_t u[4] = {0};
+    double d[5] = {0}, dur = 0;
+    const int by_dur = pos[C_START] < 0;
     int n = split(line, f, nfields);
 
     if (n != nfields) {
@@ -194,21 +209,53 @@ static int parse_row(char *line, const int *pos, int nfields, uint32_t max_ranks
     const uint64_t bound[4] = {ARGUS_CSV_MAX_NS, UINT32_MAX, ARGUS_CSV_MAX_NS,
                                ARGUS_CSV_MAX_NS};
     for (int c = 0; c < 4; c++)
-        if (parse_u64(f[pos[c]], bound[c], &u[c]) != 0) {
+        if ((!by_dur || c <= C_RANK) && parse_u64(f[pos[c]], bound[c], &u[c]) != 0) {
             snprintf(why, whylen, "%s \"%.40s\" is not an integer in [0, %llu]", col_name[c],
                      f[pos[c]], (unsigned long long)bound[c]);
             return -1;
         }
-    for (int c = C_FWD; c < CSV_COLS; c++)
-        if (pos[c] >= 0 && parse_ms(f[pos[c]], &d[c - C_FWD]) != 0) {
+    *unknown = 0;
+    for (int c = C_FWD; c <= C_HOST; c++)
+        if (pos[c] >= 0 && !*f[pos[c]]) {
+            d[c - C_FWD] = NAN; /* empty: unknown */
+            *unknown = 1;
+        } else if (pos[c] >= 0 && parse_ms(f[pos[c]], &d[c - C_FWD]) != 0) {
             snprintf(why, whylen, "%s \"%.40s\" is not a number of milliseconds in [0, %.0f]",
                      col_name[c], f[pos[c]], ARGUS_CSV_MAX_MS);
             return -1;
         }
+    if (by_dur && (parse_ms(f[pos[C_DUR]], &dur) != 0 ||
+                   dur * 1e6 > (double)ARGUS_CSV_MAX_STEP_NS)) {
+        snprintf(why, whylen, "duration_ms \"%.40s\" is not a number of milliseconds in "
+                 "[0, %.0f]", f[pos[C_DUR]], (double)ARGUS_CSV_MAX_STEP_NS / 1e6);
+        return -1;
+    }
     if (u[C_RANK] >= max_ranks) {
         snprintf(why, whylen, "rank %llu is at or past the bound of %lu ranks (--max-ranks)",
                  (unsigned long long)u[C_RANK], (unsigned long)max_ranks);
         return -1;
+    }
+    if (by_dur) { /* laid end to end per rank, from 0 */
+        if (u[C_RANK] >= ck->n) {
+            size_t cap = ck->n ? ck->n : 64;
+            while (cap <= u[C_RANK])
+                cap *= 2;
+            uint64_t *at = realloc(ck->at, cap * sizeof *at);
+            if (!at) {
+                snprintf(why, whylen, "out of memory");
+                return -1;
+            }
+            memset(at + ck->n, 0, (cap - ck->n) * sizeof *at);
+            ck->at = at, ck->n = cap;
+        }
+        u[C_START] = ck->at[u[C_RANK]];
+        u[C_END] = u[C_START] + (uint64_t)(dur * 1e6 + 0.5);
+        if (u[C_END] > ARGUS_CSV_MAX_NS) {
+            snprintf(why, whylen, "the durations of rank %llu add up past %llu ns",
+                     (unsigned long long)u[C_RANK], (unsigned long long)ARGUS_CSV_MAX_NS);
+            return -1;
+        }
+        ck->at[u[C_RANK]] = u[C_END];
     }
     if (u[C_END] < u[C_START] || u[C_END] - u[C_START] > ARGUS_CSV_MAX_STEP_NS) {
         snprintf(why, whylen, "end_ns - start_ns is %s (a step lasts 0 to %llu ns)",
@@ -221,21 +268,7 @@ static int parse_row(char *line, const int *pos, int nfields, uint32_t max_ranks
     s->rank = (uint32_t)u[C_RANK];
     s->start_ns = u[C_START];
     s->end_ns = u[C_END];
-    uint64_t wall = u[C_END] - u[C_START];
-    s->phase_wall_ns[ARGUS_PH_FORWARD] = (uint64_t)(d[0] * 1e6);
-    s->phase_wall_ns[ARGUS_PH_BACKWARD] = (uint64_t)(d[1] * 1e6);
-    s->phase_wall_ns[ARGUS_PH_OPTIMIZER] = (uint64_t)(d[2] * 1e6);
-    s->phase_wall_ns[ARGUS_PH_COMM] = (uint64_t)(d[3] * 1e6);
-    s->phase_wall_ns[ARGUS_PH_HOST] = (uint64_t)(d[4] * 1e6);
-    s->collective_ns = s->phase_wall_ns[ARGUS_PH_COMM];
-    s->host_gap_ns = s->phase_wall_ns[ARGUS_PH_HOST] < wall ? s->phase_wall_ns[ARGUS_PH_HOST]
-                                                            : wall;
-    s->busy_ns = wall - s->host_gap_ns;
-    s->compute_ns = s->busy_ns > s->collective_ns ? s->busy_ns - s->collective_ns : 0;
-    uint64_t ph = s->phase_wall_ns[0] + s->phase_wall_ns[1] + s->phase_wall_ns[2];
-    for (int p = 0; p < 3 && ph; p++)
-        s->phase_compute_ns[p] =
-            (uint64_t)((double)s->compute_ns * (double)s->phase_wall_ns[p] / (double)ph);
+    argus_steps_fold(s, d);
     s->flags = ARGUS_SF_PARTIAL;
     return 0;
 }
@@ -276,6 +309,8 @@ int argus_steps_csv_import(const char *path, const struct argus_csv_opts *o,
     char *line = malloc(CSV_LINE_MAX);
     struct argus_step_summary *s = calloc(1, sizeof *s);
     struct seen seen = {0};
+    struct clocks ck = {0};
+    int unknown = 0;
     gzFile gz = gzopen(path, "rb");
     unsigned long lineno = 0;
     int rc = 0, pos[CSV_COLS], nfields = 0, have_header = 0;
@@ -318,7 +353,7 @@ int argus_steps_csv_import(const char *path, const struct argus_csv_opts *o,
         }
         if (strspn(line, " \t") == len)
             continue; /* blank line */
-        if (parse_row(line, pos, nfields, max_ranks, s, why, sizeof why) != 0) {
+        if (parse_row(line, pos, nfields, max_ranks, &ck, s, &unknown, why, sizeof why) != 0) {
             refuse(info, lineno, why);
             continue;
         }
@@ -332,6 +367,8 @@ int argus_steps_csv_import(const char *path, const struct argus_csv_opts *o,
             info->dup_line = lineno;
             info->dup_of = (unsigned long)earlier;
         }
+        if (unknown && info->phase_unknown++ == 0)
+            info->phase_unknown_line = lineno;
         if (s->rank + 1 > info->max_rank)
             info->max_rank = s->rank + 1;
         info->rows++;
@@ -347,8 +384,8 @@ int argus_steps_csv_import(const char *path, const struct argus_csv_opts *o,
         rc = -ENODATA;
     } else if (info->rows == 0) {
         if (info->refused)
-            snprintf(errbuf, errlen, "%s:%lu: expected step,rank,start_ns,end_ns and "
-                     "millisecond figures: %s (no row could be used)", path,
+            snprintf(errbuf, errlen, "%s:%lu: expected step,rank,start_ns,end_ns or "
+                     "duration_ms and millisecond figures: %s (no row could be used)", path,
                      info->refused_line, info->refused_why);
         else
             snprintf(errbuf, errlen, "%s: no rows", path);
@@ -358,6 +395,7 @@ out:
     if (gz)
         gzclose(gz);
     free(seen.step), free(seen.rank), free(seen.line);
+    free(ck.at);
     free(s);
     free(line);
     return rc;

@@ -9,7 +9,10 @@
  *   trace's size.
  * - Argus spool files (summaries.argus): wire records straight into the store.
  * - steps.csv in Argus's format (docs/REPORT_SCHEMA.md): one summary per row (step times and
- *   phase times only; no kernels).
+ *   phase times only; no kernels); the minimum is step,rank and start_ns,end_ns or
+ *   duration_ms.
+ * - Trainer logs (Megatron-LM, tqdm, MLPerf, modded-nanogpt, DeepSpeed-Chat): per-rank
+ *   iteration times through one table of line formats (import/steplog.h).
  *
  * Importers never exit or print: errors come back as negative errno values with one line
  * in errbuf naming the file (and the byte offset where it applies). Single-threaded.
@@ -126,6 +129,8 @@ struct argus_csv_info {
     unsigned long cut_line;      /* the last line, without an end of line (0: none) */
     uint64_t dups;               /* rows of a (step, rank) an earlier row had (they win) */
     unsigned long dup_line, dup_of; /* the first such line and the earlier one */
+    uint64_t phase_unknown;      /* rows with an empty phase cell (no phase split kept) */
+    unsigned long phase_unknown_line; /* the first of them */
 };
 
 /* Import a steps.csv: one summary per row, columns by the header's names (import/csv.c).

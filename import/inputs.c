@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "import/analyze_run.h"
+#include "import/steplog.h"
 #include "store/jobstore.h"
 #include "common/grow.h"
 #include "common/wire.h"
@@ -215,6 +216,10 @@ static void import_csv(struct run *r, const char *path, const char *shown)
     if (ci.cut_line && ci.refused > 1)
         lost_or_note(r, 1, "%s:%lu: the last line has no end of line: the file was cut short",
                      shown, ci.cut_line);
+    if (ci.phase_unknown)
+        lost_or_note(r, 0, "%s:%lu: %llu rows have an empty phase cell (unknown): they carry "
+                     "no phase split, step time only", shown, ci.phase_unknown_line,
+                     (unsigned long long)ci.phase_unknown);
     if (ci.dups)
         lost_or_note(r, 0, "%s:%lu: %llu rows repeat the (step, rank) of an earlier row (the "
                      "first repeats line %lu); the later row is used", shown, ci.dup_line,
@@ -222,6 +227,63 @@ static void import_csv(struct run *r, const char *path, const char *shown)
     r->n_ranks = ci.max_rank > r->n_ranks ? ci.max_rank : r->n_ranks;
     r->any_csv = 1;
     r->n_ok++;
+}
+
+/* A trainer log (import/steplog.h). 0, or -ENOMSG when no line matched a known format
+ * (nothing staged, nothing said: the caller skips the file with its own line). */
+static int import_steplog(struct run *r, const char *path, const char *shown)
+{
+    char err[1400];
+    struct argus_import_sink sink = {stage_summary, NULL, r};
+    const struct argus_steplog_opts so = {r->max_ranks, r->rank_from, (int32_t)r->n_logs};
+    struct argus_steplog_info li;
+
+    int rc = argus_steplog_import(path, &so, &sink, &li, err, sizeof err);
+    if (rc == -ENOMSG)
+        return rc;
+    rename_msg(err, sizeof err, path, shown);
+    if (rc < 0) {
+        unstage_file(r, r->cur_file);
+        skip(r, err);
+        return 0;
+    }
+    for (size_t i = 0; i < r->n_logs; i++)
+        if (r->log_ranks[i] == li.rank) {
+            unstage_file(r, r->cur_file);
+            snprintf(err, sizeof err, "%s: duplicate rank %ld (an earlier trainer log has it; "
+                     "--rank-from)", shown, (long)li.rank);
+            skip(r, err);
+            return 0;
+        }
+    if (argus_grow(&r->log_ranks, &r->cap_logs, r->n_logs + 1, sizeof *r->log_ranks, 16)) {
+        unstage_file(r, r->cur_file);
+        snprintf(err, sizeof err, "%s: out of memory", shown);
+        skip(r, err);
+        return 0;
+    }
+    if (rc > 0)
+        lost_or_note(r, 1, "%s; the steps before it are used", err);
+    if (li.refused)
+        lost_or_note(r, 1, "%s:%lu: %llu %s lines not used; the first: %s", shown,
+                     li.refused_line, (unsigned long long)li.refused, li.format,
+                     li.refused_why);
+    if (li.ignored)
+        lost_or_note(r, 0, "%s:%lu: %llu %s lines ignored: their step is not after the "
+                     "previous one", shown, li.ignored_line, (unsigned long long)li.ignored,
+                     li.format);
+    if (li.rank_how == 2)
+        lost_or_note(r, 0, "%s: no rank in the file name (--rank-from): taken as rank %ld, "
+                     "the trainer logs' order", shown, (long)li.rank);
+    r->log_ranks[r->n_logs] = li.rank;
+    fprintf(stderr, PROG ": %s: %s log, rank %ld, %llu steps (%llu..%llu)\n", shown,
+            li.format, (long)li.rank, (unsigned long long)li.steps,
+            (unsigned long long)li.first_step, (unsigned long long)li.last_step);
+    r->n_logs++;
+    if ((uint32_t)li.rank + 1 > r->n_ranks)
+        r->n_ranks = (uint32_t)li.rank + 1;
+    r->any_csv = 1;
+    r->n_ok++;
+    return 0;
 }
 
 static void import_spool(struct run *r, const char *path, const char *shown)
@@ -358,6 +420,20 @@ static void import_file(struct run *r, const char *shown, int regular)
     int fmt = argus_import_detect(path, err, sizeof err);
     if (fmt == ARGUS_FMT_UNKNOWN && argus_steps_csv_sniff(path))
         fmt = ARGUS_FMT_STEPS_CSV; /* the header's names in another order */
+    if (fmt == ARGUS_FMT_KINETO && argus_steplog_bracket_text(path)) {
+        if (import_steplog(r, path, shown) == 0)
+            return; /* a trainer log whose first line starts with "[" */
+        snprintf(err, sizeof err, "%s: unknown format: starts with \"[\" but neither a "
+                 "Kineto/Chrome trace (JSON) nor a trainer log of a known format (megatron, "
+                 "mlperf, modded-nanogpt, deepspeed-chat, tqdm)", path);
+        fmt = ARGUS_FMT_UNKNOWN;
+    } else if (fmt == ARGUS_FMT_UNKNOWN) {
+        if (import_steplog(r, path, shown) == 0)
+            return; /* a trainer log */
+        size_t n = strlen(err);
+        snprintf(err + n, sizeof err - n, ", nor a trainer log of a known format (megatron, "
+                 "mlperf, modded-nanogpt, deepspeed-chat, tqdm)");
+    }
     if (fmt <= 0) {
         rename_msg(err, sizeof err, path, shown);
         skip(r, err);
@@ -437,6 +513,9 @@ void argus_analyze_inputs_free(struct run *r)
     free(r->lost);
     free(r->notes);
     free(r->pipe_fds);
+    free(r->log_ranks);
+    r->log_ranks = NULL;
+    r->n_logs = r->cap_logs = 0;
     r->skipped = r->lost = r->notes = NULL;
     r->pipe_fds = NULL;
     r->n_skipped = r->n_lost = r->n_notes = r->n_pipe_fds = 0;
