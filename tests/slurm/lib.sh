@@ -27,8 +27,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Under `make check` MAKEFLAGS holds every test log name: a line of several KB that srun
 # may forward in pieces, so `srun -n 4 env` lines of different tasks interleave (seen in
 # CI: one task's CUDA_INJECTION64_PATH line glued to another's MAKEFLAGS). The tasks need
-# nothing from make.
-unset MAKEFLAGS MFLAGS MAKELEVEL || true
+# nothing from make. The same for any other variable of more than 2 KB (TEST_LOGS, which
+# names every test of the build, is one and grows with it).
+unset MAKEFLAGS MFLAGS MAKELEVEL TEST_LOGS || true
+for v in $(env | awk -F= 'length($0) > 2048 && $1 ~ /^[A-Za-z_][A-Za-z0-9_]*$/ {print $1}'); do
+    unset "$v" || true
+done
 unset ARGUS ARGUS_MODE ARGUS_OUTDIR ARGUS_JOBID ARGUS_WINDOW LD_PRELOAD \
       CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH 2>/dev/null || true
 
