@@ -185,7 +185,8 @@ int argus_aggrow_get(struct argus_aggrow_coder *c, const uint8_t **p, const uint
     return 0;
 }
 
-/* A row as the summary that stands for it (aggrow.h). */
+/* A row as the summary that stands for it (aggrow.h). The idle interval stays 0: the row
+ * has none. */
 void argus_aggrow_thin(const struct argus_agg_row *r, struct argus_step_summary *out)
 {
     memset(out, 0, offsetof(struct argus_step_summary, kmodes));

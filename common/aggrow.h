@@ -54,8 +54,9 @@ int argus_aggrow_get(struct argus_aggrow_coder *c, const uint8_t **p, const uint
                      struct argus_agg_row *out, size_t n);
 
 /* The thin summary of one row: its step-time and phase values only, flagged
- * ARGUS_SF_THIN (types.h), no kernel statistics. Where a condensed row is read (the job
- * store, the spool reader) it becomes this summary. */
+ * ARGUS_SF_THIN (types.h), no kernel statistics and no longest idle interval
+ * (idle_long_ns, idle_long_end_ns: 0, unknown; a row does not carry them). Where a
+ * condensed row is read (the job store, the spool reader) it becomes this summary. */
 void argus_aggrow_thin(const struct argus_agg_row *r, struct argus_step_summary *out);
 
 #endif /* ARGUS_COMMON_AGGROW_H */

@@ -154,6 +154,15 @@ struct argus_step_summary {
     uint64_t clock_gpu_ns; /* the tracer's latest clock triple: cuptiGetTimestamp, */
     uint64_t clock_real_ns;/* CLOCK_REALTIME and CLOCK_MONOTONIC read together (0 when */
     uint64_t clock_mono_ns;/* the tracer has none, e.g. replayed or imported steps) */
+    uint64_t idle_long_ns; /* the step's longest GPU idle interval: the longest gap of the
+                              union of kernel intervals clipped to [start_ns, end_ns],
+                              the gaps before the first and after the last kernel
+                              included (the whole wall when no kernel ran); the earliest
+                              of equally long ones. 0 when the GPU never idled, and
+                              when unknown (thin rows, steps CSV, step logs) */
+    uint64_t idle_long_end_ns; /* where that interval ends, ns after start_ns (a source's
+                                  host stall ends before its waiting peers' idle does);
+                                  0 when unknown */
     uint32_t n_kmodes;     /* valid entries in kmodes */
     uint32_t pad;
     struct argus_kmode_stats kmodes[ARGUS_MAX_KMODES];

@@ -10,9 +10,10 @@
  *   u32 CRC32C over magic..payload
  * Only used kmodes are encoded, and of each sketch only its used bucket span.
  *
- * Summaries are written as version 3 (wire_summary.c has the byte layout) and versions 1
- * (fixed widths) and 2 (varints) are still read. Version 3 is LOSSLESS: every field of
- * struct argus_step_summary decodes to exactly the value encoded (no precision is lost;
+ * Summaries are written as version 4 (wire_summary.c has the byte layout) and versions 1
+ * (fixed widths), 2 (varints) and 3 (version 4 without the idle interval: idle_long_ns and
+ * idle_long_end_ns decode as 0) are still read. Versions 3 and 4 are LOSSLESS: every field
+ * of struct argus_step_summary decodes to exactly the value encoded (no precision is lost;
  * tests/common/test_wire_summary.c checks it bit for bit), except last_end_ns of kernel modes
  * that are not collectives, which types.h defines as 0 and which decodes as 0. Its savings
  * over version 2 come from redundancy only: class, phase and mode in one key byte; a kernel's later
@@ -25,9 +26,13 @@
  * launches over 200 names, coverage 0.97, 34 kernel modes) took 1,263 B as version 2 and 904 B as
  * version 3, 11,947x less than its CUPTI records; with the collective modes' last end times (clk
  * bit 1, for inferring communication groups) it takes 944 B; tests/common/test_wire_step.c fails
- * past 1,024 B. Name and rank-info records have the same layout in every version; a rank-info
- * record may end after the host name (written so before communicator memberships were added): it
- * decodes with no memberships.
+ * past 1,024 B. Version 4 adds the step's longest GPU idle interval (its length and end; clk
+ * bit 2, no bytes when both are 0) with the end counted from the nearer side of the step (clk
+ * bit 3): 3 B more on that step (its longest idle, 1 us, ends the step), 947 B at most over
+ * test_wire_step's 20 steps; a 0.5 s stall from the step's start takes 6 B. Name and
+ * rank-info records have the same layout in every version; a rank-info record may end after the
+ * host name (written so before communicator memberships were added): it decodes with no
+ * memberships.
  *
  * Decoders never trust input: every length is bounds-checked, a bad magic, unknown version
  * or type, short buffer or checksum mismatch returns a negative code and fills errbuf
@@ -42,8 +47,9 @@
 #include "common/types.h"
 
 #define ARGUS_WIRE_MAGIC 0x53475241u /* "ARGS" read little-endian */
-#define ARGUS_WIRE_VERSION 3     /* written; 2: varint summaries with overhead + clock triple;
-                                    3: lossless compact summaries (see above) */
+#define ARGUS_WIRE_VERSION 4     /* written; 2: varint summaries with overhead + clock triple;
+                                    3: lossless compact summaries (see above); 4: with the
+                                    longest idle interval */
 #define ARGUS_WIRE_VERSION_MIN 1 /* oldest still read (spools written by older builds) */
 #define ARGUS_WIRE_HDR 12  /* magic + version + type + length */
 #define ARGUS_WIRE_TRAILER 4
@@ -81,7 +87,7 @@ uint32_t argus_crc32c(const void *data, size_t len);
 /* Upper bound of the encoded size of a summary with n kmodes. */
 size_t argus_summary_encoded_max(uint32_t n_kmodes);
 
-/* Encode into buf[cap] (summaries as version 3). Returns bytes written (> 0) or -ENOSPC
+/* Encode into buf[cap] (summaries as version 4). Returns bytes written (> 0) or -ENOSPC
  * (nothing written) / -EINVAL (NULL, more than ARGUS_MAX_KMODES kmodes, a sketch wider than
  * ARGUS_QSKETCH_BUCKETS, or a kmode class or phase out of range). */
 long argus_summary_encode(const struct argus_step_summary *s, uint8_t *buf, size_t cap);

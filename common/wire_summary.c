@@ -1,9 +1,9 @@
-/* wire_summary.c — the step-summary record of wire.h (contract 3), encoded as version 3
- * and decoded as version 1, 2 or 3. Every field is written byte by byte (never a struct
+/* wire_summary.c — the step-summary record of wire.h (contract 3), encoded as version 4
+ * and decoded as version 1, 2, 3 or 4. Every field is written byte by byte (never a struct
  * memcpy), so the format does not depend on the host's layout; the decoder trusts
  * nothing and names the offset of the first bad field. No allocation.
  *
- * Version 3 payload (uv: LEB128 varint; zz: zigzag varint of a u64 difference taken
+ * Version 4 payload (uv: LEB128 varint; zz: zigzag varint of a u64 difference taken
  * modulo 2^64, so every value round-trips exactly; wall = end_ns - start_ns):
  *   uv step, uv rank, uv flags, uv start_ns, uv wall, sv clock_offset_ns,
  *   8 x uv coords (tp_size pp_size dp_size ep_size tp pp dp ep, each <= 65535),
@@ -14,7 +14,12 @@
  *           end_ns, zz clock_gpu_ns - clock_real_ns follow), bit 1 last ends (every
  *           collective-class kernel mode ends with its last_end_ns, below; 0: they all
  *           decode with last_end_ns = 0, as do records written before the field existed),
- *           other bits 0; uv clock_mono_ns, uv n_kmodes,
+ *           bit 2 idle (idle_long_ns or idle_long_end_ns is not 0: uv idle_long_ns and the
+ *           end's code follow the clocks; 0: both decode as 0), bit 3 the end's code is
+ *           zz(wall - idle_long_end_ns), the interval's distance to the step end (else
+ *           zz(idle_long_end_ns - idle_long_ns), its start; the shorter is written, the
+ *           start on a tie; only with bit 2), other bits 0;
+ *           uv clock_mono_ns, uv n_kmodes,
  *   n_kmodes x {
  *     u8 key: bits 0-4 kclass * ARGUS_PH_COUNT + phase, bits 5-6 mode (3: u8 mode
  *             follows), bit 7 same name_hash as the previous kernel mode (no hash follows;
@@ -28,6 +33,8 @@
  *     [uv last end: collective class and clk bit 1 only; 0 when last_end_ns is 0, else
  *      z = zz(last_end_ns - end_ns) moved up by one below z0 = zz(0 - end_ns), the code
  *      last_end_ns = 0 would have had: z + 1 when z < z0, else z (exact for every value)] }
+ * Version 3 (the previous build's) is version 4 without the idle interval: clk bits 2 and
+ * 3 are 0 there, and idle_long_ns, idle_long_end_ns decode as 0.
  * Version 2: uv step, rank, flags, start_ns, end_ns, sv clock_offset_ns, 8 x u16 coords,
  *   uv phases, uv compute collective p2p memcpy busy host_gap kernel_count dropped
  *   overhead_ns clock_gpu_ns clock_real_ns clock_mono_ns, uv n_kmodes, per kmode u64 hash,
@@ -51,6 +58,7 @@
 #define KMODE_V2 (8 + 3 + 5 + 3 * 10 + 5 + 1 + 3 + 5 + ARGUS_QSKETCH_BUCKETS * 5)
 #define SUM_V3 (10 + 5 + 5 + 10 + 10 + 10 + 8 * 3 + 2 * ARGUS_PH_COUNT * 10 + 9 * 10 + 1 + \
                 3 * 10 + 5)
+#define SUM_V4 (SUM_V3 + 2 * 10)
 #define KMODE_V3 (1 + 1 + 8 + 1 + 3 + 5 + 10 + 10 + 5 + ARGUS_QSKETCH_BUCKETS * 5 + 5 + 10 + \
                   10)
 
@@ -62,6 +70,8 @@
 #define SK_EXTRA 0x80u     /* sketch flags and zeros travel */
 #define CLK_CLOCKS 0x1u    /* the header's clk byte: clock_real_ns, clock_gpu_ns follow */
 #define CLK_LAST_END 0x2u  /* collective kernel modes carry last_end_ns */
+#define CLK_IDLE 0x4u      /* v4: idle_long_ns and its end follow the clocks */
+#define CLK_IDLE_FROM_END 0x8u /* v4: the idle end's code counts back from the step end */
 
 _Static_assert(ARGUS_KC_COUNT * ARGUS_PH_COUNT <= 32, "v3 key byte: class x phase in 5 bits");
 _Static_assert(ARGUS_QSKETCH_BUCKETS <= 63, "v3 sketch byte: nbuckets in 6 bits");
@@ -70,14 +80,14 @@ size_t argus_wire_summary_payload_max(void)
 {
     size_t v1 = SUM_V1 + (size_t)ARGUS_MAX_KMODES * (KMODE_V1 + ARGUS_QSKETCH_BUCKETS * 4);
     size_t v2 = SUM_V2 + (size_t)ARGUS_MAX_KMODES * KMODE_V2;
-    size_t v3 = SUM_V3 + (size_t)ARGUS_MAX_KMODES * KMODE_V3;
+    size_t v4 = SUM_V4 + (size_t)ARGUS_MAX_KMODES * KMODE_V3; /* v3 is no larger */
     size_t m = v1 > v2 ? v1 : v2;
-    return m > v3 ? m : v3;
+    return m > v4 ? m : v4;
 }
 
 size_t argus_summary_encoded_max(uint32_t n_kmodes)
 {
-    return ARGUS_WIRE_HDR + SUM_V3 + (size_t)n_kmodes * KMODE_V3 + ARGUS_WIRE_TRAILER;
+    return ARGUS_WIRE_HDR + SUM_V4 + (size_t)n_kmodes * KMODE_V3 + ARGUS_WIRE_TRAILER;
 }
 
 /* The v3 predictor of a sketch's base bucket from min_ns: about ceil(log_gamma(v)) for
@@ -170,8 +180,8 @@ static void put_kmode_v3(struct wbuf *w, const struct argus_kmode_stats *k,
         put_uv(w, last_end_code(k->last_end_ns, end));
 }
 
-/* The whole v3 payload; with w->p == NULL this only sizes it. */
-static void put_summary_v3(struct wbuf *w, const struct argus_step_summary *s)
+/* The whole v4 payload; with w->p == NULL this only sizes it. */
+static void put_summary_v4(struct wbuf *w, const struct argus_step_summary *s)
 {
     const uint64_t wall = s->end_ns - s->start_ns;
     const uint16_t c[] = {s->coords.tp_size, s->coords.pp_size, s->coords.dp_size,
@@ -199,10 +209,19 @@ static void put_summary_v3(struct wbuf *w, const struct argus_step_summary *s)
     put_uv(w, s->dropped);
     put_uv(w, s->overhead_ns);
     const int clk = s->clock_real_ns || s->clock_gpu_ns, last_ends = has_last_ends(s);
-    put8(w, (uint8_t)((clk ? CLK_CLOCKS : 0) | (last_ends ? CLK_LAST_END : 0)));
+    const int idle = s->idle_long_ns || s->idle_long_end_ns;
+    const uint64_t from_start = zz_of(s->idle_long_end_ns - s->idle_long_ns);
+    const uint64_t from_end = zz_of(wall - s->idle_long_end_ns);
+    const int back = idle && from_end < from_start;
+    put8(w, (uint8_t)((clk ? CLK_CLOCKS : 0) | (last_ends ? CLK_LAST_END : 0) |
+                      (idle ? CLK_IDLE : 0) | (back ? CLK_IDLE_FROM_END : 0)));
     if (clk) {
         put_zz(w, s->clock_real_ns - s->end_ns);
         put_zz(w, s->clock_gpu_ns - s->clock_real_ns);
+    }
+    if (idle) {
+        put_uv(w, s->idle_long_ns);
+        put_uv(w, back ? from_end : from_start);
     }
     put_uv(w, s->clock_mono_ns);
     put_uv(w, s->n_kmodes);
@@ -221,12 +240,12 @@ long argus_summary_encode(const struct argus_step_summary *s, uint8_t *buf, size
             return -EINVAL;
     }
     struct wbuf w = {NULL, 0, 0};
-    put_summary_v3(&w, s);
+    put_summary_v4(&w, s);
     if (ARGUS_WIRE_HDR + w.pos + ARGUS_WIRE_TRAILER > cap)
         return -ENOSPC;
     w = (struct wbuf){buf, 0, cap};
     argus_wire_rec_start(&w, ARGUS_REC_SUMMARY);
-    put_summary_v3(&w, s);
+    put_summary_v4(&w, s);
     return argus_wire_rec_finish(&w);
 }
 
@@ -236,7 +255,7 @@ struct sdec {
     struct rbuf r;
     int varint;      /* v2 and later: varints where v1 had fixed widths */
     size_t range_at; /* offset of the first out-of-range value, 0 when none */
-    int last_ends;   /* v3: collective kernel modes carry last_end_ns (clk bit 1) */
+    int last_ends;   /* v3, v4: collective kernel modes carry last_end_ns (clk bit 1) */
 };
 
 static void out_of_range(struct sdec *d, size_t at)
@@ -303,7 +322,8 @@ static void header_v12(struct sdec *d, struct argus_step_summary *out)
         *hv[i] = rd_u(d, 8, UINT64_MAX);
 }
 
-static void header_v3(struct sdec *d, struct argus_step_summary *out)
+/* The header of versions 3 and 4 (v4 adds the idle interval: clk bits 2 and 3). */
+static void header_v34(struct sdec *d, struct argus_step_summary *out)
 {
     struct rbuf *r = &d->r;
     uint16_t *c[] = {&out->coords.tp_size, &out->coords.pp_size, &out->coords.dp_size,
@@ -330,12 +350,20 @@ static void header_v3(struct sdec *d, struct argus_step_summary *out)
     out->overhead_ns = get_uv(r);
     size_t at = r->pos;
     uint8_t clk = get8(r);
-    if (clk & ~(CLK_CLOCKS | CLK_LAST_END))
+    const unsigned known = CLK_CLOCKS | CLK_LAST_END |
+                           (r->version >= 4 ? CLK_IDLE | CLK_IDLE_FROM_END : 0);
+    if ((clk & ~known) || ((clk & CLK_IDLE_FROM_END) && !(clk & CLK_IDLE)))
         out_of_range(d, at);
     d->last_ends = (clk & CLK_LAST_END) != 0;
     if (clk & CLK_CLOCKS) {
         out->clock_real_ns = out->end_ns + get_zz(r);
         out->clock_gpu_ns = out->clock_real_ns + get_zz(r);
+    }
+    if (clk & known & CLK_IDLE) {
+        out->idle_long_ns = get_uv(r);
+        const uint64_t code = get_uv(r);
+        out->idle_long_end_ns = clk & CLK_IDLE_FROM_END ? wall - zz_back(code)
+                                                        : out->idle_long_ns + zz_back(code);
     }
     out->clock_mono_ns = get_uv(r);
 }
@@ -448,14 +476,14 @@ int argus_summary_decode(const uint8_t *rec, size_t len, struct argus_step_summa
         return rc;
     if (!out)
         return -EINVAL;
-    const int v3 = d.r.version >= 3;
+    const int v3 = d.r.version >= 3; /* v3 and v4: the compact layout */
     d.varint = d.r.version >= 2;
     memset(out, 0, offsetof(struct argus_step_summary, kmodes));
     out->step = rd_u(&d, 8, UINT64_MAX);
     out->rank = (uint32_t)rd_u(&d, 4, UINT32_MAX);
     out->flags = (uint32_t)rd_u(&d, 4, UINT32_MAX);
     if (v3)
-        header_v3(&d, out);
+        header_v34(&d, out);
     else
         header_v12(&d, out);
     size_t at = d.r.pos;

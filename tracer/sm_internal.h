@@ -139,9 +139,12 @@ struct ev_span {
 /* Union of the stored intervals clipped below at the step begin, kept while their
  * (clipped) starts arrive in order: sum of closed runs + the open run [cs, ce) (at first
  * the empty run at the step begin); ce is then the latest end seen (the part after the
- * step end is taken off at the end). */
+ * step end is taken off at the end). gap, gap_end: the longest gap closed so far (the
+ * earliest of equal ones; from the step begin to the first kernel included) and its end
+ * (absolute; gap 0: none yet). */
 struct busy_run {
     uint64_t sum, cs, ce;
+    uint64_t gap, gap_end;
     int sorted;
 };
 

@@ -1,4 +1,5 @@
-/* stepsum.c — the step-end half of the summariser: busy time (union of kernel intervals),
+/* stepsum.c — the step-end half of the summariser: busy time (union of kernel intervals)
+ * and the longest GPU idle interval (the union's longest gap, where it ends),
  * per-(kernel, mode) records and the summary header. Each kernel's durations (its pool
  * blocks) go once through mode_pass: a fine-bin histogram and per-mode count, sum, min,
  * max, phase time and sketch-bucket counts together, with the mode split kept from the
@@ -37,19 +38,58 @@ static uint64_t union_len(struct argus_sort_pair *pa, struct argus_sort_pair *pb
     return busy + (ce - cs);
 }
 
-/* Length of the union of the stored kernels' intervals clipped to [begin, end]. When the
- * (begin-clipped) starts came in order, the running union (sm->busy) holds the answer
- * up to the part after end, which is measured from the few kernels that end after it;
- * otherwise the intervals are sorted here. */
-static uint64_t busy_time(struct argus_summarizer *sm, uint64_t begin, uint64_t end)
+/* The longest GPU idle interval of a step: its length and end (ns after the step begin). */
+struct idle_long {
+    uint64_t len, end;
+};
+
+/* Length of the union of pa[0..n) ([key, val) intervals inside [0, wall]) and its longest
+ * gap, the ones before the first and after the last interval included (the earliest of
+ * equally long gaps); sorts pa. */
+static uint64_t union_gaps(struct argus_sort_pair *pa, struct argus_sort_pair *pb, size_t n,
+                           uint64_t wall, struct idle_long *idle)
+{
+    uint64_t busy = 0, cs = 0, ce = 0;
+
+    *idle = (struct idle_long){0, 0};
+    argus_sort_pairs(pa, pb, n);
+    for (size_t i = 0; i < n; i++) {
+        if (pa[i].key > ce) {
+            busy += ce - cs;
+            if (pa[i].key - ce > idle->len)
+                *idle = (struct idle_long){pa[i].key - ce, pa[i].key};
+            cs = pa[i].key;
+            ce = pa[i].val;
+        } else if (pa[i].val > ce) {
+            ce = pa[i].val;
+        }
+    }
+    if (wall - ce > idle->len)
+        *idle = (struct idle_long){wall - ce, wall};
+    return busy + (ce - cs);
+}
+
+/* Length of the union of the stored kernels' intervals clipped to [begin, end], and its
+ * longest gap (*idle). When the (begin-clipped) starts came in order, the running union
+ * (sm->busy) holds the busy time up to the part after end, which is measured from the few
+ * kernels that end after it, and the longest gap unless that one ends after end (only
+ * kernels that start after the step end make one: the collector and the importers give a
+ * step none); otherwise the intervals are sorted here. */
+static uint64_t busy_time(struct argus_summarizer *sm, uint64_t begin, uint64_t end,
+                          struct idle_long *idle)
 {
     const struct busy_run *b = &sm->busy;
     size_t n = 0;
 
-    if (b->sorted) {
+    if (b->sorted && (b->ce <= end || b->gap_end <= end)) {
         uint64_t busy = b->sum + (b->ce - b->cs);
-        if (b->ce <= end)
+        *idle = (struct idle_long){b->gap, b->gap ? b->gap_end - begin : 0};
+        if (b->ce <= end) {
+            if (end - b->ce > idle->len)
+                *idle = (struct idle_long){end - b->ce, end - begin};
             return busy;
+        }
+        /* The gap cut by end, if any, is no longer than it was: b->gap still wins. */
         for (size_t i = 0; i < sm->n_ev; i++) {
             const struct ev_span *e = &sm->es[i];
             if (e->end > end) {
@@ -69,7 +109,7 @@ static uint64_t busy_time(struct argus_summarizer *sm, uint64_t begin, uint64_t 
             n++;
         }
     }
-    return union_len(sm->pa, sm->pb, n);
+    return union_gaps(sm->pa, sm->pb, n, end - begin, idle);
 }
 
 static uint8_t phase_argmax(const uint64_t w[ARGUS_PH_COUNT])
@@ -577,8 +617,11 @@ void argus_sm_build_summary(struct argus_summarizer *sm, uint64_t step, uint64_t
     s->memcpy_ns = sm->class_ns[ARGUS_KC_MEMCPY] + sm->class_ns[ARGUS_KC_MEMSET];
     s->phase_wall_ns[ARGUS_PH_COMM] = s->collective_ns + s->p2p_ns;
     memcpy(s->phase_compute_ns, sm->phase_compute, sizeof s->phase_compute_ns);
-    s->busy_ns = busy_time(sm, sm->begin, end);
+    struct idle_long idle;
+    s->busy_ns = busy_time(sm, sm->begin, end, &idle);
     s->host_gap_ns = (end - sm->begin) - s->busy_ns;
+    s->idle_long_ns = idle.len;
+    s->idle_long_end_ns = idle.end;
     s->phase_wall_ns[ARGUS_PH_HOST] = s->host_gap_ns;
     s->kernel_count = sm->n_ev + sm->step_kernels;
     s->dropped = sm->step_dropped;

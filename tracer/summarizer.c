@@ -19,8 +19,8 @@
  *   are in order), so the step end sorts nothing: it splits each kernel's durations by a
  *   fine-bin histogram and the split kept from earlier steps (stepsum.c, modes.c).
  * - kernel_count and the class/phase kernel totals include events dropped for lack of
- *   buffer space; busy_ns and the kmodes cover stored events only (PARTIAL then set).
- *   Kernels outside a step count only in the running dropped total.
+ *   buffer space; busy_ns, idle_long_ns and the kmodes cover stored events only
+ *   (PARTIAL then set). Kernels outside a step count only in the running dropped total.
  * - Names are truncated to ARGUS_NAME_MAX bytes, then hashed (argus_name_hash), so the
  *   hash always matches the name handed to on_name. The table keeps each name's hash
  *   and, while its fixed arena has room, a copy of names shorter than ARGUS_NAME_MAX: a
@@ -391,8 +391,8 @@ kernel_totals(struct argus_summarizer *sm, uint64_t dur, int kclass, uint8_t ph)
 
 /* Store a kernel's interval: for busy time at the step end, and the running union of the
  * intervals clipped to the step begin while their starts come in order (cs: the open
- * run's start, at the step begin at first); a start before the open run leaves busy time
- * to the step end. */
+ * run's start, at the step begin at first), with its longest gap; a start before the
+ * open run leaves busy and idle time to the step end. */
 static inline __attribute__((always_inline)) void
 kernel_span(struct argus_summarizer *sm, uint64_t start_ns, uint64_t end_ns)
 {
@@ -403,6 +403,10 @@ kernel_span(struct argus_summarizer *sm, uint64_t start_ns, uint64_t end_ns)
         struct busy_run *r = &sm->busy;
         if (s > r->ce) {
             r->sum += r->ce - r->cs;
+            if (s - r->ce > r->gap) {
+                r->gap = s - r->ce;
+                r->gap_end = s;
+            }
             r->cs = s;
         } else if (s < r->cs) {
             r->sorted = 0;

@@ -416,7 +416,10 @@ static void test_bitflip_resync(void **state)
             fail_msg("bit at %zu: rc %d (%s)", at, rc, err);
         if (b.s.bad || b.s.gaps > 10)
             fail_msg("bit at %zu: wrong record or %d lost", at, b.s.gaps);
-        if (!loss.regions && !loss.truncated)
+        /* A few bits change nothing a reader can tell (a zstd frame header's window size:
+         * the frame decodes to the same bytes, and the checksum covers only those): then
+         * every record must have arrived. */
+        if (!loss.regions && !loss.truncated && (b.s.n != NREC || b.s.gaps))
             fail_msg("bit at %zu: damage not seen", at);
         if (b.s.next < NREC - 10) /* all but (damage in) the last frame */
             fail_msg("bit at %zu: reading stopped after record %d", at, b.s.next);

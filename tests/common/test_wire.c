@@ -1,8 +1,8 @@
 /* test_wire.c — unit tests of common/wire.c, common/wire_summary.c and common/crc32c.c:
- * CRC32C vector, summary (version 3) / name / rank-info round trips (hand-made and
+ * CRC32C vector, summary (version 4) / name / rank-info round trips (hand-made and
  * random), exact encoded sizes, version-1 records still read, and rejection of every
  * flipped byte, every truncation and out-of-range fields (v2 layout), with the offset
- * named. Version-3 specifics: tests/common/test_wire_summary.c. */
+ * named. Version-3 and -4 specifics: tests/common/test_wire_summary.c. */
 #include "tests/common/test_wire_util.h"
 
 #include <errno.h>
@@ -41,6 +41,8 @@ static void test_summary_roundtrip_fixed(void **state)
     in.clock_gpu_ns = 1700000000000000123ull;
     in.clock_real_ns = 1700000000000000456ull;
     in.clock_mono_ns = 98765;
+    in.idle_long_ns = 700;
+    in.idle_long_end_ns = 1000;
     in.n_kmodes = 2;
     in.kmodes[0].name_hash = argus_name_hash("gemm");
     in.kmodes[0].kclass = ARGUS_KC_COMPUTE;
@@ -58,16 +60,17 @@ static void test_summary_roundtrip_fixed(void **state)
     long n = argus_summary_encode(&in, buf, sizeof buf);
     assert_true(n > 0);
     assert_true((size_t)n <= argus_summary_encoded_max(2));
-    /* Version 3 (wire_summary.c): varints, each field taking the bytes its value needs;
+    /* Version 4 (wire_summary.c): varints, each field taking the bytes its value needs;
      * differences (mod 2^64) where a field is predicted by one already sent; only the
-     * used sketch span travels. */
+     * used sketch span travels. The idle interval: its length, then its start (300, nearer
+     * than the step end). */
     const uint64_t wall = UINT64_MAX - in.start_ns;
     size_t expect = ARGUS_WIRE_HDR + uvl(42) + uvl(7) + uvl(ARGUS_SF_PARTIAL) +
                     uvl(in.start_ns) + uvl(wall) + uvl(2 * 123456789 - 1) + 8 +
                     uvl(1000) + uvl(77) + (2 * ARGUS_PH_COUNT - 2) + 5 +
                     uvl(zz((int64_t)(5 - wall))) + 1 + 1 + uvl(31337) + 1 +
                     uvl(zz((int64_t)(in.clock_real_ns - UINT64_MAX))) + uvl(zz(-333)) +
-                    uvl(98765) + uvl(2) + ARGUS_WIRE_TRAILER;
+                    uvl(700) + uvl(zz(300)) + uvl(98765) + uvl(2) + ARGUS_WIRE_TRAILER;
     const struct argus_qsketch *q = &in.kmodes[0].sketch;
     assert_int_equal(q->flags, ARGUS_QS_COLLAPSED); /* 10 and 10^6: too wide a span */
     /* kmode 0: key, hash, sketch byte, flags + zeros, min, max - min, base - pred(min),
@@ -113,16 +116,17 @@ static void test_summary_v1_still_read(void **state)
     memset(&out, 0x5a, sizeof out);
     assert_int_equal(argus_summary_decode(buf, n1, &out, err, sizeof err), 0);
     in.overhead_ns = in.clock_gpu_ns = in.clock_real_ns = in.clock_mono_ns = 0;
+    in.idle_long_ns = in.idle_long_end_ns = 0;
     tg_assert_summary_equal(&in, &out);
 
-    /* Version 4 (a future build): refused by peek and by the decoder. */
+    /* Version 5 (a future build): refused by peek and by the decoder. */
     long n = argus_summary_encode(&in, buf, sizeof buf);
     buf[4] = ARGUS_WIRE_VERSION + 1;
     uint32_t crc = argus_crc32c(buf, (size_t)n - ARGUS_WIRE_TRAILER);
     for (int i = 0; i < 4; i++)
         buf[n - 4 + i] = (uint8_t)(crc >> 8 * i);
     assert_true(argus_record_peek(buf, (size_t)n, 0, &type, err, sizeof err) < 0);
-    assert_non_null(strstr(err, "unsupported version 4"));
+    assert_non_null(strstr(err, "unsupported version 5"));
     assert_int_equal(msg_offset(err), 4);
     assert_true(argus_summary_decode(buf, (size_t)n, &out, err, sizeof err) < 0);
 }
@@ -304,10 +308,10 @@ static void test_decoder_field_checks(void **state)
 
     /* Version and type. */
     n = (long)encode_v2(&in, buf);
-    buf[4] = 4;
+    buf[4] = 5;
     reseal(buf, (size_t)n);
     assert_int_equal(argus_record_peek(buf, (size_t)n, 10, NULL, err, sizeof err), -EPROTO);
-    assert_string_equal(err, "unsupported version 4 at offset 14 (this build reads 1 to 3)");
+    assert_string_equal(err, "unsupported version 5 at offset 14 (this build reads 1 to 4)");
     buf[4] = 2;
     buf[6] = 9;
     reseal(buf, (size_t)n);

@@ -1,15 +1,16 @@
-/* test_wire_summary.c — unit tests of the version-3 summary record (common/wire_summary.c):
- * exact round trips (version 3 is lossless: every field comes back bit for bit) of
- * tracer-like and edge-case summaries, the byte savings it is made of (shared name hash,
- * implied count), rejection of corrupted v3 fields with the offset named, random
- * re-sealed mutations decoded in bounds, and version-2 records (the previous build's)
- * still read exactly. */
+/* test_wire_summary.c — unit tests of the compact summary record (common/wire_summary.c),
+ * written as version 4: exact round trips (it is lossless: every field comes back bit for
+ * bit) of tracer-like and edge-case summaries, the byte savings it is made of (shared name
+ * hash, implied count), the idle interval of version 4 (its bytes, the end counted from the
+ * nearer side), rejection of corrupted fields with the offset named, random re-sealed
+ * mutations decoded in bounds, and version-3 records (the previous build's) and version-2
+ * records still read exactly, the idle interval as 0. */
 #include "tests/common/test_wire_util.h"
 
 #include <errno.h>
 #include <stdio.h>
 
-static uint8_t buf[1 << 17], again[1 << 17];
+static uint8_t buf[1 << 17], again[1 << 17], v3rec[1 << 17];
 static struct argus_step_summary in, out, out2;
 
 /* Encode s, check peek, decode, exact equality and byte-identical re-encoding. */
@@ -21,7 +22,7 @@ static long roundtrip(const struct argus_step_summary *s)
     long n = argus_summary_encode(s, buf, sizeof buf);
     assert_true(n > 0);
     assert_true((size_t)n <= argus_summary_encoded_max(s->n_kmodes));
-    assert_int_equal(buf[4], 3);
+    assert_int_equal(buf[4], 4);
     assert_int_equal(argus_record_peek(buf, (size_t)n, 0, &type, err, sizeof err), n);
     assert_int_equal(type, ARGUS_REC_SUMMARY);
     memset(&out, 0x5a, sizeof out);
@@ -65,6 +66,8 @@ static void tracer_like(uint64_t *st, struct argus_step_summary *s)
     s->clock_real_ns = s->end_ns + tg_rand(st) % 1000000;
     s->clock_gpu_ns = s->clock_real_ns - 5000 + tg_rand(st) % 10000;
     s->clock_mono_ns = 86400000000000ull + tg_rand(st) % 1000000000000ull;
+    s->idle_long_ns = s->host_gap_ns / (1 + tg_rand(st) % 4);
+    s->idle_long_end_ns = s->idle_long_ns + tg_rand(st) % (wall - s->idle_long_ns + 1);
     uint64_t h = 0;
     uint32_t n = 0;
     while (n < 60) {
@@ -134,6 +137,8 @@ static void test_v3_exact_edges(void **state)
             in.clock_real_ns = big[j];      /* 0 with a non-zero gpu clock, and back */
             in.clock_gpu_ns = big[i];
             in.clock_offset_ns = (int64_t)big[(i + j + 1) % 8];
+            in.idle_long_ns = big[(i + 5) % 8];   /* longer than the wall, ends before */
+            in.idle_long_end_ns = big[(j + 6) % 8]; /* it starts, past the end, ... */
             k[0].min_ns = big[i];           /* min > max, sum < count x min, ... */
             k[0].max_ns = big[j];
             k[0].sum_ns = big[(i * 3 + j) % 8];
@@ -327,11 +332,18 @@ static void test_v3_field_checks(void **state)
     m = splice(buf, (size_t)n, k0 + 12, 1, (const uint8_t[]){0x80, 0x80, 0x80, 0x80, 0x20}, 5);
     snprintf(want, sizeof want, "value out of range at offset %zu", k0 + 12);
     expect_bad((long)m, want);
-    /* The clock byte has bits 0 and 1 only; coords fit 16 bits (tp_size is at offset 18). */
-    small_record(&k0);
-    buf[k0 - 3] = 4;
-    reseal(buf, (size_t)n);
+    /* The clock byte has bits 0 to 3 only, bit 3 only with bit 2; coords fit 16 bits
+     * (tp_size is at offset 18). */
     snprintf(want, sizeof want, "value out of range at offset %zu", k0 - 3);
+    for (unsigned bad = 16; bad <= 128; bad <<= 1) {
+        small_record(&k0);
+        buf[k0 - 3] = (uint8_t)bad;
+        reseal(buf, (size_t)n);
+        expect_bad(n, want);
+    }
+    small_record(&k0);
+    buf[k0 - 3] = 8;
+    reseal(buf, (size_t)n);
     expect_bad(n, want);
     small_record(&k0);
     m = splice(buf, (size_t)n, 18, 1, (const uint8_t[]){0x80, 0x80, 0x04}, 3);
@@ -385,7 +397,92 @@ static void test_v3_mutations(void **state)
     assert_true(accepted > 0);
 }
 
-/* Records of the previous build (version 2) still decode, exactly. */
+/* The idle interval (clk bit 2): nothing when both fields are 0; else the length and the
+ * end's code, the interval's start (end - length) or, when nearer, its distance to the
+ * step end (clk bit 3); a version-3 record may not set either bit. */
+static void test_v4_idle(void **state)
+{
+    char err[256] = "", want[160];
+    size_t k0;
+    (void)state;
+
+    long n = small_record(&k0); /* start = end = 0, no idle: clk at k0 - 3 is 0 */
+    const size_t clk = k0 - 3;
+    assert_int_equal(buf[clk], 0);
+    in.idle_long_ns = 5;
+    in.idle_long_end_ns = 7; /* starts at 2: zz(2) = 4, vs zz(0 - 7) = 13 from the end */
+    long m = roundtrip(&in);
+    assert_int_equal(m, n + 2);
+    assert_int_equal(buf[clk], 4);
+    assert_int_equal(buf[clk + 1], 5);
+    assert_int_equal(buf[clk + 2], 4);
+    in.end_ns = 100;
+    in.host_gap_ns = 100; /* = wall - busy: its code stays one byte */
+    in.idle_long_ns = 10;
+    in.idle_long_end_ns = 98; /* 2 before the end: zz(2) = 4 (from the start: zz(88)) */
+    m = roundtrip(&in);
+    assert_int_equal(buf[clk], 4 | 8);
+    assert_int_equal(buf[clk + 1], 10);
+    assert_int_equal(buf[clk + 2], 4);
+    in.idle_long_end_ns = 55; /* starts 45 in, ends 45 before the end: the start */
+    m = roundtrip(&in);
+    assert_int_equal(buf[clk], 4);
+    assert_int_equal(buf[clk + 2], 90);
+    in.idle_long_ns = 0; /* the end alone travels too */
+    in.idle_long_end_ns = 100;
+    m = roundtrip(&in);
+    assert_int_equal(buf[clk], 4 | 8);
+    assert_int_equal(buf[clk + 1], 0);
+    assert_int_equal(buf[clk + 2], 0);
+    /* A record that says it is version 3 may not carry it. */
+    buf[4] = 3;
+    reseal(buf, (size_t)m);
+    assert_true(argus_record_peek(buf, (size_t)m, 0, NULL, err, sizeof err) > 0);
+    assert_int_equal(argus_summary_decode(buf, (size_t)m, &out, err, sizeof err), -EBADMSG);
+    snprintf(want, sizeof want, "value out of range at offset %zu", clk);
+    assert_string_equal(err + strlen("summary: "), want);
+}
+
+/* Records of the previous build (version 3, written here from its layout) still decode,
+ * exactly, with the idle interval 0; with the idle interval 0 version 4 is the same bytes
+ * but the version. */
+static void test_v3_still_read(void **state)
+{
+    uint64_t st = 3;
+    char err[256];
+    (void)state;
+
+    for (int it = 0; it < 200; it++) {
+        if (it % 2)
+            tracer_like(&st, &in);
+        else
+            tg_summary(&st, &in, it == 0 ? ARGUS_MAX_KMODES : -1);
+        for (uint32_t i = 0; i < in.n_kmodes; i++) /* only collectives carry a last end */
+            if (in.kmodes[i].kclass != ARGUS_KC_COLLECTIVE || it % 4 == 0)
+                in.kmodes[i].last_end_ns = 0;
+        if (it % 3 == 0) /* clocks absent, then present */
+            in.clock_real_ns = in.clock_gpu_ns = 0;
+        assert_true(in.idle_long_ns || in.idle_long_end_ns);
+        size_t n = encode_v3(&in, buf);
+        int type = 0;
+        assert_int_equal(buf[4], 3);
+        assert_int_equal(argus_record_peek(buf, n, 0, &type, err, sizeof err), (long)n);
+        memset(&out, 0x5a, sizeof out);
+        if (argus_summary_decode(buf, n, &out, err, sizeof err) != 0)
+            fail_msg("decode v3: %s", err);
+        assert_true(out.idle_long_ns == 0 && out.idle_long_end_ns == 0);
+        in.idle_long_ns = in.idle_long_end_ns = 0;
+        tg_assert_summary_equal(&in, &out);
+        long n4 = roundtrip(&out);
+        assert_int_equal((size_t)n4, n);
+        buf[4] = 3;
+        reseal(buf, n);
+        assert_int_equal(encode_v3(&in, v3rec), n);
+        assert_memory_equal(buf, v3rec, n);
+    }
+}
+
+/* Records of the build before (version 2) still decode, exactly. */
 static void test_v2_still_read(void **state)
 {
     uint64_t st = 2;
@@ -399,13 +496,14 @@ static void test_v2_still_read(void **state)
             tg_summary(&st, &in, it == 0 ? ARGUS_MAX_KMODES : -1);
         for (uint32_t i = 0; i < in.n_kmodes; i++)
             in.kmodes[i].last_end_ns = 0; /* version 2 had no last ends: they read as 0 */
+        in.idle_long_ns = in.idle_long_end_ns = 0; /* nor the idle interval */
         size_t n = encode_v2(&in, buf);
         int type = 0;
         assert_int_equal(argus_record_peek(buf, n, 0, &type, err, sizeof err), (long)n);
         memset(&out, 0x5a, sizeof out);
         assert_int_equal(argus_summary_decode(buf, n, &out, err, sizeof err), 0);
         tg_assert_summary_equal(&in, &out);
-        /* Written again it is version 3, and smaller on tracer-like steps. */
+        /* Written again it is version 4, and smaller on tracer-like steps. */
         long n3 = roundtrip(&out);
         if (it % 2)
             assert_true((size_t)n3 < n);
@@ -421,6 +519,8 @@ int main(void)
         cmocka_unit_test(test_v3_last_end),
         cmocka_unit_test(test_v3_field_checks),
         cmocka_unit_test(test_v3_mutations),
+        cmocka_unit_test(test_v4_idle),
+        cmocka_unit_test(test_v3_still_read),
         cmocka_unit_test(test_v2_still_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

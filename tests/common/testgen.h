@@ -85,6 +85,8 @@ static TG_UNUSED void tg_summary(uint64_t *st, struct argus_step_summary *s, int
     s->clock_gpu_ns = tg_rand(st);
     s->clock_real_ns = tg_rand(st);
     s->clock_mono_ns = tg_rand(st);
+    s->idle_long_ns = tg_rand(st);
+    s->idle_long_end_ns = tg_rand(st);
     s->n_kmodes = n >= 0 ? (uint32_t)n : (uint32_t)(tg_rand(st) % (ARGUS_MAX_KMODES + 1));
     for (uint32_t i = 0; i < s->n_kmodes; i++) {
         struct argus_kmode_stats *k = &s->kmodes[i];
@@ -145,6 +147,8 @@ static TG_UNUSED void tg_assert_summary_equal(const struct argus_step_summary *a
     assert_true(a->clock_gpu_ns == b->clock_gpu_ns);
     assert_true(a->clock_real_ns == b->clock_real_ns);
     assert_true(a->clock_mono_ns == b->clock_mono_ns);
+    assert_true(a->idle_long_ns == b->idle_long_ns);
+    assert_true(a->idle_long_end_ns == b->idle_long_end_ns);
     assert_int_equal(a->n_kmodes, b->n_kmodes);
     for (uint32_t i = 0; i < a->n_kmodes; i++) {
         const struct argus_kmode_stats *x = &a->kmodes[i], *y = &b->kmodes[i];

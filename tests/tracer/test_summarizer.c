@@ -1,7 +1,8 @@
 /* test_summarizer.c — cmocka units for tracer/summarizer.c: hand-computed step
- * statistics (phases, busy union, host gap, per-class totals), step/phase edge cases,
- * kernel clipping, the name cache and argument checks. Mode splitting, budgets, folding
- * and the fast paths are in test_summarizer_modes.c. */
+ * statistics (phases, busy union, host gap, longest idle interval, per-class totals),
+ * step/phase edge cases, kernel clipping, the longest idle interval against a per-ns
+ * oracle in both kernel orders, the name cache and argument checks. Mode splitting,
+ * budgets, folding and the fast paths are in test_summarizer_modes.c. */
 #include "tests/tracer/sm_testutil.h"
 
 #include <errno.h>
@@ -66,6 +67,9 @@ static void test_hand_computed(void **state)
     assert_int_equal(s->busy_ns, 750 + 400 + 100 + 100 + 150);
     assert_int_equal(s->host_gap_ns, 3000 - 1500);
     assert_int_equal(s->phase_wall_ns[ARGUS_PH_HOST], 1500);
+    /* idle 150, 350 (to 1250), 350 (to 2000), 250, 150, 250: the earlier 350 */
+    assert_int_equal(s->idle_long_ns, 350);
+    assert_int_equal(s->idle_long_end_ns, 1250);
     assert_int_equal(s->kernel_count, 9);
     assert_int_equal(s->dropped, 0);
 
@@ -204,6 +208,139 @@ static void test_kernel_clipping(void **state)
     argus_summarizer_free(sm);
 }
 
+struct span {
+    int64_t s, e; /* relative to the step begin */
+};
+
+/* Step `step`, [b, b + wall] with b = B + 10 us x step, with the kernels sp[0..n) fed in
+ * order ord (NULL: as given); the summary's longest idle interval must be (len, end). */
+static void idle_case(struct argus_summarizer *sm, struct sink *k, uint64_t step,
+                      uint64_t wall, const struct span *sp, size_t n, const size_t *ord,
+                      uint64_t len, uint64_t end)
+{
+    const uint64_t b = B + step * 10000;
+
+    argus_summarizer_step_begin(sm, step, b);
+    for (size_t i = 0; i < n; i++) {
+        const struct span *x = &sp[ord ? ord[i] : i];
+        argus_summarizer_kernel(sm, "k", (uint64_t)((int64_t)b + x->s),
+                                (uint64_t)((int64_t)b + x->e), 0, 0, ARGUS_KC_COMPUTE);
+    }
+    argus_summarizer_step_end(sm, step, b + wall);
+    assert_int_equal(k->last.step, step);
+    if (k->last.idle_long_ns != len || k->last.idle_long_end_ns != end)
+        fail_msg("step %llu: longest idle %llu ending at %llu, want %llu ending at %llu",
+                 (unsigned long long)step, (unsigned long long)k->last.idle_long_ns,
+                 (unsigned long long)k->last.idle_long_end_ns, (unsigned long long)len,
+                 (unsigned long long)end);
+    assert_true(k->last.idle_long_ns <= k->last.host_gap_ns);
+}
+
+/* The longest GPU idle interval and where it ends, by hand: at the start, in the middle,
+ * at the end, overlapping kernels, kernels across both step boundaries, a kernel that
+ * starts after the step end, ties, no kernel, no idle; each in start order (the running
+ * union) and reversed (sorted at the step end). */
+static void test_idle_longest(void **state)
+{
+    struct sink k;
+    struct argus_summarizer *sm = make(&k, 64, 16);
+    static const size_t rev[] = {4, 3, 2, 1, 0};
+    uint64_t step = 1;
+    (void)state;
+
+    static const struct span start[] = {{300, 400}, {500, 600}, {650, 900}};
+    static const struct span middle[] = {{50, 200}, {600, 700}, {750, 1000}};
+    static const struct span end_ov[] = {{0, 300}, {100, 500}, {450, 550}};
+    static const struct span cross[] = {{-200, 100}, {700, 1300}};
+    static const struct span after[] = {{100, 200}, {1500, 1600}};
+    static const struct span after2[] = {{100, 200}, {600, 1800}, {1900, 2000}};
+    static const struct span ties[] = {{100, 200}, {300, 400}, {500, 900}};
+    static const struct span busy[] = {{-10, 400}, {400, 1000}};
+    static const struct span inside[] = {{200, 300}, {150, 950}, {220, 240}};
+    static const struct {
+        const struct span *sp;
+        size_t n;
+        uint64_t len, end;
+    } cases[] = {
+        {start, 3, 300, 300},   /* the gap before the first kernel */
+        {middle, 3, 400, 600},  /* 50, 400, 50, 0 */
+        {end_ov, 3, 450, 1000}, /* overlaps make [0, 550]: the gap after the last */
+        {cross, 2, 600, 700},   /* clipped to the step: no gap before, none after */
+        {after, 2, 800, 1000},  /* [200, 1500) cut at the step end */
+        {after2, 3, 400, 600},  /* [200, 600), not the cut [1800, 1900) */
+        {ties, 3, 100, 100},    /* 100, 100, 100, 100: the earliest */
+        {busy, 2, 0, 0},        /* never idle */
+        {inside, 3, 150, 150},  /* a later kernel starts before the open run: not 200 */
+        {NULL, 0, 1000, 1000},  /* no kernel: the whole step */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        idle_case(sm, &k, step++, 1000, cases[c].sp, cases[c].n, NULL,
+                  cases[c].len, cases[c].end);
+        idle_case(sm, &k, step++, 1000, cases[c].sp, cases[c].n,
+                  rev + 5 - cases[c].n, cases[c].len, cases[c].end);
+    }
+    /* A step of no length. */
+    idle_case(sm, &k, step++, 0, NULL, 0, NULL, 0, 0);
+    argus_summarizer_free(sm);
+}
+
+/* Random kernels (some across the step boundaries, some after the step end, zero-length
+ * ones) against a per-ns oracle: the longest run of idle ns in [begin, end), the earliest
+ * of equal ones; in start order and shuffled. */
+static void test_idle_oracle(void **state)
+{
+    struct sink k;
+    struct argus_summarizer *sm = make(&k, 64, 16);
+    uint64_t st = 99, step = 1;
+    (void)state;
+
+    for (int it = 0; it < 3000; it++) {
+        struct span sp[12];
+        size_t ord[12];
+        uint8_t used[400];
+        st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+        const uint64_t wall = st % 300;
+        const size_t n = (size_t)(st >> 12) % 12;
+        memset(used, 0, sizeof used);
+        for (size_t i = 0; i < n; i++) {
+            st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+            sp[i].s = (int64_t)(st % (wall + 150)) - 50;
+            sp[i].e = sp[i].s + (int64_t)((st >> 20) % 90);
+            for (int64_t t = sp[i].s; t < sp[i].e; t++)
+                if (t >= 0 && t < (int64_t)wall)
+                    used[t] = 1;
+            ord[i] = i;
+        }
+        uint64_t len = 0, end = 0, run = 0;
+        for (uint64_t t = 0; t <= wall; t++) {
+            if (t < wall && !used[t]) {
+                run++;
+                continue;
+            }
+            if (run > len) {
+                len = run;
+                end = t;
+            }
+            run = 0;
+        }
+        for (size_t i = 1; i < n; i++) /* start order (insertion sort) */
+            for (size_t j = i; j > 0 && sp[ord[j]].s < sp[ord[j - 1]].s; j--) {
+                size_t x = ord[j];
+                ord[j] = ord[j - 1];
+                ord[j - 1] = x;
+            }
+        idle_case(sm, &k, step++, wall, sp, n, ord, len, end);
+        for (size_t i = n; i > 1; i--) { /* shuffled */
+            st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+            size_t j = (size_t)(st % i), x = ord[i - 1];
+            ord[i - 1] = ord[j];
+            ord[j] = x;
+        }
+        idle_case(sm, &k, step++, wall, sp, n, ord, len, end);
+    }
+    argus_summarizer_free(sm);
+}
+
 /* The name cache is keyed by pointer: a reused buffer with new text is a new name; a
  * name longer than ARGUS_NAME_MAX is truncated before hashing and naming. */
 static void test_names_reused_buffer_and_long(void **state)
@@ -317,6 +454,8 @@ int main(void)
         cmocka_unit_test(test_outside_step_dropped),
         cmocka_unit_test(test_phase_edges),
         cmocka_unit_test(test_kernel_clipping),
+        cmocka_unit_test(test_idle_longest),
+        cmocka_unit_test(test_idle_oracle),
         cmocka_unit_test(test_names_reused_buffer_and_long),
         cmocka_unit_test(test_create_args),
         cmocka_unit_test(test_budget_coverage),
