@@ -1,24 +1,32 @@
-/* detect.c — the detection scenario suite: every anomaly kind at three severities on the
+/* detect.c — the detection scenario suite: every anomaly kind at four severities on the
  * synthetic Megatron job of tests/synth/synth.c (the same injections and the same
  * schedule model as argus-simtrain, in-process, so a few hundred runs take seconds), several
- * seeds, plus clean runs with 2 %, 5 % and 9 % step-time variability and heavy-tailed kernel
- * noise. Prints one JSON line through yajl_gen (docs/STYLE.md, "Benchmarks"): precision and
- * recall of source ranks (all severities and severities >= x1.3), kind accuracy, detection
- * latency in steps from onset (and in ARGUS_WINDOW=10-step windows), false alarms per 1,000
- * clean steps per variability level.
- * Usage: bench/detect [--seeds N] [--clean-steps N] [--ranks 16|64] [--no-faults]
- * [--condense] [--verbose]: 16 ranks (tp 2, pp 2, dp 4) or 64 (tp 2, pp 4, dp 8) for the
- * fault and the clean runs alike; 30,000 clean steps per variability level by default
- * (enough to tell 1 false alarm per 10,000 steps from 0). Not run by `make check`;
- * deterministic for given arguments.
+ * seeds, plus clean runs with 2 %, 5 % and 9 % step-time variability, heavy-tailed kernel
+ * noise, and 9 % with ranks/8 ranks chronically 5-15 % slower. Every run at three data
+ * levels (bench/README.md, "Data levels"): kernels (the summaries as made), phases (the
+ * kernel figures removed, the marked phases' walls kept) and steps (only the step
+ * intervals left). Prints one JSON line through yajl_gen (docs/STYLE.md, "Benchmarks"),
+ * source "argus-synth": per level precision and recall of source ranks (all severities,
+ * >= x1.2 and >= x1.3), kind accuracy, detection latency in steps from onset (and in
+ * ARGUS_WINDOW=10-step windows), false alarms per 1,000 clean steps per variability level
+ * (below the kernels level: 9 % plain and chronic only) and, with chronic offsets, the
+ * share of chronic ranks named by a persistent_imbalance finding. The kernels level's
+ * figures also stand at the top of the line, under the keys of earlier versions.
+ * Usage: bench/detect [--seeds N] [--clean-steps N] [--ranks 16|64]
+ * [--level kernels|phases|steps|all] [--no-faults] [--condense] [--verbose]: 16 ranks
+ * (tp 2, pp 2, dp 4) or 64 (tp 2, pp 4, dp 8) for the fault and the clean runs alike;
+ * 30,000 clean steps per variability level by default (enough to tell 1 false alarm per
+ * 10,000 steps from 0). Not run by `make check`; deterministic for given arguments.
  * --condense: every run's summaries go through the condensing root (reduce/condense.h) as
  * rank 0 would take them, one batch per WINDOW steps (names and rank info in the first),
  * and the analysis reads the store built from what the root writes (exemplars + thin
  * summaries) instead of the full one: whether detection survives condensing. By the
- * module's contract one root over the raw summaries gives what any tree gives.
+ * module's contract one root over the raw summaries gives what any tree gives. The data
+ * level is applied after condensing.
  */
 #include <errno.h>
 #include <malloc.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,12 +143,75 @@ out_nocd:
     return rc;
 }
 
-/* synth_job, then (--condense) the condensed store. */
-static int make_job(const struct synth_opts *o, struct argus_jobstore **js)
+/* ---- data levels ----------------------------------------------------------------- */
+
+/* The three levels of data a job can bring (bench/README.md, "Data levels"). */
+enum { LV_KERNELS, LV_PHASES, LV_STEPS, LV_N };
+static const char *const lv_name[LV_N] = { "kernels", "phases", "steps" };
+
+/* s at a lower level, in place: phases = every figure that comes from kernels gone
+ * (class times, busy time, kernel modes and count, the phase compute split, the COMM and
+ * HOST phase walls, which the summariser derives from kernels; host_gap_ns 0), the walls
+ * of the marked phases kept; steps = the phase walls gone too, only the step's interval
+ * left. Coordinates and rank infos stay. */
+static void degrade_summary(struct argus_step_summary *s, int level)
+{
+    s->compute_ns = s->collective_ns = s->p2p_ns = s->memcpy_ns = s->busy_ns = 0;
+    s->host_gap_ns = 0;
+    s->kernel_count = 0;
+    s->n_kmodes = 0;
+    memset(s->phase_compute_ns, 0, sizeof s->phase_compute_ns);
+    s->phase_wall_ns[ARGUS_PH_COMM] = s->phase_wall_ns[ARGUS_PH_HOST] = 0;
+    if (level == LV_STEPS)
+        memset(s->phase_wall_ns, 0, sizeof s->phase_wall_ns);
+}
+
+/* Replace *js by a store of its summaries at `level` (LV_KERNELS: untouched). 0 or -1
+ * (*js untouched). */
+static int degrade_job(struct argus_jobstore **js, int level)
+{
+    const struct argus_jobstore *src = *js;
+    const uint32_t n = argus_jobstore_nranks(src);
+    struct argus_jobstore *dst = NULL;
+    struct argus_step_summary *tmp = NULL;
+    int rc = -1;
+
+    if (level == LV_KERNELS)
+        return 0;
+    if (argus_jobstore_create(n, &dst) || !(tmp = malloc(sizeof *tmp)))
+        goto out;
+    *argus_jobstore_meta(dst) = *argus_jobstore_meta_c(src);
+    for (uint32_t q = 0; q < n; q++) {
+        const struct argus_rank_info *ri = argus_jobstore_rankinfo(src, q);
+        const struct argus_step_summary *const *ss;
+        const size_t ns = argus_jobstore_rank_steps(src, q, &ss);
+        if (ri && argus_jobstore_set_rankinfo(dst, ri))
+            goto out;
+        for (size_t i = 0; i < ns; i++) {
+            memcpy(tmp, ss[i], offsetof(struct argus_step_summary, kmodes));
+            degrade_summary(tmp, level);
+            if (argus_jobstore_add_summary(dst, tmp))
+                goto out;
+        }
+        if (argus_jobstore_missing_since(src, q) != UINT64_MAX)
+            argus_jobstore_mark_missing(dst, q, argus_jobstore_missing_since(src, q));
+    }
+    argus_jobstore_free(*js);
+    *js = dst;
+    dst = NULL;
+    rc = 0;
+out:
+    argus_jobstore_free(dst);
+    free(tmp);
+    return rc;
+}
+
+/* synth_job, then (--condense) the condensed store, then the data level. */
+static int make_job(const struct synth_opts *o, int level, struct argus_jobstore **js)
 {
     if (synth_job(o, js))
         return -1;
-    if (cond.on && condense_job(js)) {
+    if ((cond.on && condense_job(js)) || degrade_job(js, level)) {
         argus_jobstore_free(*js);
         *js = NULL;
         return -1;
@@ -148,34 +219,42 @@ static int make_job(const struct synth_opts *o, struct argus_jobstore **js)
     return 0;
 }
 
+/* Severity classes: below x1.2, x1.2 up to x1.3, x1.3 and above. */
+enum { SEV_LOW, SEV_12, SEV_13 };
+
 struct scen {
     const char *kind_name;
     int kind;        /* expected enum argus_anomaly_kind */
     int sy;          /* enum synth_kind */
     double sev;      /* factor, or ms for host stalls */
-    int strong;      /* severity >= x1.3 class (comm x1.5 and x3, host 50/500 ms too) */
+    int cls;         /* severity class (comm x1.5 and x3, host 50/500 ms: SEV_13) */
 };
 
 static const struct scen scens[] = {
-    { "compute_straggler", ARGUS_AK_COMPUTE_STRAGGLER, SY_STRAGGLER, 1.1, 0 },
-    { "compute_straggler", ARGUS_AK_COMPUTE_STRAGGLER, SY_STRAGGLER, 1.3, 1 },
-    { "compute_straggler", ARGUS_AK_COMPUTE_STRAGGLER, SY_STRAGGLER, 2.0, 1 },
-    { "kernel_degradation", ARGUS_AK_KERNEL_DEGRADATION, SY_KERNEL, 1.1, 0 },
-    { "kernel_degradation", ARGUS_AK_KERNEL_DEGRADATION, SY_KERNEL, 1.3, 1 },
-    { "kernel_degradation", ARGUS_AK_KERNEL_DEGRADATION, SY_KERNEL, 2.0, 1 },
-    { "pipeline_bubble", ARGUS_AK_PIPELINE_BUBBLE, SY_BUBBLE, 1.1, 0 },
-    { "pipeline_bubble", ARGUS_AK_PIPELINE_BUBBLE, SY_BUBBLE, 1.3, 1 },
-    { "pipeline_bubble", ARGUS_AK_PIPELINE_BUBBLE, SY_BUBBLE, 2.0, 1 },
-    { "comm_degradation", ARGUS_AK_COMM_DEGRADATION, SY_COMM, 1.5, 1 },
-    { "comm_degradation", ARGUS_AK_COMM_DEGRADATION, SY_COMM, 3.0, 1 },
-    { "host_stall", ARGUS_AK_HOST_STALL, SY_HOST, 50, 1 },
-    { "host_stall", ARGUS_AK_HOST_STALL, SY_HOST, 500, 1 },
-    { "step_regression", ARGUS_AK_STEP_REGRESSION, SY_REGRESSION, 1.1, 0 },
-    { "step_regression", ARGUS_AK_STEP_REGRESSION, SY_REGRESSION, 1.3, 1 },
-    { "step_regression", ARGUS_AK_STEP_REGRESSION, SY_REGRESSION, 2.0, 1 },
-    { "iteration_jitter", ARGUS_AK_ITERATION_JITTER, SY_JITTER, 1.1, 0 },
-    { "iteration_jitter", ARGUS_AK_ITERATION_JITTER, SY_JITTER, 1.3, 1 },
-    { "iteration_jitter", ARGUS_AK_ITERATION_JITTER, SY_JITTER, 2.0, 1 },
+    { "compute_straggler", ARGUS_AK_COMPUTE_STRAGGLER, SY_STRAGGLER, 1.1, SEV_LOW },
+    { "compute_straggler", ARGUS_AK_COMPUTE_STRAGGLER, SY_STRAGGLER, 1.2, SEV_12 },
+    { "compute_straggler", ARGUS_AK_COMPUTE_STRAGGLER, SY_STRAGGLER, 1.3, SEV_13 },
+    { "compute_straggler", ARGUS_AK_COMPUTE_STRAGGLER, SY_STRAGGLER, 2.0, SEV_13 },
+    { "kernel_degradation", ARGUS_AK_KERNEL_DEGRADATION, SY_KERNEL, 1.1, SEV_LOW },
+    { "kernel_degradation", ARGUS_AK_KERNEL_DEGRADATION, SY_KERNEL, 1.2, SEV_12 },
+    { "kernel_degradation", ARGUS_AK_KERNEL_DEGRADATION, SY_KERNEL, 1.3, SEV_13 },
+    { "kernel_degradation", ARGUS_AK_KERNEL_DEGRADATION, SY_KERNEL, 2.0, SEV_13 },
+    { "pipeline_bubble", ARGUS_AK_PIPELINE_BUBBLE, SY_BUBBLE, 1.1, SEV_LOW },
+    { "pipeline_bubble", ARGUS_AK_PIPELINE_BUBBLE, SY_BUBBLE, 1.2, SEV_12 },
+    { "pipeline_bubble", ARGUS_AK_PIPELINE_BUBBLE, SY_BUBBLE, 1.3, SEV_13 },
+    { "pipeline_bubble", ARGUS_AK_PIPELINE_BUBBLE, SY_BUBBLE, 2.0, SEV_13 },
+    { "comm_degradation", ARGUS_AK_COMM_DEGRADATION, SY_COMM, 1.5, SEV_13 },
+    { "comm_degradation", ARGUS_AK_COMM_DEGRADATION, SY_COMM, 3.0, SEV_13 },
+    { "host_stall", ARGUS_AK_HOST_STALL, SY_HOST, 50, SEV_13 },
+    { "host_stall", ARGUS_AK_HOST_STALL, SY_HOST, 500, SEV_13 },
+    { "step_regression", ARGUS_AK_STEP_REGRESSION, SY_REGRESSION, 1.1, SEV_LOW },
+    { "step_regression", ARGUS_AK_STEP_REGRESSION, SY_REGRESSION, 1.2, SEV_12 },
+    { "step_regression", ARGUS_AK_STEP_REGRESSION, SY_REGRESSION, 1.3, SEV_13 },
+    { "step_regression", ARGUS_AK_STEP_REGRESSION, SY_REGRESSION, 2.0, SEV_13 },
+    { "iteration_jitter", ARGUS_AK_ITERATION_JITTER, SY_JITTER, 1.1, SEV_LOW },
+    { "iteration_jitter", ARGUS_AK_ITERATION_JITTER, SY_JITTER, 1.2, SEV_12 },
+    { "iteration_jitter", ARGUS_AK_ITERATION_JITTER, SY_JITTER, 1.3, SEV_13 },
+    { "iteration_jitter", ARGUS_AK_ITERATION_JITTER, SY_JITTER, 2.0, SEV_13 },
 };
 #define NSCEN (sizeof scens / sizeof scens[0])
 
@@ -197,8 +276,8 @@ static int overlaps(const struct argus_anomaly *a, int lo, int hi)
     return (int64_t)a->step_first <= hi + 2 && (int64_t)a->step_last + 2 >= lo;
 }
 
-/* One fault run; adds to t. */
-static int run_fault(const struct scen *sc, int tp, int pp, int dp, uint64_t seed,
+/* One fault run at a data level; adds to t. */
+static int run_fault(const struct scen *sc, int tp, int pp, int dp, uint64_t seed, int level,
                      struct tally *t, int verbose)
 {
     struct synth_opts o;
@@ -238,7 +317,7 @@ static int run_fault(const struct scen *sc, int tp, int pp, int dp, uint64_t see
     default:
         break;
     }
-    if (make_job(&o, &js) || argus_analyze(js, NULL, &r)) {
+    if (make_job(&o, level, &js) || argus_analyze(js, NULL, &r)) {
         argus_jobstore_free(js);
         return -1;
     }
@@ -288,8 +367,9 @@ static int run_fault(const struct scen *sc, int tp, int pp, int dp, uint64_t see
         t->within2w += lat <= 2 * WINDOW;
     }
     if (verbose && (!det || best->kind != sc->kind || np != nt))
-        fprintf(stderr, "miss: %s %.2g n=%d seed=%llu: %zu anomalies, first kind %s\n",
-                sc->kind_name, sc->sev, n, (unsigned long long)seed, r.n_anomalies,
+        fprintf(stderr, "miss: %s %s %.2g n=%d seed=%llu: %zu anomalies, first kind %s\n",
+                lv_name[level], sc->kind_name, sc->sev, n, (unsigned long long)seed,
+                r.n_anomalies,
                 best ? argus_anomaly_kind_name((enum argus_anomaly_kind)best->kind) : "-");
     argus_result_free(&r);
     argus_jobstore_free(js);
@@ -301,7 +381,103 @@ static double ratio(double a, double b)
     return b > 0 ? a / b : 1.0;
 }
 
+/* ---- clean runs --------------------------------------------------------------------- */
+
+/* Variability levels of the clean runs: step cv ~2, 5, 9 %, 9 % with heavy-tailed kernel
+ * noise, 9 % with ranks/8 ranks chronically 5-15 % slower from the first step (each
+ * should be one persistent_imbalance finding, never an episode). */
+enum { V_2, V_5, V_9, V_9_TAIL, V_9_CHRONIC, V_N };
+static const char *const v_name[V_N] = { "var_2pct", "var_5pct", "var_9pct",
+                                         "var_9pct_heavy_tail", "var_9pct_chronic" };
+
+struct clean {
+    double fa[V_N], steps[V_N], cv[V_N], runs[V_N];
+    double pi_found, pi_total;   /* V_9_CHRONIC: chronic ranks named by persistent_imbalance */
+};
+
+/* The chronic ranks of a V_9_CHRONIC run (ranks/8 of them, spread over the job) and
+ * their factors (1.05 ... 1.15), as at most SYNTH_MAX_FAULTS straggler faults from step 0
+ * to the end. Returns the count. */
+static int add_chronic(struct synth_opts *o, int n, uint64_t k, int *ranks)
+{
+    const int nc = n / 8 > 0 ? n / 8 : 1;
+    const int nf = nc < SYNTH_MAX_FAULTS ? nc : SYNTH_MAX_FAULTS;
+    for (int i = 0; i < nf; i++)
+        synth_add(o, SY_STRAGGLER, 0, o->steps - 1, 1.05 + 0.10 * i / (nf > 1 ? nf - 1 : 1));
+    for (int i = 0; i < nc; i++) {
+        ranks[i] = (int)((k * 5 + 3 + (uint64_t)i * (uint64_t)(n / nc)) % (uint64_t)n);
+        struct synth_fault *f = &o->f[i % nf];
+        f->ranks[f->nranks++] = ranks[i];
+    }
+    return nc;
+}
+
+static int in_set(const int *v, int n, int x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return 1;
+    return 0;
+}
+
+/* One clean run of variant v at a data level; adds to cl. */
+static int run_clean(int v, int k, const int lay[3], int per_run, int level, struct clean *cl,
+                     int verbose)
+{
+    static const double var[] = { 0.024, 0.06, 0.11 }; /* sigma giving step cv ~2, 5, 9 % */
+    struct synth_opts o;
+    struct argus_jobstore *js = NULL;
+    struct argus_result r;
+    int chronic[SYNTH_MAX_RANKS], nc = 0;
+    synth_default(&o, 5000u + 31u * (uint64_t)k + 7u * (uint64_t)v);
+    o.tp = lay[0];
+    o.pp = lay[1];
+    o.dp = lay[2];
+    o.steps = per_run;
+    o.step_sigma = v < V_9_TAIL ? var[v] : var[2];
+    o.tail = v == V_9_TAIL ? 0.002 : 0;
+    if (v == V_9_CHRONIC)
+        nc = add_chronic(&o, lay[0] * lay[1] * lay[2], (uint64_t)k, chronic);
+    if (make_job(&o, level, &js) || argus_analyze(js, NULL, &r)) {
+        argus_jobstore_free(js);
+        return -1;
+    }
+    int named[SYNTH_MAX_RANKS], nn = 0;
+    for (size_t i = 0; i < r.n_anomalies; i++) {
+        const struct argus_anomaly *a = &r.anomalies[i];
+        int ok = nc > 0 && a->n_ranks > 0 &&
+                 !strcmp(argus_anomaly_kind_name((enum argus_anomaly_kind)a->kind),
+                         "persistent_imbalance");
+        for (uint32_t q = 0; ok && q < a->n_ranks; q++)
+            ok = in_set(chronic, nc, (int)a->ranks[q]);
+        for (uint32_t q = 0; ok && q < a->n_ranks; q++)
+            add_rank(named, &nn, (int)a->ranks[q]);
+        cl->fa[v] += !ok;
+        if (verbose && !ok)
+            fprintf(stderr, "false alarm: %s %s seed %d: %s steps %llu-%llu x%.3f z %.1f: %s\n",
+                    lv_name[level], v_name[v], k,
+                    argus_anomaly_kind_name((enum argus_anomaly_kind)a->kind),
+                    (unsigned long long)a->step_first, (unsigned long long)a->step_last,
+                    a->slowdown, a->score, a->evidence);
+    }
+    cl->steps[v] += per_run;
+    cl->cv[v] += r.steps.cv;
+    cl->runs[v]++;
+    cl->pi_found += nn;
+    cl->pi_total += nc;
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+    return 0;
+}
+
 /* ---- the result line (docs/STYLE.md, "File formats and JSON") ---------------------- */
+
+/* Everything measured at one data level */
+struct level_res {
+    int on;
+    struct tally per[NSCEN], all, ge12, ge13;
+    struct clean cl;
+};
 
 /* "name": a tally's figures */
 static int put_tally(yajl_gen g, const char *name, const struct tally *t)
@@ -321,20 +497,58 @@ static int put_tally(yajl_gen g, const char *name, const struct tally *t)
     return 0;
 }
 
-/* The clean runs' figures at each variability level */
-struct clean {
-    double fa[4], steps[4], cv[4];
-};
-
-/* The result object; 0, -EIO or -ENOMEM. */
-static int put_result(yajl_gen g, int ranks, int seeds, const struct tally *all,
-                      const struct tally *strong, const struct tally *per,
-                      const struct clean *cl, double seconds)
+/* "clean": the variants run at this level */
+static int put_clean(yajl_gen g, const struct clean *cl)
 {
-    static const char *const vn[] = { "var_2pct", "var_5pct", "var_9pct", "var_9pct_heavy_tail" };
+    ARGUS_JSON_TRY(argus_json_key(g, "clean"));
+    ARGUS_JSON_CK(yajl_gen_map_open(g));
+    for (int v = 0; v < V_N; v++) {
+        if (!cl->runs[v])
+            continue;
+        ARGUS_JSON_TRY(argus_json_key(g, v_name[v]));
+        ARGUS_JSON_CK(yajl_gen_map_open(g));
+        ARGUS_BENCH_PUT_F(g, "steps", "%.0f", cl->steps[v]);
+        ARGUS_BENCH_PUT_F(g, "step_cv", "%.4f", cl->cv[v] / cl->runs[v]);
+        ARGUS_BENCH_PUT_F(g, "false_alarms", "%.0f", cl->fa[v]);
+        ARGUS_BENCH_PUT_F(g, "per_1000_steps", "%.3f",
+              cl->steps[v] ? 1000 * cl->fa[v] / cl->steps[v] : 0);
+        if (v == V_9_CHRONIC)
+            ARGUS_BENCH_PUT_F(g, "persistent_imbalance_recall", "%.4f",
+                  ratio(cl->pi_found, cl->pi_total));
+        ARGUS_JSON_CK(yajl_gen_map_close(g));
+    }
+    ARGUS_JSON_CK(yajl_gen_map_close(g));
+    return 0;
+}
+
+/* all, severity_ge_1.2, severity_ge_1.3, by_scenario and clean of one level */
+static int put_level_body(yajl_gen g, const struct level_res *lr)
+{
+    ARGUS_JSON_TRY(put_tally(g, "all", &lr->all));
+    ARGUS_JSON_TRY(put_tally(g, "severity_ge_1.2", &lr->ge12));
+    ARGUS_JSON_TRY(put_tally(g, "severity_ge_1.3", &lr->ge13));
+    ARGUS_JSON_TRY(argus_json_key(g, "by_scenario"));
+    ARGUS_JSON_CK(yajl_gen_map_open(g));
+    for (size_t s = 0; s < NSCEN; s++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s_x%g%s", scens[s].kind_name, scens[s].sev,
+                 scens[s].sy == SY_HOST ? "ms" : "");
+        ARGUS_JSON_TRY(put_tally(g, nm, &lr->per[s]));
+    }
+    ARGUS_JSON_CK(yajl_gen_map_close(g));
+    return put_clean(g, &lr->cl);
+}
+
+/* The result object: the kernels level's figures at the top (the keys readers of earlier
+ * lines know), then every level run under "levels". 0, -EIO or -ENOMEM. */
+static int put_result(yajl_gen g, int ranks, int seeds, const struct level_res *lv,
+                      double seconds)
+{
     ARGUS_JSON_CK(yajl_gen_map_open(g));
     ARGUS_JSON_TRY(argus_json_key(g, "bench"));
     ARGUS_JSON_TRY(argus_json_str(g, "detect"));
+    ARGUS_JSON_TRY(argus_json_key(g, "source"));
+    ARGUS_JSON_TRY(argus_json_str(g, "argus-synth"));
     ARGUS_JSON_TRY(argus_json_key(g, "ranks"));
     ARGUS_JSON_CK(yajl_gen_array_open(g));
     ARGUS_JSON_CK(yajl_gen_integer(g, ranks));
@@ -357,27 +571,16 @@ static int put_result(yajl_gen g, int ranks, int seeds, const struct tally *all,
     ARGUS_BENCH_PUT_F(g, "full_share", "%.4f",
           cond.on ? ratio(cond.exemplars, cond.exemplars + cond.thin) : 1.0);
     ARGUS_JSON_CK(yajl_gen_map_close(g));
-    ARGUS_JSON_TRY(put_tally(g, "all", all));
-    ARGUS_JSON_TRY(put_tally(g, "severity_ge_1.3", strong));
-    ARGUS_JSON_TRY(argus_json_key(g, "by_scenario"));
+    if (lv[LV_KERNELS].on)
+        ARGUS_JSON_TRY(put_level_body(g, &lv[LV_KERNELS]));
+    ARGUS_JSON_TRY(argus_json_key(g, "levels"));
     ARGUS_JSON_CK(yajl_gen_map_open(g));
-    for (size_t s = 0; s < NSCEN; s++) {
-        char nm[64];
-        snprintf(nm, sizeof nm, "%s_x%g%s", scens[s].kind_name, scens[s].sev,
-                 scens[s].sy == SY_HOST ? "ms" : "");
-        ARGUS_JSON_TRY(put_tally(g, nm, &per[s]));
-    }
-    ARGUS_JSON_CK(yajl_gen_map_close(g));
-    ARGUS_JSON_TRY(argus_json_key(g, "clean"));
-    ARGUS_JSON_CK(yajl_gen_map_open(g));
-    for (int v = 0; v < 4; v++) {
-        ARGUS_JSON_TRY(argus_json_key(g, vn[v]));
+    for (int l = 0; l < LV_N; l++) {
+        if (!lv[l].on)
+            continue;
+        ARGUS_JSON_TRY(argus_json_key(g, lv_name[l]));
         ARGUS_JSON_CK(yajl_gen_map_open(g));
-        ARGUS_BENCH_PUT_F(g, "steps", "%.0f", cl->steps[v]);
-        ARGUS_BENCH_PUT_F(g, "step_cv", "%.4f", cl->cv[v]);
-        ARGUS_BENCH_PUT_F(g, "false_alarms", "%.0f", cl->fa[v]);
-        ARGUS_BENCH_PUT_F(g, "per_1000_steps", "%.3f",
-              cl->steps[v] ? 1000 * cl->fa[v] / cl->steps[v] : 0);
+        ARGUS_JSON_TRY(put_level_body(g, &lv[l]));
         ARGUS_JSON_CK(yajl_gen_map_close(g));
     }
     ARGUS_JSON_CK(yajl_gen_map_close(g));
@@ -401,10 +604,19 @@ static void tally_add(struct tally *d, const struct tally *s)
     d->fa += s->fa;
 }
 
+/* "kernels", "phases", "steps" or "all" into on[]; 0 or -1. */
+static int parse_levels(const char *s, int *on)
+{
+    for (int l = 0; l < LV_N; l++)
+        on[l] = !strcmp(s, "all") || !strcmp(s, lv_name[l]);
+    return on[0] || on[1] || on[2] ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
-    int seeds = 3, clean_steps = 30000, ranks = 16, verbose = 0, faults = 1;
-    for (int i = 1; i < argc; i++) {
+    int seeds = 3, clean_steps = 30000, ranks = 16, verbose = 0, faults = 1, bad = 0;
+    int lv_on[LV_N] = { 1, 1, 1 };
+    for (int i = 1; i < argc && !bad; i++) {
         if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
             seeds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--clean-steps") && i + 1 < argc)
@@ -413,6 +625,8 @@ int main(int argc, char **argv)
             ranks = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--ranks64"))
             ranks = 64;
+        else if (!strcmp(argv[i], "--level") && i + 1 < argc)
+            bad = parse_levels(argv[++i], lv_on);
         else if (!strcmp(argv[i], "--no-faults"))
             faults = 0;
         else if (!strcmp(argv[i], "--verbose"))
@@ -420,12 +634,14 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--condense"))
             cond.on = 1;
         else
-            ranks = -1;
-        if (ranks != 16 && ranks != 64) {
-            fprintf(stderr, "usage: detect [--seeds N] [--clean-steps N] [--ranks 16|64] "
-                            "[--no-faults] [--condense] [--verbose]\n");
-            return 2;
-        }
+            bad = 1;
+        bad |= ranks != 16 && ranks != 64;
+    }
+    if (bad) {
+        fprintf(stderr, "usage: detect [--seeds N] [--clean-steps N] [--ranks 16|64] "
+                        "[--level kernels|phases|steps|all] [--no-faults] [--condense] "
+                        "[--verbose]\n");
+        return 2;
     }
     /* Every run allocates and frees tens of MB of summaries: keep the freed heap instead
      * of returning it to the kernel and faulting it in again (a third of the run time). */
@@ -435,62 +651,42 @@ int main(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     /* tp, pp, dp: 16 ranks = 2 x 2 x 4, 64 ranks = 2 x 4 x 8 (faults and clean runs) */
     const int lay[3] = { 2, ranks == 64 ? 4 : 2, ranks == 64 ? 8 : 4 };
-    struct tally all = { 0 }, strong = { 0 }, per[NSCEN];
-    memset(per, 0, sizeof per);
-    for (size_t s = 0; faults && s < NSCEN; s++)
-        for (int k = 0; k < seeds; k++)
-            if (run_fault(&scens[s], lay[0], lay[1], lay[2], 1000u + 17u * (uint64_t)k + 101u * s,
-                          &per[s], verbose)) {
-                fprintf(stderr, "detect: run failed\n");
-                return 1;
-            }
-    for (size_t s = 0; s < NSCEN; s++) {
-        tally_add(&all, &per[s]);
-        if (scens[s].strong)
-            tally_add(&strong, &per[s]);
-    }
-    /* clean runs: false alarms per 1,000 steps at each variability level */
-    static const double var[] = { 0.024, 0.06, 0.11 }; /* sigma giving step cv ~2, 5, 9 % */
-    struct clean cl;
-    memset(&cl, 0, sizeof cl);
-    const int per_run = 500;
-    for (int v = 0; v < 4; v++) {
-        int runs = (clean_steps + per_run - 1) / per_run;
-        for (int k = 0; k < runs; k++) {
-            struct synth_opts o;
-            struct argus_jobstore *js = NULL;
-            struct argus_result r;
-            synth_default(&o, 5000u + 31u * (uint64_t)k + 7u * (uint64_t)v);
-            o.tp = lay[0];
-            o.pp = lay[1];
-            o.dp = lay[2];
-            o.steps = per_run;
-            o.step_sigma = v < 3 ? var[v] : var[2];
-            o.tail = v == 3 ? 0.002 : 0;
-            if (make_job(&o, &js) || argus_analyze(js, NULL, &r)) {
-                fprintf(stderr, "detect: clean run failed\n");
-                return 1;
-            }
-            cl.fa[v] += (double)r.n_anomalies;
-            cl.steps[v] += per_run;
-            cl.cv[v] += r.steps.cv / runs;
-            for (size_t i = 0; verbose && i < r.n_anomalies; i++) {
-                const struct argus_anomaly *a = &r.anomalies[i];
-                fprintf(stderr, "false alarm: var %d seed %d: %s steps %llu-%llu x%.3f "
-                                "z %.1f: %s\n",
-                        v, k, argus_anomaly_kind_name((enum argus_anomaly_kind)a->kind),
-                        (unsigned long long)a->step_first, (unsigned long long)a->step_last,
-                        a->slowdown, a->score, a->evidence);
-            }
-            argus_result_free(&r);
-            argus_jobstore_free(js);
+    static struct level_res lv[LV_N];
+    const int per_run = 500, runs = (clean_steps + per_run - 1) / per_run;
+    for (int l = 0; l < LV_N; l++) {
+        struct level_res *lr = &lv[l];
+        lr->on = lv_on[l];
+        for (size_t s = 0; lr->on && faults && s < NSCEN; s++)
+            for (int k = 0; k < seeds; k++)
+                if (run_fault(&scens[s], lay[0], lay[1], lay[2],
+                              1000u + 17u * (uint64_t)k + 101u * s, l, &lr->per[s], verbose)) {
+                    fprintf(stderr, "detect: run failed\n");
+                    return 1;
+                }
+        for (size_t s = 0; s < NSCEN; s++) {
+            tally_add(&lr->all, &lr->per[s]);
+            if (scens[s].cls >= SEV_12)
+                tally_add(&lr->ge12, &lr->per[s]);
+            if (scens[s].cls >= SEV_13)
+                tally_add(&lr->ge13, &lr->per[s]);
+        }
+        /* clean runs: false alarms per 1,000 steps; below the kernels level only at 9 %
+         * variability, plain and with chronic offsets (what the figures are asked of) */
+        for (int v = 0; lr->on && v < V_N; v++) {
+            if (l != LV_KERNELS && v != V_9 && v != V_9_CHRONIC)
+                continue;
+            for (int k = 0; k < runs; k++)
+                if (run_clean(v, k, lay, per_run, l, &lr->cl, verbose)) {
+                    fprintf(stderr, "detect: clean run failed\n");
+                    return 1;
+                }
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     yajl_gen g = yajl_gen_alloc(NULL);
     int rc = -ENOMEM;
     if (g && yajl_gen_config(g, yajl_gen_print_callback, argus_bench_print_cb, stdout)) {
-        rc = put_result(g, ranks, seeds, &all, &strong, per, &cl,
+        rc = put_result(g, ranks, seeds, lv,
                         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
         putchar('\n');
     }

@@ -15,7 +15,10 @@
  *   covering its start if any, else the CPU phase at its launch (correlation), else at its
  *   start. The step's phase marks are then replayed in GPU time at the starts of the
  *   compute kernels where the phase changes, so the summariser's phase-at-start lookup
- *   gives each kernel its launch phase.
+ *   gives each kernel its launch phase. A step without kernels (phase marks only: a CPU
+ *   job, a trace without GPU activity) gets the CPU phase timeline itself, clipped to the
+ *   step, so that its phase walls are the ranges' (the spilling path of
+ *   import/kineto_stream.c does not do this yet).
  * - Step window: from the step range's start to the later of its end and its last kernel.
  */
 #include <errno.h>
@@ -142,6 +145,42 @@ static uint8_t phase_at(const struct seg *s, size_t n, uint64_t t)
     return s[lo].phase;
 }
 
+/* Index of the first segment starting after t (n when none). */
+static size_t seg_after(const struct seg *s, size_t n, uint64_t t)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid].t <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A step without kernels: the CPU phase segments inside [begin, end) as phase marks. */
+static void feed_cpu_phases(struct argus_summarizer *sm, const struct seg *cs, size_t ncs,
+                            uint64_t begin, uint64_t end)
+{
+    uint8_t cur = phase_at(cs, ncs, begin);
+
+    if (cur != ARGUS_PH_OTHER)
+        argus_summarizer_phase_push(sm, argus_phase_name(cur), begin);
+    for (size_t i = seg_after(cs, ncs, begin); i < ncs && cs[i].t < end; i++) {
+        if (cs[i].phase == cur)
+            continue;
+        if (cur != ARGUS_PH_OTHER)
+            argus_summarizer_phase_pop(sm, cs[i].t);
+        cur = cs[i].phase;
+        if (cur != ARGUS_PH_OTHER)
+            argus_summarizer_phase_push(sm, argus_phase_name(cur), cs[i].t);
+    }
+    if (cur != ARGUS_PH_OTHER)
+        argus_summarizer_phase_pop(sm, end);
+}
+
 static const struct kt_launch *find_launch(const struct kt_launch *l, size_t n, uint32_t corr)
 {
     size_t lo = 0, hi = n;
@@ -221,9 +260,11 @@ void kt_feed_name(void *ctx, uint64_t hash, const char *name)
         f->sink->name(f->sink->ctx, hash, name);
 }
 
-/* Replay one step through the summariser: phase marks, then kernels. */
+/* Replay one step through the summariser: phase marks, then kernels (none: the CPU
+ * phase segments cs). */
 static void feed_step(struct argus_summarizer *sm, const struct kt_trace *t,
-                      const struct kt_step *s, const struct kt_kernel *k, size_t nk, int inferred)
+                      const struct kt_step *s, const struct kt_kernel *k, size_t nk, int inferred,
+                      const struct seg *cs, size_t ncs)
 {
     uint64_t begin = s->start, end = s->end;
     int pushed = 0;
@@ -236,6 +277,8 @@ static void feed_step(struct argus_summarizer *sm, const struct kt_trace *t,
     argus_summarizer_step_begin(sm, s->n, begin);
     if (inferred)
         argus_summarizer_add_flags(sm, ARGUS_SF_STEP_INFERRED);
+    if (nk == 0 && end > begin)
+        feed_cpu_phases(sm, cs, ncs, begin, end);
     for (size_t i = 0; i < nk; i++) {
         if (k[i].kclass == ARGUS_KC_COLLECTIVE || k[i].kclass == ARGUS_KC_P2P ||
             k[i].phase == cur)
@@ -332,7 +375,7 @@ int kt_feed(struct kt_trace *t, const char *path, const struct argus_kineto_opts
         size_t a = ki;
         while (ki < nk && k[ki].step == si)
             ki++;
-        feed_step(sm, t, &st[si], nk ? k + a : NULL, ki - a, inferred); /* k NULL: none */
+        feed_step(sm, t, &st[si], nk ? k + a : NULL, ki - a, inferred, cs, ncs);
     }
     for (size_t i = 0; i < nk && t->info->n_coll < ARGUS_KINETO_MAX_COLL; i++)
         if (k[i].step != KT_NO_STEP &&

@@ -4,6 +4,7 @@
  * case-insensitive categories, unknown types counted, huge integers, JSON array format)
  * and the 8-rank DLRM set's exact per-rank counts (tests/data/dlrm-8rank-v100, whose
  * absence fails the test: the data is part of the repository).
+ * Phase marks without kernels (a CPU job): the ranges' walls, clipped to each step.
  * Process groups: pg_config groups named TP/PP/DP/EP give the rank's coordinates.
  * Bounded memory: traces far over a small table limit (spilled to a temporary file and
  * summarised from it) give byte-identical summaries and the same counts as in memory —
@@ -105,6 +106,44 @@ static void test_synthetic(void **state)
     assert_int_equal(s->start_ns, 1000000);
     assert_int_equal(s->end_ns, 2000000);
     assert_int_equal(in.n_coll, 2);
+}
+
+#define A(name, ts, dur) \
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"" name "\",\"ts\":" #ts \
+    ",\"dur\":" #dur "}"
+
+/* Phase marks only, no GPU events (a CPU job with gloo): each step's phase walls are its
+ * ranges' (unmapped names such as gloo:recv leave the enclosing phase's time in it; a
+ * range past the step's end counts up to the end), no kernels, no compute. */
+static void test_phases_only(void **state)
+{
+    (void)state;
+    struct got g;
+    struct argus_kineto_info in;
+    char err[512] = "";
+    const char *json =
+        "{\"distributedInfo\":{\"backend\":\"gloo\",\"rank\":1,\"world_size\":2},"
+        "\"traceEvents\":["
+        A("ProfilerStep#0", 1000, 1000) "," A("enumerate(DataLoader)#_Iter.__next__", 1000, 50)
+        "," A("gloo:recv", 1060, 40) "," A("## forward ##", 1100, 300) ","
+        A("gloo:all_reduce", 1200, 100) "," A("## backward ##", 1450, 400) ","
+        A("Optimizer.step#AdamW.step", 1900, 50) "," A("ProfilerStep#1", 2000, 500) ","
+        A("## forward ##", 2100, 200) "," A("## backward ##", 2400, 300) "]}";
+    assert_int_equal(import_text("ph.json", json, &g, &in, err), 0);
+    assert_int_equal(in.kernels, 0);
+    assert_int_equal(g.n, 2);
+    const struct argus_step_summary *s = &g.s[0];
+    assert_int_equal(s->step, 0);
+    assert_int_equal(s->kernel_count, 0);
+    assert_int_equal(s->compute_ns, 0);
+    assert_int_equal(s->phase_wall_ns[ARGUS_PH_FORWARD], 300000);
+    assert_int_equal(s->phase_wall_ns[ARGUS_PH_BACKWARD], 400000);
+    assert_int_equal(s->phase_wall_ns[ARGUS_PH_OPTIMIZER], 50000);
+    s = &g.s[1];
+    assert_int_equal(s->step, 1);
+    assert_int_equal(s->phase_wall_ns[ARGUS_PH_FORWARD], 200000);
+    assert_int_equal(s->phase_wall_ns[ARGUS_PH_BACKWARD], 100000); /* clipped at 2500 */
+    assert_int_equal(s->phase_wall_ns[ARGUS_PH_OPTIMIZER], 0);
 }
 
 static void test_rank_from_name_and_array(void **state)
@@ -391,6 +430,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_synthetic),
+        cmocka_unit_test(test_phases_only),
         cmocka_unit_test(test_rank_from_name_and_array),
         cmocka_unit_test(test_bad),
         cmocka_unit_test(test_dlrm),

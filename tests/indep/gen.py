@@ -12,8 +12,15 @@ of the two kernels, and the receive is either host-blocking (the host waits unti
 data is nearly there, then launches a short receive: gloo-like) or asynchronous (a long
 SendRecv kernel, NCCL-like). Schedule: GPipe (all forwards, then all backwards).
 
+Data levels (--level): kernels (the GPU job's full traces), phases (the same job run on the
+CPU with gloo, as a CPU DDP job is: the host thread does the work, so its phase ranges
+hold it; the traces keep only the user_annotation ranges), steps (one steps.csv of each
+rank's own iteration time: its step wall without the time it waited for other ranks,
+found by replaying the rank's program, same random draws, against peers that are never
+late).
+
 usage: gen.py -o DIR [--scenario S] [--seed N] [--ranks N] [--layout dp|pp|tp]
-              [--steps N] [--severity X] [--p2p blocking|async]
+              [--steps N] [--severity X] [--p2p blocking|async] [--level L]
 """
 import argparse
 import json
@@ -23,7 +30,9 @@ import random
 import sys
 
 SCENARIOS = ("clean", "compute_straggler", "host_stall", "slow_stage", "chronic",
-             "checkpoint")
+             "checkpoint", "group_slow", "speed_classes")
+LEVELS = ("kernels", "phases", "steps")
+P2P_MB = 32                         # every pipeline message (activations, gradients), MB
 BASE_NS = 1_800_000_000_000_000_000
 STREAM_COMPUTE, STREAM_COMM = 7, 20
 GEMM_F = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn"
@@ -80,6 +89,7 @@ class Rank:
         self.comm = 0.0          # ns: when the NCCL stream is next free
         self.corr = 1
         self.ev = []
+        self.walls = []          # (start, end) of every step, ns
 
     def annotate(self, name, t0, t1):
         self.ev.append(("user_annotation", name, t0, t1, None))
@@ -104,8 +114,10 @@ class Job:
         self.ranks = [Rank(r, 1000 + r) for r in range(a.ranks)]
         self.mb = 1 if self.lay.pp == 1 else 8        # micro-batches per step
         self.layers = 4 if self.lay.pp == 1 else 1    # layers per stage
+        self.cpu = a.level == "phases"     # the work runs on the host thread (gloo)
         self.truth = {"source": "indep", "scenario": a.scenario, "seed": a.seed,
-                      "ranks": a.ranks, "steps": a.steps, "p2p": a.p2p,
+                      "ranks": a.ranks, "steps": a.steps, "p2p": a.p2p, "level": a.level,
+                      "exec": "cpu" if self.cpu else "gpu",
                       "layout": {"tp": self.lay.tp, "pp": self.lay.pp, "dp": self.lay.dp},
                       "faults": [], "chronic": []}
         self._plan()
@@ -117,6 +129,7 @@ class Job:
         self.speed = [lognorm(rng, 1.0, 0.01) for _ in range(n)]
         self.slow = {}                      # rank -> (from step, factor)
         self.stall = {}                     # (rank, step) -> ns
+        self.event = {}                     # rank -> (from step, factor), on top of slow
         self.ckpt_every = 0
         onset = a.steps // 3
         if a.scenario == "compute_straggler":
@@ -160,6 +173,30 @@ class Job:
                                          "period_steps": a.period, "severity": 1.7,
                                          "steps": list(range(a.period - 1, a.steps,
                                                              a.period))})
+        elif a.scenario == "group_slow":   # four ranks (n/4 when fewer) slow down together
+            members = sorted(rng.sample(range(n), max(1, min(4, n // 4))))
+            for r in members:
+                self.slow[r] = (onset, a.severity)
+            self.truth["faults"].append({"kind": "compute_straggler", "ranks": members,
+                                         "steps": [onset, a.steps - 1],
+                                         "severity": a.severity, "together": True})
+        elif a.scenario == "speed_classes":
+            # two classes of ranks, the slow one ~4x the fast one, and no declared groups
+            # (write()): nothing but the step times says who is a peer of whom. Then two
+            # ranks become --severity slower than their own past.
+            if a.layout != "dp":
+                raise ValueError("speed_classes is a job without layout: --layout dp")
+            slow = sorted(rng.sample(range(n), n // 2))
+            for r in slow:
+                self.slow[r] = (0, lognorm(rng, 4.0, 0.03))
+            fast = sorted(set(range(n)) - set(slow))
+            self.truth["speed_classes"] = {"fast": fast, "slow": slow, "factor": 4.0}
+            event = sorted(rng.sample(range(n), 2))
+            for r in event:
+                self.event[r] = (onset, a.severity)
+            self.truth["faults"].append({"kind": "compute_straggler", "ranks": event,
+                                         "steps": [onset, a.steps - 1],
+                                         "severity": a.severity})
         # per-step, job-wide work (batch content: sequence lengths) and per-rank noise
         sig = a.variability or {"dp": 0.11, "pp": 0.13, "tp": 0.12}[a.layout]
         self.work = [lognorm(rng, 1.0, sig) for _ in range(a.steps)]
@@ -169,12 +206,17 @@ class Job:
         f = self.speed[r] * self.work[step] * self.noise[step][r]
         if r in self.slow and step >= self.slow[r][0]:
             f *= self.slow[r][1]
+        if r in self.event and step >= self.event[r][0]:
+            f *= self.event[r][1]
         return f
 
     # ---- one rank's program -----------------------------------------------------------
-    def program(self, r):
-        """Yields communication requests; receives their resolution."""
-        lay, R, rng = self.lay, self.ranks[r], random.Random(self.a.seed * 7919 + r)
+    def program(self, r, R):
+        """Rank r's program, its events and clocks in R. Yields communication requests;
+        receives their resolution. Its random draws do not depend on what the requests
+        resolve to, so a replay (solo()) makes the same draws."""
+        lay, rng = self.lay, random.Random(self.a.seed * 7919 + r)
+        cpu = self.cpu
         d, s, t = lay.coords(r)
         g = lay.groups(r)
         prev = lay.rank(d, s - 1, t) if s > 0 else None
@@ -191,6 +233,8 @@ class Job:
             start = max(t0 + lat, R.gpu)
             R.gpu = start + lognorm(rng, base_us * 1e3 * f, 0.03)
             R.kernel(name, STREAM_COMPUTE, start, R.gpu, c)
+            if cpu:                  # the host thread did the work
+                R.host = R.gpu
 
         def collective(kind, mbytes, wait):
             members = g[kind]
@@ -206,8 +250,11 @@ class Job:
             R.comm = end
             if wait:
                 R.gpu = max(R.gpu, end)
+                if cpu:              # a blocking gloo all-reduce on the host thread
+                    R.annotate("gloo:all_reduce", R.host, end)
+                    R.host = end
 
-        def send(peer, tag, mbytes):
+        def send(peer, tag, mbytes=P2P_MB):
             R.host += py()
             c, t0 = R.launch(lc())
             start = max(t0 + lat, R.gpu, R.comm)
@@ -218,10 +265,10 @@ class Job:
         def recv(peer, tag):
             R.host += py()
             sstart, mbytes = yield ("await_send", (peer, r, tag))
-            if blocking:          # host waits for the data, then launches the receive
-                t_wait0 = R.host
+            t_wait0 = R.host
+            if blocking or cpu:   # host waits for the data, then launches the receive
                 R.host = max(R.host, sstart - 30e3)
-                if R.host > t_wait0:
+                if R.host > t_wait0 and not cpu:
                     R.annotate("gloo:recv", t_wait0, R.host)
             c, t0 = R.launch(lc())
             start = max(t0 + lat, R.comm)
@@ -230,6 +277,9 @@ class Job:
             R.kernel(SENDRECV, STREAM_COMM, start, end, c)
             R.comm = end
             R.gpu = max(R.gpu, end)
+            if cpu:               # gloo's recv returns with the data
+                R.annotate("gloo:recv", t_wait0, end)
+                R.host = max(R.host, end)
 
         durs = []                                     # this rank's past step walls
         for step in range(self.a.steps):
@@ -261,7 +311,7 @@ class Job:
                     compute(LOSS, 400, f)
                 R.annotate("## forward ##", t0, R.host)
                 if nxt is not None:
-                    yield from send(nxt, ("act", step, m), 32)
+                    yield from send(nxt, ("act", step, m))
             for m in range(self.mb):
                 if nxt is not None:
                     yield from recv(nxt, ("grad", step, m))
@@ -275,7 +325,10 @@ class Job:
                         yield from collective("dp", 200, False)
                 R.annotate("## backward ##", t0, R.host)
                 if prev is not None:
-                    yield from send(prev, ("grad", step, m), 32)
+                    yield from send(prev, ("grad", step, m))
+            if cpu and R.comm > R.host:   # DDP's reducer waits for its gloo buckets
+                R.annotate("gloo:all_reduce", R.host, R.comm)
+                R.host = R.comm
             R.gpu = max(R.gpu, R.comm)                # the optimizer waits for gradients
             t0 = R.host
             for _ in range(3):
@@ -290,11 +343,12 @@ class Job:
                 R.host += 0.7 * past[len(past) // 2] * lognorm(rng, 1.0, 0.03)
                 R.annotate("checkpoint:save", t0, R.host)
             durs.append(R.host - t_step)
+            R.walls.append((t_step, R.host))
             R.annotate("ProfilerStep#%d" % step, t_step, R.host)
 
     # ---- the scheduler ----------------------------------------------------------------
     def run(self):
-        progs = {r: self.program(r) for r in range(self.a.ranks)}
+        progs = {r: self.program(r, self.ranks[r]) for r in range(self.a.ranks)}
         ready = [(r, None) for r in progs]
         colls, sends, waiting, done = {}, {}, {}, 0
         while ready:
@@ -335,50 +389,112 @@ class Job:
             raise RuntimeError("deadlock: %d of %d rank programs finished"
                                % (done, self.a.ranks))
 
+    def solo(self, r):
+        """Rank r's step walls with every peer on time: its program replayed (the same
+        random draws) against a resolver where every collective ends at this rank's own
+        arrival plus the transfer and every peer's data is there when it is asked for.
+        That is the rank's own iteration time: its step wall less every wait on another
+        rank (blocking receives, collectives, pipeline bubbles)."""
+        R, xr = Rank(r, 1000 + r), random.Random(self.a.seed * 104729 + r)
+        prog, val = self.program(r, R), None
+        while True:
+            try:
+                req = prog.send(val)
+            except StopIteration:
+                return R.walls
+            if req[0] == "coll":
+                n = len(req[2])
+                val = req[3] + xfer(req[4] * 2 * (n - 1) / n, xr)
+            elif req[0] == "send":
+                val = req[2] + xfer(req[3], xr)
+            elif req[0] == "await_send":
+                val = (0.0, P2P_MB)            # sent long ago: no wait at all
+            else:
+                val = None
+
     # ---- output -------------------------------------------------------------------------
     def write(self, outdir):
+        """The traces (kernels, phases) or steps.csv (steps), and truth.json."""
         os.makedirs(outdir, exist_ok=True)
-        lay = self.lay
+        if self.a.level == "steps":
+            self.write_steps(os.path.join(outdir, "steps.csv"))
+        else:
+            self.write_traces(outdir)
+        with open(os.path.join(outdir, "truth.json"), "w") as fp:
+            json.dump(self.truth, fp, indent=1)
+            fp.write("\n")
+
+    def write_steps(self, path):
+        """Each rank's own iteration times (solo()) as argus-analyze's minimal steps CSV:
+        step,rank,duration_ms, the rows of a step together (docs/REPORT_SCHEMA.md)."""
+        walls = [self.solo(r) for r in range(self.a.ranks)]
+        with open(path, "w") as fp:
+            fp.write("step,rank,duration_ms\n")
+            for step in range(self.a.steps):
+                for r in range(self.a.ranks):
+                    t0, t1 = walls[r][step]
+                    fp.write("%d,%d,%.3f\n" % (step, r, (t1 - t0) / 1e6))
+
+    def write_traces(self, outdir):
+        """One Kineto trace per rank: everything (kernels), or the user_annotation ranges
+        only (phases, a CPU job with gloo). speed_classes declares no groups."""
+        lay, phases = self.lay, self.a.level == "phases"
+        backend, bconf = ("gloo", "cpu:gloo") if phases else ("nccl", "cuda:nccl")
         skew = random.Random(self.a.seed + 17)
         node_off = [0.0] + [skew.uniform(-1, 1) * self.a.clock_skew_us * 1e3
                             for _ in range(self.a.ranks // 8 + 1)]
         for R in self.ranks:
             off = node_off[R.r // 8]
             g = lay.groups(R.r)
-            pgs = [{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:nccl",
+            pgs = [{"pg_name": "0", "pg_desc": "default_pg", "backend_config": bconf,
                     "pg_size": lay.n, "ranks": list(range(lay.n))}]
             for i, (kind, desc) in enumerate((("tp", "TENSOR_MODEL_PARALLEL_GROUP"),
                                               ("pp", "PIPELINE_MODEL_PARALLEL_GROUP"),
                                               ("dp", "DATA_PARALLEL_GROUP"))):
                 pgs.append({"pg_name": str(i + 1), "pg_desc": desc,
-                                "backend_config": "cuda:nccl", "pg_size": len(g[kind]),
+                                "backend_config": bconf, "pg_size": len(g[kind]),
                                 "ranks": g[kind]})
-            head = {"schemaVersion": 1,
-                    "distributedInfo": {"backend": "nccl", "rank": R.r,
-                                        "world_size": lay.n, "pg_count": len(pgs),
-                                        "pg_config": pgs, "nccl_version": "2.21.5"},
-                    "baseTimeNanoseconds": BASE_NS}
+            di = {"backend": backend, "rank": R.r, "world_size": lay.n,
+                  "pg_count": len(pgs), "pg_config": pgs, "nccl_version": "2.21.5"}
+            if phases:
+                del di["nccl_version"]
+            if self.a.scenario == "speed_classes":
+                del di["pg_count"], di["pg_config"]
+            head = {"schemaVersion": 1, "distributedInfo": di, "baseTimeNanoseconds": BASE_NS}
             dev = R.r % 8
-            out = []
+            out = []                 # (ts, text): the text json.dumps would give, faster
             for cat, name, t0, t1, x in R.ev:
-                e = {"ph": "X", "cat": cat, "name": name, "pid": R.pid, "tid": R.pid,
-                     "ts": round((t0 + off) / 1e3, 3), "dur": round((t1 - t0) / 1e3, 3)}
+                if phases and cat != "user_annotation":
+                    continue
+                ts = round((t0 + off) / 1e3, 3)
                 if cat in ("kernel", "gpu_memcpy"):
-                    e["pid"], e["tid"] = dev, x[1]
-                    e["args"] = {"device": dev, "stream": x[1], "correlation": x[0]}
-                elif x is not None:
-                    e["args"] = {"correlation": x}
-                out.append(e)
-            out.sort(key=lambda e: e["ts"])
+                    tail = ',"pid":%d,"tid":%d,"ts":%r,"dur":%r,"args":{"device":%d,' \
+                           '"stream":%d,"correlation":%d}}' % (dev, x[1], ts,
+                                                              round((t1 - t0) / 1e3, 3),
+                                                              dev, x[1], x[0])
+                else:
+                    tail = ',"pid":%d,"tid":%d,"ts":%r,"dur":%r%s}' % (
+                        R.pid, R.pid, ts, round((t1 - t0) / 1e3, 3),
+                        ',"args":{"correlation":%d}' % x if x is not None else "")
+                out.append((ts, jstr(cat, name) + tail))
+            out.sort(key=lambda e: e[0])
             path = os.path.join(outdir, "trace_rank%d.json" % R.r)
             with open(path, "w") as fp:
                 fp.write(json.dumps(head, separators=(",", ":"))[:-1])
                 fp.write(',"traceEvents":[')
-                fp.write(",\n".join(json.dumps(e, separators=(",", ":")) for e in out))
+                fp.write(",\n".join(e[1] for e in out))
                 fp.write("]}\n")
-        with open(os.path.join(outdir, "truth.json"), "w") as fp:
-            json.dump(self.truth, fp, indent=1)
-            fp.write("\n")
+
+
+_JSTR = {}
+
+
+def jstr(cat, name):
+    """'{"ph":"X","cat":<cat>,"name":<name>' as json.dumps writes it, cached."""
+    k = (cat, name)
+    if k not in _JSTR:
+        _JSTR[k] = '{"ph":"X","cat":%s,"name":%s' % (json.dumps(cat), json.dumps(name))
+    return _JSTR[k]
 
 
 def xfer(mbytes, rng):
@@ -401,12 +517,19 @@ def main(argv):
                    help="sigma of the job-wide per-step work (lognormal; default per "
                    "layout, for a 9 %% job step-time CV)")
     p.add_argument("--clock-skew-us", type=float, default=500.0)
+    p.add_argument("--level", choices=LEVELS, default="kernels",
+                   help="kernels: full traces; phases: a CPU (gloo) job's phase ranges "
+                   "only; steps: steps.csv of each rank's own iteration time")
     a = p.parse_args(argv)
     if not 2 <= a.ranks <= 4096 or a.steps < 1:
         p.error("--ranks must be in [2, 4096] and --steps positive")
     try:
+        if a.level == "phases" and a.p2p == "async":
+            raise ValueError("--p2p async needs GPU kernels: a phase-only job runs on the "
+                             "CPU with gloo, whose receives block the host")
         job = Job(a)
-        job.run()
+        if a.level != "steps":           # steps: each rank's solo replay is all it takes
+            job.run()
         job.write(a.outdir)
     except (ValueError, RuntimeError, OSError) as e:
         print("gen.py: %s" % e, file=sys.stderr)
