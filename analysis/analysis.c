@@ -20,12 +20,22 @@
 
 static const char *const kind_names[ARGUS_AK_COUNT] = {
     "compute_straggler", "comm_degradation", "pipeline_bubble", "host_stall",
-    "step_regression",   "iteration_jitter", "kernel_degradation",
+    "step_regression",   "iteration_jitter", "kernel_degradation", "persistent_imbalance",
 };
 
 const char *argus_anomaly_kind_name(enum argus_anomaly_kind k)
 {
     return (unsigned)k < ARGUS_AK_COUNT ? kind_names[k] : "unknown";
+}
+
+const char *argus_data_level_name(int level)
+{
+    switch (level) {
+    case ARGUS_DL_STEPS: return "steps";
+    case ARGUS_DL_PHASES: return "phases";
+    case ARGUS_DL_KERNELS: return "kernels";
+    default: return "none";
+    }
 }
 
 const char *argus_group_type_name(enum argus_group_type g)
@@ -64,6 +74,46 @@ static void suppress_comm(struct an_ctx *c)
             if (!s->dropped && is_source_kind(s->a.kind) &&
                 2 * an_overlap(k->si_a, k->si_b, s->si_a, s->si_b) >= k->si_b - k->si_a + 1)
                 k->dropped = 1;
+        }
+    }
+}
+
+/* Two ranks of one dependency chain: the same DP replica when the layout is known (its
+ * pipeline and tensor peers wait for it), else any two ranks. */
+static int same_chain(const struct an_ctx *c, uint32_t a, uint32_t b)
+{
+    return !c->layout_known || c->co[a].dp == c->co[b].dp;
+}
+
+/* Host gaps that a compute source explains are waiting, not the host: a rank that waits
+ * on the host side for a slow pipeline or tensor peer (a blocking receive, gloo, a
+ * receive launched when the data is nearly there) idles while its own work matches. A
+ * host_stall run (not a late arriver, not an intermittent stall) whose ranks all sit in
+ * a chain with a source of a compute, bubble or kernel verdict overlapping at least half
+ * of its window is that source's victim: dropped. */
+static void suppress_waiting_hosts(struct an_ctx *c)
+{
+    for (size_t i = 0; i < c->cand.n; i++) {
+        struct an_cand *h = &c->cand.v[i];
+        if (h->dropped || h->a.kind != ARGUS_AK_HOST_STALL || h->late)
+            continue;
+        for (size_t j = 0; j < c->cand.n && !h->dropped; j++) {
+            const struct an_cand *s = &c->cand.v[j];
+            const int src = s->a.kind == ARGUS_AK_COMPUTE_STRAGGLER ||
+                            s->a.kind == ARGUS_AK_PIPELINE_BUBBLE ||
+                            s->a.kind == ARGUS_AK_KERNEL_DEGRADATION;
+            if (s->dropped || !src ||
+                2 * an_overlap(h->si_a, h->si_b, s->si_a, s->si_b) < h->si_b - h->si_a + 1)
+                continue;
+            uint32_t in = 0;
+            for (uint32_t x = 0; x < h->a.n_ranks; x++) {
+                int hit = 0;
+                for (uint32_t y = 0; y < s->a.n_ranks && !hit; y++)
+                    hit = same_chain(c, h->a.ranks[x], s->a.ranks[y]);
+                in += (uint32_t)hit;
+            }
+            if (in == h->a.n_ranks)
+                h->dropped = 1;
         }
     }
 }
@@ -148,6 +198,7 @@ static int judge_complete(struct an_ctx *c, struct argus_result *r)
             c->vstart[to + k] = c->vstart[from + si];
             c->vcomm[to + k] = c->vcomm[from + si];
             c->kd[to + k] = c->kd[from + si];
+            c->lv[to + k] = c->lv[from + si];
             k++;
         }
     }
@@ -180,13 +231,14 @@ static int judge_complete(struct an_ctx *c, struct argus_result *r)
  * against the reference it was judged by, and one under the ratio is dropped here, before
  * any suppression counts it (the detectors gate each step by the ratio, but a run's
  * typical slowdown can come out lower). step_regression gates itself (l1.c,
- * regression_min). */
+ * regression_min), persistent_imbalance has its own floor (AN_CHRONIC_MIN, own.c): a
+ * rank 5-15 % slower than its peers all along is worth one line, never an episode. */
 static void gate_ratio(struct an_ctx *c)
 {
     for (size_t i = 0; i < c->cand.n; i++) {
         struct an_cand *k = &c->cand.v[i];
         if (!k->dropped && k->a.kind != ARGUS_AK_STEP_REGRESSION &&
-            !(k->a.slowdown >= c->o.ratio))
+            k->a.kind != ARGUS_AK_PERSISTENT_IMBALANCE && !(k->a.slowdown >= c->o.ratio))
             k->dropped = 1;
     }
 }
@@ -356,6 +408,7 @@ int argus_analyze(const struct argus_jobstore *js, const struct argus_analysis_o
     if (rc)
         goto out;
     r->layout = c.lay;
+    r->data_level = c.level;
     /* what was received, over every step held; then the verdicts, over complete steps */
     if ((rc = fill_steps(&c, r)) || (rc = fill_ranks(&c, r)) || (rc = fill_collection(&c, r)) ||
         (rc = judge_complete(&c, r)))
@@ -363,16 +416,18 @@ int argus_analyze(const struct argus_jobstore *js, const struct argus_analysis_o
     if (c.S) {
         if ((rc = an_detect_compute(&c)) || (rc = an_detect_kernels(&c)) ||
             (rc = an_detect_host(&c)) || (rc = an_detect_comm(&c)) ||
-            (rc = an_detect_late(&c)))
+            (rc = an_detect_late(&c)) || (rc = an_detect_stalls(&c)))
             goto out;
         gate_ratio(&c);
         suppress_comm(&c);
+        suppress_waiting_hosts(&c);
         size_t first_l1 = c.cand.n;
         if ((rc = an_detect_l1(&c)))
             goto out;
         suppress_l1(&c, first_l1);
         if ((rc = an_explain(&c)))
             goto out;
+        an_confidence(&c);
     }
     if ((rc = fill_anomalies(&c, r)))
         goto out;

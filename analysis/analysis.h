@@ -19,6 +19,8 @@ enum argus_anomaly_kind {
     ARGUS_AK_STEP_REGRESSION,
     ARGUS_AK_ITERATION_JITTER,
     ARGUS_AK_KERNEL_DEGRADATION,
+    ARGUS_AK_PERSISTENT_IMBALANCE, /* a rank slower than its peers all along: reported
+                                      once, with its size and cost, never as episodes */
     ARGUS_AK_COUNT
 };
 /* "compute_straggler", ... exactly as docs/REPORT_SCHEMA.md, anomalies[]. */
@@ -29,6 +31,20 @@ const char *argus_group_type_name(enum argus_group_type g); /* "dp".. ; NULL for
 
 #define ARGUS_ANOMALY_MAX_RANKS 64
 #define ARGUS_ANOMALY_MAX_KERNELS 4
+#define ARGUS_ANOMALY_MAX_HITS 32
+
+/* The three levels of data a verdict can rest on (docs/ALGORITHMS.md, "Data levels"):
+ * step times only (steps CSV, trainer logs), phases without kernels (argus.h / Python
+ * marks with CUPTI unavailable, phase-only imports), kernels and phases (live CUPTI,
+ * Kineto). */
+enum argus_data_level {
+    ARGUS_DL_NONE = 0,
+    ARGUS_DL_STEPS = 1,
+    ARGUS_DL_PHASES = 2,
+    ARGUS_DL_KERNELS = 3,
+};
+/* "steps", "phases", "kernels"; "none" for ARGUS_DL_NONE and anything else. */
+const char *argus_data_level_name(int level);
 
 struct argus_anomaly {
     int id;                       /* 1-based, in order of detection */
@@ -52,6 +68,15 @@ struct argus_anomaly {
     uint32_t n_occurrences;       /* iteration_jitter: spikes folded into this anomaly */
     double w1_intra_ns;           /* comm_degradation: mean W1 inside the group, 0 when none */
     double w1_inter_ns;           /* comm_degradation: mean W1 group to other groups */
+    int data_level;               /* enum argus_data_level the verdict was judged on */
+    double confidence;            /* 0..1: how sure (evidence strength, lowered when a
+                                     level of data is missing or the run is short) */
+    uint32_t n_hits;              /* intermittent and periodic findings: the affected
+                                     steps, ascending, the first ARGUS_ANOMALY_MAX_HITS */
+    uint64_t hits[ARGUS_ANOMALY_MAX_HITS];
+    uint32_t n_hits_total;        /* all affected steps (>= n_hits) */
+    double cost_share;            /* persistent_imbalance, periodic iteration_jitter: share
+                                     of the job's wall time it costs, 0 when not judged */
 };
 
 struct argus_step_stats {
@@ -72,6 +97,8 @@ struct argus_layout {
 
 struct argus_result {
     struct argus_layout layout;
+    int data_level;                  /* enum argus_data_level of the judged steps: the
+                                        lowest any rank's data reaches */
     struct argus_step_stats steps;
     size_t n_anomalies;
     struct argus_anomaly *anomalies; /* owned */

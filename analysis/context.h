@@ -77,6 +77,7 @@ struct an_ctx {
     int layout_known;
     uint32_t *cls;                      /* [n] peer class (PP stage) */
     uint32_t n_cls;
+    int speed_classes;                  /* the classes split ranks by speed (speed.c) */
     uint32_t *cls_off, *cls_mem;        /* CSR: members of class c */
     /* Without a layout: groups from communicator membership (groups.c), per role
      * (0 = DP, 1 = TP): mgrp[role][r] = r's group (UINT32_MAX: none), NULL when no family
@@ -104,6 +105,12 @@ struct an_ctx {
     uint8_t *cflag;                     /* [n * S] rank-step compute flagged (l2) */
     uint8_t *kd;                        /* [n * S] the cell is held and not thin (an_kcell),
                                            from the rows: no summary is touched to know */
+    /* Data levels (levels.c): lv[r * S + si] the enum argus_data_level of each held cell
+     * (0 when not held); level the job's: the lowest of the ranks' usual levels. Below
+     * the kernel level vcomp is NAN, and vhost is the step's time outside every marked
+     * phase at the phase level (NAN at the steps level). */
+    uint8_t *lv;
+    int level;
     struct an_list cand;
     double *tmp1, *tmp2, *tmp3;         /* scratch, tmp_cap each */
     size_t tmp_cap;

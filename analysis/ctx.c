@@ -280,7 +280,7 @@ static int infer_layout(struct an_ctx *c)
     c->lay.dp = (int)c->n / c->lay.pp;
     c->lay.ep = 1;
     c->lay.inferred = 1;
-    return 0;
+    return an_speed_classes(c); /* after the layout: speed classes are no stages */
 }
 
 /* The members of each peer class, ascending (CSR: cls_off, cls_mem). 0 or -ENOMEM. */
@@ -328,6 +328,7 @@ static void cell_none(struct an_ctx *c, size_t at)
 {
     c->cell[at] = NULL;
     c->kd[at] = 0;
+    c->lv[at] = 0;
     c->vwall[at] = c->vcomp[at] = c->vhost[at] = c->vstart[at] = c->vcomm[at] = NAN;
 }
 
@@ -386,7 +387,9 @@ static int build_cells(struct an_ctx *c)
     c->co = calloc(c->n, sizeof *c->co);
     c->co_have = calloc(c->n, 1);
     c->kmr = calloc(c->n, 1);
-    if (!c->co || !c->co_have || !c->kmr)
+    const size_t ncell = (size_t)c->n * S;
+    c->lv = malloc(ncell > 0 ? ncell : 1);
+    if (!c->co || !c->co_have || !c->kmr || !c->lv)
         return -ENOMEM;
     c->kmodes_sorted = 1;
     for (uint32_t r = 0; r < c->n; r++) {
@@ -411,6 +414,11 @@ static int build_cells(struct an_ctx *c)
             c->kernels_seen += w[i].kernel_count;
             c->dropped += w[i].dropped;
             c->kd[at] = !w[i].thin;
+            c->lv[at] = (uint8_t)an_cell_level(w[i].kernel_count, v[i]);
+            if (c->lv[at] < ARGUS_DL_KERNELS) { /* no kernels: compute unknown, not 0 */
+                c->vcomp[at] = NAN;
+                c->vhost[at] = c->lv[at] == ARGUS_DL_PHASES ? an_unphased_ns(v[i]) : NAN;
+            }
             c->thin_held |= w[i].thin;
             if (!c->co_have[r] && w[i].coords_known) {
                 c->co[r] = v[i]->coords;
@@ -426,6 +434,7 @@ static int build_cells(struct an_ctx *c)
         while (j < S)
             cell_none(c, base + j++);
     }
+    an_levels_finish(c);
     return 0;
 }
 
@@ -577,6 +586,7 @@ void an_ctx_free(struct an_ctx *c)
     free(c->step_id);
     free(c->co_have);
     free(c->kmr);
+    free(c->lv);
     free(c->co);
     free(c->cls);
     free(c->cls_off);

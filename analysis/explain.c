@@ -67,6 +67,15 @@ static double f_phase_compute(const struct argus_step_summary *s, int p)
     return (double)s->phase_compute_ns[p];
 }
 
+/* The step's time outside phase p (p < 0: the whole step): where a rank that waited
+ * for a slow peer's phase spent that wait, at the phase and step levels. */
+static double f_outside(const struct argus_step_summary *s, int p)
+{
+    const double w = an_wall(s);
+    return p >= 0 && (double)s->phase_wall_ns[p] < w ? w - (double)s->phase_wall_ns[p]
+                                                     : (p >= 0 ? 0 : w);
+}
+
 struct vict {
     uint32_t rank;
     double grow, frac;
@@ -388,10 +397,61 @@ static void said_fill(const struct an_ctx *c, const struct an_cand *k, struct sa
         w->stage[0] = '\0';
 }
 
+/* Without kernels (docs/ALGORITHMS.md, "Data levels"): the victims are the ranks whose
+ * time outside the source's phase (the whole step at the steps level) grew by a quarter
+ * of the source's excess over their own median outside the window: they waited. */
+static void level_victims(struct an_ctx *c, struct an_cand *k)
+{
+    const double thresh = 0.25 * (k->excess_ns > 0 ? k->excess_ns : 0);
+    const int p = k->a.data_level == ARGUS_DL_PHASES ? k->a.phase : -1;
+    k->a.n_victims = 0;
+    for (uint32_t r = 0; r < c->n && k->a.n_victims < ARGUS_ANOMALY_MAX_RANKS; r++) {
+        if (is_source(k, r))
+            continue;
+        const double win = rank_median(c, r, k->si_a, k->si_b, 1, 1, f_outside, p, 0);
+        const double base = rank_median(c, r, k->si_a, k->si_b, 0, 3, f_outside, p, 0);
+        if (!isnan(win) && !isnan(base) && win - base >= thresh && win - base >= 0.05 * base)
+            k->a.victims[k->a.n_victims++] = r;
+    }
+}
+
+/* compute_straggler judged on a phase's walls or on step times (l2.c, judge_table). */
+static void explain_level_straggler(struct an_ctx *c, struct an_cand *k, const struct said *w)
+{
+    struct argus_anomaly *a = &k->a;
+    char vk[160] = "";
+    level_victims(c, k);
+    if (a->n_victims)
+        an_format_slots(c, a->victims, a->n_victims, vk, sizeof vk);
+    if (a->data_level == ARGUS_DL_PHASES)
+        say(a->evidence, sizeof a->evidence,
+            "rank%s %s %s phase %.2fx %s %u %speers for %zu steps (%llu-%llu), against "
+            "%s own level before; no kernel data: judged on the phase marks%s%s%s",
+            a->n_ranks > 1 ? "s" : "", w->ranks,
+            a->phase >= 0 ? argus_phase_name((enum argus_phase)a->phase) : "?", a->slowdown,
+            a->n_ranks > 1 ? "their" : "its", k->n_peers, w->stage, w->nsteps, w->first,
+            w->last, a->n_ranks > 1 ? "their" : "its",
+            a->n_victims ? "; ranks " : "", vk,
+            a->n_victims ? " waited for it in their other phases" : "");
+    else
+        say(a->evidence, sizeof a->evidence,
+            "rank%s %s step time %.2fx %s %u %speers for %zu steps (%llu-%llu), against "
+            "%s own level before; step times only: compute and host cannot be told "
+            "apart%s%s%s",
+            a->n_ranks > 1 ? "s" : "", w->ranks, a->slowdown,
+            a->n_ranks > 1 ? "their" : "its", k->n_peers, w->stage, w->nsteps, w->first,
+            w->last, a->n_ranks > 1 ? "their" : "its", a->n_victims ? "; ranks " : "", vk,
+            a->n_victims ? " waited for it" : "");
+}
+
 static void explain_straggler(struct an_ctx *c, struct an_cand *k, const struct said *w)
 {
     struct argus_anomaly *a = &k->a;
     char vc[200], kc[200];
+    if (a->data_level == ARGUS_DL_PHASES || a->data_level == ARGUS_DL_STEPS) {
+        explain_level_straggler(c, k, w);
+        return;
+    }
     a->phase = an_phase_vs_peers(c, a->ranks, a->n_ranks, k->si_a, k->si_b);
     victims_clause(c, k, "other ranks", vc, sizeof vc);
     kernels_clause(c, k, kc, sizeof kc);
@@ -571,6 +631,10 @@ static void explain_one(struct an_ctx *c, struct an_cand *k)
     case ARGUS_AK_STEP_REGRESSION:
     case ARGUS_AK_ITERATION_JITTER:
         explain_step_time(c, k);
+        break;
+    case ARGUS_AK_PERSISTENT_IMBALANCE: /* own.c wrote the evidence */
+        if (k->a.phase < 0 && k->a.data_level == ARGUS_DL_KERNELS)
+            k->a.phase = an_phase_vs_peers(c, k->a.ranks, k->a.n_ranks, k->si_a, k->si_b);
         break;
     default:
         break;

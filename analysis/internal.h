@@ -36,6 +36,10 @@
 #define AN_KERNEL_WALL 0.005     /* kernel flag: excess >= 0.5% of the class's step wall */
 #define AN_SAME_WORK 0.05        /* call counts within 5% of the peers': same work */
 #define AN_LATE_MATERIAL 0.05    /* late arriver: >= 5% of the step wall after the peers */
+#define AN_LEVEL_STEP_Z 2.0      /* below the kernel level: a step's z gate */
+#define AN_LEVEL_RUN_Z 2.0       /* ... and a run's median z x sqrt(flagged) >= this x z */
+#define AN_CHRONIC_MIN 0.045     /* persistent_imbalance: own level >= 4.5% over the peers' */
+#define AN_CHRONIC_SCALE 0.006   /* persistent_imbalance: floor of the class's level spread */
 /* AN_W1_MAX_REPS, the bound of the W1 matrix, is in analysis/context.h. */
 
 /* A run of flagged steps (an_runs). */
@@ -60,6 +64,42 @@ struct an_rruns {
     struct an_rrun *v;
     size_t n, cap;
 };
+
+/* A rank's own level against its peers (own.c). */
+struct an_own {
+    double base;   /* what its episodes are judged against: its own past level, >= 1 */
+    double level;  /* its persistent level (NAN when too few steps) */
+    double steady; /* share of its steps above the midpoint between 1 and level */
+    size_t n;      /* steps judged */
+};
+
+/* own.c */
+/* The own level of a rank from its per-step ratios to its peers q[0..S) (entries <= 0 or
+ * not finite are not judged): base = the lower of its lower quartile and the median of
+ * its first quarter (when that has >= 8 steps), at least 1; level = the lower of its
+ * median and that first-quarter median. buf holds S doubles. */
+void an_own_level(const double *q, size_t S, double *buf, struct an_own *out);
+/* persistent_imbalance candidates: per peer class, the ranks whose own level is at least
+ * AN_CHRONIC_MIN over 1, steady, a robust z >= opts.z over the class's levels, and whose
+ * cost (median excess over the job's median step) is material. One per rank: a rank
+ * already found by another table keeps the stronger. Needs c->tmp2/tmp3 of c->n. */
+int an_persistent(struct an_ctx *c, const struct an_own *own, const double *cost, int phase,
+                  int data_level);
+
+/* levels.c */
+/* enum argus_data_level of one held cell: kernels when it counted kernels or GPU time (a
+ * thin cell too), else phases when a phase is marked, else steps. */
+int an_cell_level(uint64_t kernel_count, const struct argus_step_summary *s);
+/* The step's time outside every marked phase (forward, backward, optimizer, other). */
+double an_unphased_ns(const struct argus_step_summary *s);
+/* c->level from c->lv: the lowest of the ranks' most common levels (0 when none). */
+void an_levels_finish(struct an_ctx *c);
+
+/* speed.c */
+/* Without a layout and below the kernel level, one peer class split by speed: ranks whose
+ * median step times are AN_SPEED_GAP apart are not each other's peers. Before the
+ * classes' CSR. 0 or -ENOMEM. */
+int an_speed_classes(struct an_ctx *c);
 
 /* groups.c */
 /* Without a layout, the DP and TP roles' groups from the ranks' communicator memberships
@@ -166,6 +206,25 @@ int an_kernel_percall(struct an_ctx *c, uint32_t r, size_t si, uint64_t h, doubl
 /* Late-arriver test on collectives: host_stall candidates (level 3, late = 1) with the
  * group members that waited as victims. Needs c->cflag (run after an_detect_compute). */
 int an_detect_late(struct an_ctx *c);
+
+/* stalls.c: intermittent host stalls (host_stall with the list of affected steps; the
+ * waiting peers are victims). Run after the other rank-level detectors: it drops their
+ * host_stall runs that it explains. */
+int an_detect_stalls(struct an_ctx *c);
+
+/* periodic.c: spikes of the job step time at a constant period as one iteration_jitter
+ * (period_steps, the affected steps, cost_share). idx/x: the m valid steps' indices and
+ * times; rt/zz/base: their jitter ratio, robust z and local median (0 where not
+ * judged); fl: the strong spike flags, cleared at the pattern's spikes; long_run: runs
+ * this long are level shifts, not spikes. 1 when a pattern was reported, 0 when none,
+ * -ENOMEM. */
+int an_periodic(struct an_ctx *c, const size_t *idx, const double *x, size_t m,
+                const double *rt, const double *zz, const double *base, uint8_t *fl,
+                size_t long_run);
+
+/* confidence.c: every live candidate's data_level (when its detector set none) and
+ * confidence (when 0), from its score, window, layout and data level. */
+void an_confidence(struct an_ctx *c);
 
 /* l1.c: step regression and iteration jitter on the job step time. */
 int an_detect_l1(struct an_ctx *c);

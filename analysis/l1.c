@@ -3,8 +3,8 @@
  * step time (the full scan; step_regression: upward shifts of >= 5% with both segments
  * >= 5 steps), timed by an online CUSUM that alarms as a live run would; ratio-gated
  * robust-z spikes of the log step time against a local median inside each segment
- * (iteration_jitter), with spikes that recur at a fixed period reported once as
- * periodic. Only adds candidates; suppression against rank-level verdicts is the
+ * (iteration_jitter), with spikes that recur at a fixed period reported once
+ * (periodic.c). Only adds candidates; suppression against rank-level verdicts is the
  * driver's job.
  */
 #include "analysis/internal.h"
@@ -17,7 +17,6 @@
 
 #define MAX_CPS 64
 #define JITTER_CLUSTER 16
-#define PERIOD_MIN_SPIKES 3
 #define CUSUM_BASE 64
 #define CUSUM_WARM 8
 
@@ -204,60 +203,6 @@ static struct spikes spikes_in(struct l1 *w, const uint8_t *fl, const double *rt
     return sp;
 }
 
-/* Spikes that recur with a fixed period (a checkpoint every 500 steps, evaluation every
- * 10): at least PERIOD_MIN_SPIKES spike runs whose start-to-start gaps, in step ids, are
- * all within one step of a multiple (<= 3) of the median gap P >= 2, most of them of P
- * itself. One anomaly for all of them. Returns 1 when reported, 0 when not periodic. */
-static int periodic(struct an_ctx *c, struct l1 *w, const uint8_t *fl, const double *rt,
-                    const double *zz, const double *base)
-{
-    const size_t m = w->m;
-    size_t ns = 0, first = 0, last = 0;
-    for (size_t i = 0; i < m; i++)
-        if (fl[i] && !(i > 0 && fl[i - 1])) {
-            if (ns == 0)
-                first = i;
-            if (ns > 0)
-                w->buf2[ns - 1] = (double)(c->step_id[w->idx[i]] - c->step_id[w->idx[last]]);
-            last = i;
-            ns++;
-        }
-    if (ns < PERIOD_MIN_SPIKES)
-        return 0;
-    memcpy(w->buf, w->buf2, (ns - 1) * sizeof *w->buf);
-    const double P = round(argus_stats_median(w->buf, ns - 1));
-    if (P < 2)
-        return 0;
-    size_t at_p = 0;
-    for (size_t i = 0; i + 1 < ns; i++) {
-        const double g = w->buf2[i], k = round(g / P);
-        if (k < 1 || k > 3 || fabs(g - k * P) > 1)
-            return 0;
-        at_p += k == 1;
-    }
-    if (3 * at_p < 2 * (ns - 1))
-        return 0;
-    while (last + 1 < m && fl[last + 1])
-        last++;
-    const struct spikes sp = spikes_in(w, fl, rt, zz, base, first, last);
-    struct an_cand *cand;
-    const double zmed = argus_stats_median(w->buf, sp.q);
-    int rc = an_push_cand(c, ARGUS_AK_ITERATION_JITTER, 1, w->idx[first], w->idx[last],
-                          w->idx[first], sp.mr, zmed, sp.mx - sp.mb, &cand);
-    if (rc)
-        return rc;
-    cand->a.period_steps = (uint32_t)P;
-    cand->a.n_occurrences = (uint32_t)ns;
-    snprintf(cand->a.evidence, sizeof cand->a.evidence,
-             "periodic: %zu step-time spikes every %.0f steps (steps %llu-%llu), up to %.1f "
-             "ms = %.2fx the local median %.1f ms (median z %.1f); recurring work such as "
-             "checkpointing or evaluation; no rank stands out among its peers",
-             ns, P, (unsigned long long)c->step_id[w->idx[first]],
-             (unsigned long long)c->step_id[w->idx[last]], sp.mx / 1e6, sp.mr, sp.mb / 1e6,
-             zmed);
-    return 1;
-}
-
 /* Each step against the local median of the log step time inside its segment (the
  * change points cps[] cut the run): base = that median as a time, rt = the ratio to it,
  * zz = the robust z, fl = both gates pass. Steps left 0 are not judged. */
@@ -366,8 +311,9 @@ static int jitter(struct an_ctx *c, struct l1 *w, const size_t *cps, size_t ncp,
     }
     jitter_flags(c, w, cps, ncp, rt, zz, base, fl);
     drop_long_runs(fl, m, L);
-    rc = periodic(c, w, fl, rt, zz, base);
-    if (rc == 0) /* > 0: the spikes were periodic and are reported once */
+    /* spikes at a constant period are one finding (periodic.c), taken out of fl */
+    rc = an_periodic(c, w->idx, w->x, m, rt, zz, base, fl, L);
+    if (rc >= 0)
         rc = jitter_clusters(c, w, fl, rt, zz, base);
 out:
     if (rc > 0)

@@ -189,6 +189,62 @@ static void stage_baseline(double *v, size_t m, double *scratch, struct argus_ro
         *out = early;
 }
 
+/* Did the stage's own compute own[] grow over [a,b] against its median outside (two
+ * steps off): by half of the ratio's excess at least? With two stages each one's load
+ * relative to the other is the other's inverse: when one stage slows, the other's
+ * relative load before the onset looks high against its later level, while its own
+ * compute never changed. buf holds S values. */
+static double own_growth(const struct an_ctx *c, const double *own, size_t a, size_t b,
+                         double *buf)
+{
+    size_t m = 0;
+    for (size_t si = a; si <= b; si++)
+        if (!isnan(own[si]))
+            buf[m++] = own[si];
+    if (!m)
+        return 0;
+    const double in = argus_stats_median(buf, m);
+    m = 0;
+    for (size_t si = 0; si < c->S; si++)
+        if ((si + 2 < a || si > b + 2) && !isnan(own[si]))
+            buf[m++] = own[si];
+    if (m < 3)
+        return INFINITY; /* the window is the run: nothing to compare with */
+    const double out = argus_stats_median(buf, m);
+    return out > 0 ? in / out : 0;
+}
+
+static int own_grew(const struct an_ctx *c, const double *own, size_t a, size_t b,
+                    double *buf)
+{
+    return own_growth(c, own, a, b, buf) >= 1.0 + 0.5 * (c->o.ratio - 1.0);
+}
+
+/* With two stages each one's load relative to the other is the other's inverse, so a
+ * bubble of one stage after an onset comes with a bubble of the other before it. Of two
+ * bubbles of the two stages in disjoint windows the one whose own compute grew less
+ * against its own outside is that echo: dropped. */
+static void two_stage_echo(struct an_ctx *c, size_t first, double *buf)
+{
+    if (c->n_cls != 2)
+        return;
+    for (size_t i = first; i < c->cand.n; i++)
+        for (size_t j = first; j < c->cand.n; j++) {
+            struct an_cand *x = &c->cand.v[i], *y = &c->cand.v[j];
+            if (x->dropped || y->dropped || x->a.kind != ARGUS_AK_PIPELINE_BUBBLE ||
+                y->a.kind != ARGUS_AK_PIPELINE_BUBBLE || !x->a.n_ranks || !y->a.n_ranks ||
+                c->cls[x->a.ranks[0]] == c->cls[y->a.ranks[0]] ||
+                an_overlap(x->si_a, x->si_b, y->si_a, y->si_b))
+                continue;
+            const double gx = own_growth(c, c->ccomp + (size_t)c->cls[x->a.ranks[0]] * c->S,
+                                         x->si_a, x->si_b, buf);
+            const double gy = own_growth(c, c->ccomp + (size_t)c->cls[y->a.ranks[0]] * c->S,
+                                         y->si_a, y->si_b, buf);
+            if (gx < gy)
+                x->dropped = 1;
+        }
+}
+
 /* Stage k against the other stages over time: flagged where its relative load and its
  * own compute both pass the gates against their baselines; one pipeline_bubble candidate
  * per run of flagged steps. */
@@ -223,6 +279,8 @@ static int stage_judge(struct an_ctx *c, uint32_t k, struct stage_scratch *w)
     for (size_t j = 0; j < ns; j++) {
         struct an_rrun st;
         struct an_cand *cand;
+        if (!own_grew(c, own, w->spans[j].a, w->spans[j].b, w->buf))
+            continue;
         an_run_stats(w->rr, w->zz, w->ex, w->flag, w->spans[j].a, w->spans[j].b, w->buf, &st,
                      c->o.min_steps);
         if ((rc = an_push_cand(c, ARGUS_AK_PIPELINE_BUBBLE, 2, w->spans[j].a, w->spans[j].b,
@@ -257,8 +315,11 @@ static int detect_stages(struct an_ctx *c)
     };
     if (!w.rel || !w.zz || !w.rr || !w.ex || !w.buf || !w.buf2 || !w.flag || !w.spans)
         rc = -ENOMEM;
+    const size_t first = c->cand.n;
     for (uint32_t k = 0; !rc && k < P; k++)
         rc = stage_judge(c, k, &w);
+    if (!rc)
+        two_stage_echo(c, first, w.buf);
     free(w.rel);
     free(w.zz);
     free(w.rr);
@@ -440,26 +501,40 @@ static void rank_scratch_free(struct rank_scratch *w)
 /* The runs of flagged steps of rank r (flag[0..S)) as runs of that kind, with their
  * medians (w->ratio, z, exc). 0 or -ENOMEM. */
 static int rank_runs(struct an_ctx *c, uint32_t r, const uint8_t *flag,
-                     const struct rank_scratch *w, int kind, struct an_rruns *runs)
+                     const struct rank_scratch *w, int kind, double run_z,
+                     struct an_rruns *runs)
 {
     const size_t ns = an_runs(flag, c->S, c->o.min_steps, w->spans, c->S);
     for (size_t j = 0; j < ns; j++) {
+        struct an_rrun st;
+        an_run_stats(w->ratio, w->z, w->exc, flag, w->spans[j].a, w->spans[j].b, w->buf, &st,
+                     c->o.min_steps);
+        /* run_z: the run as a whole must be as strong as one step must be at the kernel
+         * level (its median z grows with the square root of its flagged steps) */
+        if (run_z > 0 && !(st.z * sqrt((double)w->spans[j].nflag) >= run_z))
+            continue;
         struct an_rrun *u = an_rruns_push(runs, r, w->spans[j].a, w->spans[j].b);
         if (!u)
             return -ENOMEM;
         u->kind = kind;
-        an_run_stats(w->ratio, w->z, w->exc, flag, u->a, u->b, w->buf, u, c->o.min_steps);
+        u->ratio = st.ratio;
+        u->z = st.z;
+        u->excess = st.excess;
+        u->det = st.det;
     }
     return 0;
 }
 
-/* Rank r's compute against its class's reference, per step, into w->ratio, z, exc and
- * flag (the rank's row of c->cflag, left as it is when nothing can be flagged). Returns
- * 1 when some step could be flagged, else 0. */
-static int compute_flags(struct an_ctx *c, uint32_t r, struct rank_scratch *w, uint8_t *flag)
+/* Rank r's values of table v (c->vcomp, a phase's walls, the step walls) against its
+ * class's reference, per step, into w->ratio, z, exc and flag (the rank's row of
+ * c->cflag, left as it is when nothing can be flagged). Episodes are judged against the
+ * rank's own level (base >= 1, own.c): a rank slower than its peers all along is not
+ * flagged for that. Returns 1 when some step could be flagged, else 0. */
+static int compute_flags(struct an_ctx *c, uint32_t r, struct rank_scratch *w, uint8_t *flag,
+                         const double *v, double base, int per_call, double zgate)
 {
     const size_t S = c->S;
-    const double *vc = c->vcomp + (size_t)r * S;
+    const double *vc = v + (size_t)r * S;
     const struct pref *ref = w->ref + (size_t)c->cls[r] * S;
     double *ratio = w->ratio, *z = w->z, *exc = w->exc;
     for (size_t si = 0; si < S; si++) {
@@ -467,8 +542,8 @@ static int compute_flags(struct an_ctx *c, uint32_t r, struct rank_scratch *w, u
         ratio[si] = 0;
         exc[si] = NAN;
         if (!isnan(vc[si]) && p->n >= 2 && p->ref > 0) {
-            ratio[si] = vc[si] / p->ref;
-            exc[si] = vc[si] - p->ref;
+            ratio[si] = vc[si] / p->ref / base;
+            exc[si] = vc[si] - base * p->ref;
         }
     }
     /* a step can be flagged only where the ratio and the materiality pass: a rank with
@@ -485,14 +560,77 @@ static int compute_flags(struct an_ctx *c, uint32_t r, struct rank_scratch *w, u
         const struct pref *p = &ref[si];
         const double sc = p->scale > tsig ? p->scale : tsig;
         z[si] = isnan(exc[si]) || !(sc > 0) ? 0 : exc[si] / sc;
-        flag[si] = !isnan(exc[si]) && ratio[si] >= c->o.ratio && z[si] >= c->o.z &&
+        flag[si] = !isnan(exc[si]) && ratio[si] >= c->o.ratio && z[si] >= zgate &&
                    exc[si] >= AN_COMPUTE_MATERIAL * p->wall;
         /* a rank that ran more kernels than its peers is judged per call */
         double wr, we;
-        if (flag[si] && an_work_ratio(c, r, si, &wr, &we))
+        if (per_call && flag[si] && an_work_ratio(c, r, si, &wr, &we))
             flag[si] = wr >= c->o.ratio && we >= AN_COMPUTE_MATERIAL * p->wall;
     }
     return 1;
+}
+
+/* Each rank's own level over table v against its class's references (w->ref, filled),
+ * into own[], and its cost to the job (median excess over the job step) into cost[]. */
+static void own_levels(struct an_ctx *c, struct rank_scratch *w, const double *v,
+                       struct an_own *own, double *cost)
+{
+    const size_t S = c->S;
+    for (uint32_t r = 0; r < c->n; r++) {
+        const double *vc = v + (size_t)r * S;
+        const struct pref *ref = w->ref + (size_t)c->cls[r] * S;
+        size_t m = 0;
+        for (size_t si = 0; si < S; si++) {
+            const struct pref *p = &ref[si];
+            w->ratio[si] = 0;
+            if (!isnan(vc[si]) && p->n >= 2 && p->ref > 0) {
+                w->ratio[si] = vc[si] / p->ref;
+                if (c->X[si] > 0)
+                    w->exc[m++] = (vc[si] - p->ref) / c->X[si];
+            }
+        }
+        an_own_level(w->ratio, S, w->buf, &own[r]);
+        cost[r] = m ? argus_stats_median(w->exc, m) : 0;
+    }
+}
+
+/* A phase's walls (c->lv at least ARGUS_DL_PHASES) into t[r * S + si], NAN elsewhere. */
+static void phase_table(const struct an_ctx *c, int phase, double *t)
+{
+    const size_t N = (size_t)c->n * c->S;
+    for (size_t at = 0; at < N; at++)
+        t[at] = c->cell[at] && c->lv[at] >= ARGUS_DL_PHASES
+                    ? (double)c->cell[at]->phase_wall_ns[phase]
+                    : NAN;
+}
+
+/* One table's rank-level verdicts: persistent_imbalance per rank (own.c), then the runs
+ * of flagged steps against each rank's own level into runs. med (when not NULL) gets
+ * the classes' medians of v (c->ccomp). */
+static int judge_table(struct an_ctx *c, struct rank_scratch *w, const double *v, int phase,
+                       int level, struct an_own *own, double *cost, double *med,
+                       struct an_rruns *runs)
+{
+    const size_t S = c->S;
+    int rc;
+    class_refs(c, v, w->ref, med);
+    own_levels(c, w, v, own, cost);
+    if ((rc = an_tmp_reserve(c, c->n + S + 16)) ||
+        (rc = an_persistent(c, own, cost, phase, level)))
+        return rc;
+    /* Below the kernel level (CPU jobs, phase marks, step logs) one step's value is far
+     * noisier than a kernel sum: a step passes a lower z, and the run as a whole must be
+     * as strong as one step at the kernel level is (AN_LEVEL_RUN_Z x opts.z). */
+    const int kern = level == ARGUS_DL_KERNELS;
+    const double zgate = kern ? c->o.z : AN_LEVEL_STEP_Z;
+    const double run_z = kern ? 0 : AN_LEVEL_RUN_Z * c->o.z;
+    for (uint32_t r = 0; r < c->n; r++) {
+        uint8_t *flag = c->cflag + (size_t)r * S;
+        if (compute_flags(c, r, w, flag, v, own[r].base, kern, zgate) &&
+            (rc = rank_runs(c, r, flag, w, ARGUS_AK_COMPUTE_STRAGGLER, run_z, runs)))
+            return rc;
+    }
+    return 0;
 }
 
 int an_detect_compute(struct an_ctx *c)
@@ -500,20 +638,51 @@ int an_detect_compute(struct an_ctx *c)
     const size_t S = c->S, N = (size_t)c->n * S;
     struct rank_scratch w = { 0 };
     struct an_rruns runs = { 0 };
+    struct an_own *own = malloc((c->n ? c->n : 1) * sizeof *own);
+    double *cost = malloc((c->n ? c->n : 1) * sizeof *cost), *pt = NULL;
     size_t first;
     int rc = rank_scratch_alloc(c, &w);
 
+    if (!rc && (!own || !cost))
+        rc = -ENOMEM;
     if (rc)
         goto out;
-    class_refs(c, c->vcomp, w.ref, c->ccomp);
-    c->ccomp_set = 1;
     memset(c->cflag, 0, N);
-    for (uint32_t r = 0; r < c->n; r++) {
-        uint8_t *flag = c->cflag + (size_t)r * S;
-        if (compute_flags(c, r, &w, flag) &&
-            (rc = rank_runs(c, r, flag, &w, ARGUS_AK_COMPUTE_STRAGGLER, &runs)))
+    if (c->level == ARGUS_DL_PHASES) {
+        /* phases without kernels: a source is long in the phases that do not wait and
+         * short in those that do, its peers the opposite; each phase against the peers */
+        static const int ph[] = { ARGUS_PH_FORWARD, ARGUS_PH_BACKWARD, ARGUS_PH_OPTIMIZER };
+        if (!(pt = malloc((N ? N : 1) * sizeof *pt))) {
+            rc = -ENOMEM;
             goto out;
+        }
+        for (size_t i = 0; i < sizeof ph / sizeof ph[0]; i++) {
+            phase_table(c, ph[i], pt);
+            runs.n = 0;
+            first = c->cand.n;
+            if ((rc = judge_table(c, &w, pt, ph[i], ARGUS_DL_PHASES, own, cost, NULL, &runs)) ||
+                (rc = an_merge_runs(c, runs.v, runs.n, 2)))
+                goto out;
+            for (size_t j = first; j < c->cand.n; j++)
+                if (c->cand.v[j].a.kind == ARGUS_AK_COMPUTE_STRAGGLER) {
+                    c->cand.v[j].a.phase = ph[i];
+                    c->cand.v[j].a.data_level = ARGUS_DL_PHASES;
+                }
+        }
+        goto out;
     }
+    if (c->level == ARGUS_DL_STEPS) {
+        first = c->cand.n;
+        if ((rc = judge_table(c, &w, c->vwall, -1, ARGUS_DL_STEPS, own, cost, NULL, &runs)) ||
+            (rc = an_merge_runs(c, runs.v, runs.n, 2)))
+            goto out;
+        for (size_t j = first; j < c->cand.n; j++)
+            c->cand.v[j].a.data_level = ARGUS_DL_STEPS;
+        goto out;
+    }
+    if ((rc = judge_table(c, &w, c->vcomp, -1, ARGUS_DL_KERNELS, own, cost, c->ccomp, &runs)))
+        goto out;
+    c->ccomp_set = 1;
     if ((rc = detect_stages(c)))
         goto out;
     for (size_t i = 0; i < runs.n; i++)
@@ -528,6 +697,9 @@ int an_detect_compute(struct an_ctx *c)
 out:
     rank_scratch_free(&w);
     free(runs.v);
+    free(own);
+    free(cost);
+    free(pt);
     return rc;
 }
 
@@ -599,7 +771,7 @@ int an_detect_host(struct an_ctx *c)
     class_refs(c, c->vhost, w.ref, NULL);
     for (uint32_t r = 0; r < c->n; r++)
         if (host_flags(c, r, &w) &&
-            (rc = rank_runs(c, r, w.flag, &w, ARGUS_AK_HOST_STALL, &runs)))
+            (rc = rank_runs(c, r, w.flag, &w, ARGUS_AK_HOST_STALL, 0, &runs)))
             goto out;
     first = c->cand.n;
     rc = an_merge_runs(c, runs.v, runs.n, 2);

@@ -268,6 +268,7 @@ static int kcells_fill(struct an_ctx *c, const uint32_t *mem, uint32_t m, const 
 struct kscratch {
     double *cref;            /* [n_cls * S] materiality yardstick (class_yard) */
     double *ratio, *z, *exc; /* [MS] one kernel: ratio to the peers, z, excess (NAN) */
+    double *ref;             /* [MS] the peers' reference of that cell */
     uint8_t *flag;           /* [MS] */
     double *buf, *yard;      /* [S] scratch; yardstick of the class at each step */
     uint32_t *mem;           /* [largest class + 1] the class's members with detail */
@@ -293,6 +294,7 @@ static int kscratch_alloc(const struct an_ctx *c, struct kscratch *w)
     w->ratio = malloc(MS * sizeof *w->ratio);
     w->z = malloc(MS * sizeof *w->z);
     w->exc = malloc(MS * sizeof *w->exc);
+    w->ref = malloc(MS * sizeof *w->ref);
     w->buf = malloc(S * sizeof *w->buf);
     w->yard = malloc(S * sizeof *w->yard);
     w->flag = malloc(MS);
@@ -300,7 +302,7 @@ static int kscratch_alloc(const struct an_ctx *c, struct kscratch *w)
     w->xi = malloc((c->names.n + 1) * sizeof *w->xi);
     w->kc.off = malloc((S + 1) * sizeof *w->kc.off);
     w->spans = malloc(S * sizeof *w->spans);
-    if (!w->cref || !w->ratio || !w->z || !w->exc || !w->buf || !w->yard || !w->flag ||
+    if (!w->cref || !w->ratio || !w->z || !w->exc || !w->ref || !w->buf || !w->yard || !w->flag ||
         !w->mem || !w->xi || !w->kc.off || !w->spans)
         return -ENOMEM;
     return 0;
@@ -312,6 +314,7 @@ static void kscratch_free(struct kscratch *w)
     free(w->ratio);
     free(w->z);
     free(w->exc);
+    free(w->ref);
     free(w->buf);
     free(w->yard);
     free(w->xi);
@@ -336,8 +339,10 @@ static void kernel_vs_peers(struct an_ctx *c, struct kscratch *w, uint32_t k, ui
 {
     const size_t S = c->S;
     memset(w->flag, 0, (size_t)m * S);
-    for (size_t q = 0; q < (size_t)m * S; q++)
+    for (size_t q = 0; q < (size_t)m * S; q++) {
         w->exc[q] = NAN;
+        w->ratio[q] = 0;
+    }
     for (size_t si = 0; si < S; si++) {
         const uint32_t j0 = w->kc.off[si], j1 = w->kc.off[si + 1];
         for (uint32_t j = j0; j < j1; j++)
@@ -352,6 +357,7 @@ static void kernel_vs_peers(struct an_ctx *c, struct kscratch *w, uint32_t k, ui
             w->ratio[at] = argus_stats_ratio(v[j], &rb);
             w->z[at] = rb.scale; /* the cross-sectional scale, for now */
             w->exc[at] = v[j] - rb.ref;
+            w->ref[at] = rb.ref;
         }
     }
 }
@@ -363,6 +369,18 @@ static void kernel_flags(struct an_ctx *c, struct kscratch *w, uint32_t m, uint6
     const size_t S = c->S;
     for (uint32_t i = 0; i < m; i++) {
         const size_t base = (size_t)i * S;
+        /* against its own level too (own.c): a rank whose kernel was always slower than
+         * its peers' is a persistent imbalance, not a run of new episodes */
+        struct an_own own;
+        an_own_level(w->ratio + base, S, w->buf, &own);
+        if (own.base > 1.0)
+            for (size_t si = 0; si < S; si++) {
+                const size_t at = base + si;
+                if (isnan(w->exc[at]))
+                    continue;
+                w->ratio[at] /= own.base;
+                w->exc[at] -= (own.base - 1.0) * w->ref[at];
+            }
         const double tsig = argus_stats_diff_sigma(w->exc + base, S, c->tmp1, c->tmp2);
         for (size_t si = 0; si < S; si++) {
             const size_t at = base + si;

@@ -103,6 +103,23 @@ int an_gen_anomaly(yajl_gen g, const struct argus_jobstore *js, const struct arg
         CKR(argus_json_key(g, "occurrences"));
         CKR(argus_json_uint(g, a->n_occurrences));
     }
+    if (a->n_hits) {
+        CKR(argus_json_key(g, "affected_steps"));
+        CK(yajl_gen_array_open(g));
+        for (uint32_t i = 0; i < a->n_hits && i < ARGUS_ANOMALY_MAX_HITS; i++)
+            CKR(argus_json_uint(g, a->hits[i]));
+        CK(yajl_gen_array_close(g));
+        CKR(argus_json_key(g, "affected_steps_total"));
+        CKR(argus_json_uint(g, a->n_hits_total > a->n_hits ? a->n_hits_total : a->n_hits));
+    }
+    if (a->cost_share > 0) {
+        CKR(argus_json_key(g, "cost_share"));
+        CKR(argus_json_num(g, a->cost_share, 4));
+    }
+    CKR(argus_json_key(g, "data_level"));
+    CKR(argus_json_str(g, argus_data_level_name(a->data_level)));
+    CKR(argus_json_key(g, "confidence"));
+    CKR(argus_json_num(g, a->confidence, 2));
     if (a->w1_inter_ns > 0) {
         CKR(argus_json_key(g, "w1_us"));
         CK(yajl_gen_map_open(g));
@@ -263,6 +280,8 @@ static int gen_report(yajl_gen g, const struct argus_jobstore *js, const struct 
 
     CKR(argus_json_key(g, "collection"));
     CK(yajl_gen_map_open(g));
+    CKR(argus_json_key(g, "data_level"));
+    CKR(argus_json_str(g, argus_data_level_name(r->data_level)));
     CKR(argus_json_key(g, "kernels_seen"));
     CKR(argus_json_uint(g, r->kernels_seen));
     CKR(argus_json_key(g, "summary_bytes_per_rank_step"));

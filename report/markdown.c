@@ -40,6 +40,10 @@ static const char *next_step(int kind)
     case ARGUS_AK_ITERATION_JITTER:
         return "look for host work that recurs at those steps (checkpointing, logging, "
                "evaluation, garbage collection) or for interference from other jobs";
+    case ARGUS_AK_PERSISTENT_IMBALANCE:
+        return "the rank was slower than its peers from the start: compare its GPU, clocks, "
+               "power cap and node with a healthy peer's (`nvidia-smi -q -d CLOCK,POWER`), "
+               "or give it less work; it is not a new event";
     case ARGUS_AK_KERNEL_DEGRADATION:
         return "profile the named kernel on the source ranks (`ncu`), and compare input shapes "
                "and library versions with a healthy rank of the same stage";
@@ -67,6 +71,8 @@ static void md_ranks(FILE *f, const uint32_t *v, uint32_t n)
 
 static const char *sureness(const struct argus_anomaly *a)
 {
+    if (a->confidence > 0)
+        return a->confidence >= 0.8 ? "high" : a->confidence >= 0.5 ? "moderate" : "low";
     const uint64_t len = a->step_last - a->step_first + 1;
     if (a->score >= 10 && (len >= 5 || a->kind == ARGUS_AK_ITERATION_JITTER))
         return "high";
@@ -83,6 +89,7 @@ static const char *what(int kind)
     case ARGUS_AK_STEP_REGRESSION: return "step time rose and stayed up";
     case ARGUS_AK_ITERATION_JITTER: return "transient step-time spikes";
     case ARGUS_AK_KERNEL_DEGRADATION: return "particular kernels slower on some ranks";
+    case ARGUS_AK_PERSISTENT_IMBALANCE: return "slower than its peers all along";
     default: return "anomaly";
     }
 }
@@ -128,7 +135,18 @@ static void details(FILE *f, const struct argus_jobstore *js, const struct argus
         }
         fputc('\n', f);
     }
-    fprintf(f, "- Slowdown %.2fx, score %.1f\n", a->slowdown, a->score);
+    if (a->n_hits) {
+        fputs("- Affected steps:", f);
+        for (uint32_t i = 0; i < a->n_hits && i < ARGUS_ANOMALY_MAX_HITS; i++)
+            fprintf(f, " %llu", (unsigned long long)a->hits[i]);
+        if (a->n_hits_total > a->n_hits)
+            fprintf(f, " (%u in all)", a->n_hits_total);
+        fputc('\n', f);
+    }
+    if (a->cost_share > 0)
+        fprintf(f, "- Costs the job about %.1f %% of its wall time\n", 100 * a->cost_share);
+    fprintf(f, "- Slowdown %.2fx, score %.1f; judged on %s data, confidence %.2f\n",
+            a->slowdown, a->score, argus_data_level_name(a->data_level), a->confidence);
     if (a->trace[0])
         fprintf(f, "- Trace: [%s](%s) (open in https://ui.perfetto.dev)\n", a->trace, a->trace);
     fprintf(f, "- What to look at next: %s.\n", next_step(a->kind));

@@ -135,13 +135,13 @@ static void test_straggler_replica(void **state)
     struct synth_opts o;
     struct argus_result r;
     synth_default(&o, 8);
-    struct synth_fault *f = synth_add(&o, SY_STRAGGLER, 0, 59, 2.0);
+    struct synth_fault *f = synth_add(&o, SY_STRAGGLER, 12, 59, 2.0);
     const int rs[] = { 2, 3, 4, 5 };
     for (int i = 0; i < 4; i++)
         f->ranks[f->nranks++] = rs[i];
     struct argus_jobstore *js = synth_run(&o, &r);
     const uint32_t want[] = { 2, 3, 4, 5 };
-    expect_one(js, &r, ARGUS_AK_COMPUTE_STRAGGLER, -1, want, 4, 0, 59);
+    expect_one(js, &r, ARGUS_AK_COMPUTE_STRAGGLER, -1, want, 4, 12, 59);
     argus_result_free(&r);
     argus_jobstore_free(js);
 }

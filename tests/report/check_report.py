@@ -99,10 +99,15 @@ def main():
         if k not in r: fail(f"report.json: no {k}")
     for a in r['anomalies']:
         for k in ('id', 'level', 'kind', 'steps', 'ranks', 'victims', 'slowdown', 'score',
-                  'detected_at_step', 'evidence'):
+                  'detected_at_step', 'evidence', 'data_level', 'confidence'):
             if k not in a: fail(f"report.json: anomaly without {k}")
+        if a['data_level'] not in ('kernels', 'phases', 'steps'):
+            fail(f"report.json: data_level {a['data_level']!r}")
+        if not 0 < a['confidence'] <= 1: fail("report.json: confidence not in (0, 1]")
+    if r['collection'].get('data_level') not in ('kernels', 'phases', 'steps', 'none'):
+        fail("report.json: collection.data_level missing")
     total = sum(1 for (n, lab) in series if n == 'argus_anomalies')
-    if total != 7: fail("metrics.prom: argus_anomalies must list all 7 kinds")
+    if total != 8: fail("metrics.prom: argus_anomalies must list all 8 kinds")
     per_kind = {}
     for line in open(os.path.join(d, 'metrics.prom')):
         m = re.match(r'argus_anomalies\{.*kind="(\w+)"\} (\S+)', line)

@@ -1,0 +1,129 @@
+/* own.c — each rank's own baseline next to its peers' (docs/ALGORITHMS.md, "Own baseline
+ * and persistent imbalance"). The rank-level detectors judge a rank by q[si], its value
+ * over its peer class's reference at each step. A rank that was slower than its peers
+ * all along (a slower GPU, a power cap, a busier node) has q well above 1 at every step:
+ * that is one persistent_imbalance finding, with its size and its cost to the job, and
+ * its episodes are judged against its own level, so that it never turns into a string
+ * of short "new" stragglers. A rank that became slower than its own past keeps its old
+ * level as the baseline, and its episode has an onset.
+ *
+ * Pure computation on the context; no allocation but the candidates.
+ */
+#include "analysis/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The first quarter of the run counts as "its own past" once it has this many steps. */
+#define OWN_EARLY_MIN 8
+
+void an_own_level(const double *q, size_t S, double *buf, struct an_own *out)
+{
+    size_t m = 0;
+    memset(out, 0, sizeof *out);
+    out->base = 1.0;
+    out->level = NAN;
+    for (size_t si = 0; si < S; si++)
+        if (q[si] > 0 && isfinite(q[si]))
+            buf[m++] = q[si];
+    out->n = m;
+    if (m < 2 * AN_REGRESSION_MIN_SEG)
+        return;
+    /* the early part, in step order, before buf is reordered */
+    const size_t m4 = m / 4;
+    double early = NAN;
+    if (m4 >= OWN_EARLY_MIN) {
+        early = argus_stats_median(buf, m4);
+        m = 0; /* refill: the selection reordered the first m4 */
+        for (size_t si = 0; si < S; si++)
+            if (q[si] > 0 && isfinite(q[si]))
+                buf[m++] = q[si];
+    }
+    argus_stats_sort(buf, m);
+    const double med = argus_stats_quantile_sorted(buf, m, 0.5);
+    const double low = argus_stats_quantile_sorted(buf, m, 0.25);
+    /* A slowdown that lasts past three quarters of the run would lift the lower
+     * quartile; its first quarter is then still the rank's own past. */
+    double base = low, level = med;
+    if (!isnan(early)) {
+        base = early < base ? early : base;
+        level = early < level ? early : level;
+    }
+    out->base = base > 1.0 ? base : 1.0;
+    out->level = level;
+    /* steady: most steps above the midpoint between 1 and the level */
+    size_t above = 0;
+    const double mid = 0.5 * (1.0 + level);
+    for (size_t i = 0; i < m; i++)
+        above += buf[i] >= mid;
+    out->steady = (double)above / (double)m;
+}
+
+int an_persistent(struct an_ctx *c, const struct an_own *own, const double *cost, int phase,
+                  int data_level)
+{
+    double *lv = c->tmp3; /* an_tmp_reserve(c, n) by the caller */
+    for (uint32_t k = 0; k < c->n_cls; k++) {
+        const uint32_t *mem = c->cls_mem + c->cls_off[k];
+        const uint32_t nm = c->cls_off[k + 1] - c->cls_off[k];
+        size_t m = 0;
+        for (uint32_t i = 0; i < nm; i++)
+            if (!isnan(own[mem[i]].level))
+                lv[m++] = own[mem[i]].level;
+        if (m < 2)
+            continue;
+        struct argus_robust r;
+        argus_stats_robust_low(lv, m, 0, c->tmp2, &r);
+        const double sc = r.scale > AN_CHRONIC_SCALE ? r.scale : AN_CHRONIC_SCALE;
+        for (uint32_t i = 0; i < nm; i++) {
+            const uint32_t q = mem[i];
+            const struct an_own *o = &own[q];
+            if (isnan(o->level) || o->level < 1.0 + AN_CHRONIC_MIN || o->steady < 0.75)
+                continue;
+            const double z = (o->level - r.ref) / sc;
+            if (z < c->o.z || !(cost[q] >= AN_COMPUTE_MATERIAL))
+                continue;
+            /* one finding per rank: keep the strongest when several tables flag it */
+            struct an_cand *prev = NULL;
+            for (size_t j = 0; j < c->cand.n && !prev; j++) {
+                struct an_cand *k2 = &c->cand.v[j];
+                if (k2->a.kind == ARGUS_AK_PERSISTENT_IMBALANCE && k2->a.ranks[0] == q)
+                    prev = k2;
+            }
+            if (prev && prev->a.score >= z)
+                continue;
+            struct an_cand *cand = prev;
+            if (!cand) {
+                int rc = an_push_cand(c, ARGUS_AK_PERSISTENT_IMBALANCE, 2, 0, c->S - 1,
+                                      c->S - 1, o->level, z, 0, &cand);
+                if (rc)
+                    return rc;
+                an_cand_add_rank(cand, q);
+            }
+            cand->a.slowdown = o->level;
+            cand->a.score = z;
+            cand->a.phase = phase;
+            cand->a.data_level = data_level;
+            cand->a.cost_share = cost[q];
+            cand->n_peers = nm - 1;
+            cand->a.detected_at_step = c->step_id[c->S - 1 < 2 * AN_REGRESSION_MIN_SEG - 1
+                                                      ? c->S - 1
+                                                      : 2 * AN_REGRESSION_MIN_SEG - 1];
+            char rk[24];
+            an_format_slots(c, &q, 1, rk, sizeof rk);
+            snprintf(cand->a.evidence, sizeof cand->a.evidence,
+                     "rank %s was %.1f%% slower than the other %u ranks of its peer class "
+                     "from the first step judged (%s%s; median over %zu steps, %.0f%% of "
+                     "them above half of that; z %.1f against the class's ranks) and never "
+                     "came back: not a new event; it costs the job up to %.1f%% of its wall "
+                     "time when it gates the step",
+                     rk, 100.0 * (o->level - 1.0), nm - 1,
+                     phase >= 0 ? argus_phase_name((enum argus_phase)phase) : "",
+                     phase >= 0 ? " phase" : data_level == ARGUS_DL_STEPS ? "step time"
+                                                                          : "compute",
+                     o->n, 100.0 * o->steady, z, 100.0 * cost[q]);
+        }
+    }
+    return 0;
+}

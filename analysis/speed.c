@@ -1,0 +1,78 @@
+/* speed.c — peer classes by speed when nothing else says who is whose peer (docs/
+ * ALGORITHMS.md, "Layout, peer classes and groups"): no layout, no kernels to group
+ * ranks by the work they launch (phase marks or step times only). A job that mixes GPU
+ * generations or node types has ranks of clearly different speeds, and judging a slow
+ * class against the fast one turns every member into a "straggler" and hides a real
+ * event inside the class. Ranks are sorted by their usual step time (the lower of their
+ * lower quartile and the median of their first quarter, so that a rank's own event does
+ * not move it to another class); a gap of at least
+ * AN_SPEED_GAP between neighbours (in a log scale) splits them, each side keeping at
+ * least two ranks; at most AN_SPEED_MAX classes. O(n log n).
+ */
+#include "analysis/internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#define AN_SPEED_GAP 1.5 /* neighbours' median step times this far apart: two classes */
+#define AN_SPEED_MAX 8
+
+struct rank_speed {
+    double med;
+    uint32_t r;
+};
+
+static int cmp_speed(const void *x, const void *y)
+{
+    const struct rank_speed *a = x, *b = y;
+    if (a->med != b->med)
+        return a->med < b->med ? -1 : 1;
+    return (a->r > b->r) - (a->r < b->r);
+}
+
+int an_speed_classes(struct an_ctx *c)
+{
+    if (c->layout_known || c->level >= ARGUS_DL_KERNELS || c->n_cls != 1 || c->n < 4)
+        return 0;
+    struct rank_speed *v = malloc(c->n * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    uint32_t m = 0;
+    for (uint32_t r = 0; r < c->n; r++) {
+        size_t q = 0;
+        const double *w = c->vwall + (size_t)r * c->S;
+        for (size_t si = 0; si < c->S; si++)
+            if (w[si] > 0)
+                c->tmp1[q++] = w[si];
+        if (!q)
+            continue;
+        /* a rank's usual speed, not lifted by an event of its own: the lower of its
+         * lower quartile and the median of its first quarter */
+        const size_t q4 = q / 4;
+        const double early = q4 >= 8 ? argus_stats_median(c->tmp1, q4) : INFINITY;
+        q = 0;
+        for (size_t si = 0; si < c->S; si++)
+            if (w[si] > 0)
+                c->tmp1[q++] = w[si];
+        argus_stats_sort(c->tmp1, q);
+        const double low = argus_stats_quantile_sorted(c->tmp1, q, 0.25);
+        v[m++] = (struct rank_speed){ early < low ? early : low, r };
+    }
+    qsort(v, m, sizeof *v, cmp_speed);
+    uint32_t k = 0, since = 0;
+    for (uint32_t i = 0; i < m; i++) {
+        /* a cut before i: a wide gap, two ranks on each side, classes left */
+        if (i > 0 && since >= 2 && m - i >= 2 && k + 1 < AN_SPEED_MAX &&
+            v[i - 1].med > 0 && v[i].med / v[i - 1].med >= AN_SPEED_GAP) {
+            k++;
+            since = 0;
+        }
+        c->cls[v[i].r] = k;
+        since++;
+    }
+    free(v);
+    c->n_cls = k + 1;
+    c->speed_classes = k > 0;
+    return 0;
+}
