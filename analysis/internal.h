@@ -38,7 +38,7 @@
 #define AN_LATE_MATERIAL 0.05    /* late arriver: >= 5% of the step wall after the peers */
 #define AN_LEVEL_STEP_Z 2.0      /* below the kernel level: a step's z gate */
 #define AN_LEVEL_RUN_Z 2.0       /* ... and a run's median z x sqrt(flagged) >= this x z */
-#define AN_CHRONIC_MIN 0.045     /* persistent_imbalance: own level >= 4.5% over the peers' */
+#define AN_CHRONIC_MIN 0.04      /* persistent_imbalance: own level >= 4% over the class's */
 #define AN_CHRONIC_SCALE 0.006   /* persistent_imbalance: floor of the class's level spread */
 /* AN_W1_MAX_REPS, the bound of the W1 matrix, is in analysis/context.h. */
 
@@ -80,7 +80,7 @@ struct an_own {
  * median and that first-quarter median. buf holds S doubles. */
 void an_own_level(const double *q, size_t S, double *buf, struct an_own *out);
 /* persistent_imbalance candidates: per peer class, the ranks whose own level is at least
- * AN_CHRONIC_MIN over 1, steady, a robust z >= opts.z over the class's levels, and whose
+ * AN_CHRONIC_MIN over its class's median level, steady, a robust z >= opts.z over the class's levels, and whose
  * cost (median excess over the job's median step) is material. One per rank: a rank
  * already found by another table keeps the stronger. Needs c->tmp2/tmp3 of c->n. */
 int an_persistent(struct an_ctx *c, const struct an_own *own, const double *cost, int phase,
@@ -96,9 +96,9 @@ double an_unphased_ns(const struct argus_step_summary *s);
 void an_levels_finish(struct an_ctx *c);
 
 /* speed.c */
-/* Without a layout and below the kernel level, one peer class split by speed: ranks whose
- * median step times are AN_SPEED_GAP apart are not each other's peers. Before the
- * classes' CSR. 0 or -ENOMEM. */
+/* Without a layout, one peer class split by speed (compute with kernels, else step time):
+ * groups of ranks whose usual times are AN_SPEED_GAP apart are not each other's peers.
+ * Before the classes' CSR. 0 or -ENOMEM. */
 int an_speed_classes(struct an_ctx *c);
 
 /* groups.c */

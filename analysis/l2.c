@@ -604,6 +604,35 @@ static void phase_table(const struct an_ctx *c, int phase, double *t)
                     : NAN;
 }
 
+/* A slow rank is slow in all its phases that do not wait: one anomaly per rank and
+ * window, in the phase with the largest excess (per-phase candidates from `first` on,
+ * same sources, windows overlapping by half of the shorter). */
+static void one_phase_each(struct an_ctx *c, size_t first)
+{
+    for (size_t i = first; i < c->cand.n; i++)
+        for (size_t j = first; j < c->cand.n; j++) {
+            struct an_cand *x = &c->cand.v[i], *y = &c->cand.v[j];
+            if (i == j || x->dropped || y->dropped ||
+                x->a.kind != ARGUS_AK_COMPUTE_STRAGGLER ||
+                y->a.kind != ARGUS_AK_COMPUTE_STRAGGLER || x->a.n_ranks != y->a.n_ranks ||
+                memcmp(x->a.ranks, y->a.ranks, x->a.n_ranks * sizeof x->a.ranks[0]))
+                continue;
+            const size_t lx = x->si_b - x->si_a + 1, ly = y->si_b - y->si_a + 1;
+            if (2 * an_overlap(x->si_a, x->si_b, y->si_a, y->si_b) < (lx < ly ? lx : ly))
+                continue;
+            struct an_cand *lose = x->excess_ns < y->excess_ns ? x : y;
+            struct an_cand *win = lose == x ? y : x;
+            win->si_a = x->si_a < y->si_a ? x->si_a : y->si_a;
+            win->si_b = x->si_b > y->si_b ? x->si_b : y->si_b;
+            win->a.step_first = c->step_id[win->si_a];
+            win->a.step_last = c->step_id[win->si_b];
+            win->a.detected_at_step = x->a.detected_at_step < y->a.detected_at_step
+                                          ? x->a.detected_at_step
+                                          : y->a.detected_at_step;
+            lose->dropped = 1;
+        }
+}
+
 /* One table's rank-level verdicts: persistent_imbalance per rank (own.c), then the runs
  * of flagged steps against each rank's own level into runs. med (when not NULL) gets
  * the classes' medians of v (c->ccomp). */
@@ -656,6 +685,7 @@ int an_detect_compute(struct an_ctx *c)
             rc = -ENOMEM;
             goto out;
         }
+        const size_t first_all = c->cand.n;
         for (size_t i = 0; i < sizeof ph / sizeof ph[0]; i++) {
             phase_table(c, ph[i], pt);
             runs.n = 0;
@@ -669,6 +699,23 @@ int an_detect_compute(struct an_ctx *c)
                     c->cand.v[j].a.data_level = ARGUS_DL_PHASES;
                 }
         }
+        one_phase_each(c, first_all);
+        /* stages by their work: the marked phases but communication (a phase-level job
+         * that marks its waits, gloo ranges, keeps them out of the work) */
+        const size_t Nc = (size_t)c->n * S;
+        for (size_t at = 0; at < Nc; at++)
+            pt[at] = c->cell[at] && c->lv[at] >= ARGUS_DL_PHASES
+                         ? (double)(c->cell[at]->phase_wall_ns[ARGUS_PH_FORWARD] +
+                                    c->cell[at]->phase_wall_ns[ARGUS_PH_BACKWARD] +
+                                    c->cell[at]->phase_wall_ns[ARGUS_PH_OPTIMIZER])
+                         : NAN;
+        class_refs(c, pt, w.ref, c->ccomp);
+        first = c->cand.n;
+        if ((rc = detect_stages(c)))
+            goto out;
+        for (size_t j = first; j < c->cand.n; j++)
+            c->cand.v[j].a.data_level = ARGUS_DL_PHASES;
+        reconcile_bubbles(c, first_all);
         goto out;
     }
     if (c->level == ARGUS_DL_STEPS) {

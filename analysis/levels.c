@@ -11,8 +11,10 @@
 
 #include <math.h>
 
+/* Phases a program marks (at the phase level [COMM] holds the marked communication
+ * ranges, tracer/stepsum.c; [HOST] is GPU idle time, never a mark). */
 static const enum argus_phase marked[] = { ARGUS_PH_FORWARD, ARGUS_PH_BACKWARD,
-                                           ARGUS_PH_OPTIMIZER, ARGUS_PH_OTHER };
+                                           ARGUS_PH_OPTIMIZER, ARGUS_PH_COMM, ARGUS_PH_OTHER };
 
 int an_cell_level(uint64_t kernel_count, const struct argus_step_summary *s)
 {

@@ -74,14 +74,18 @@ int an_persistent(struct an_ctx *c, const struct an_own *own, const double *cost
         if (m < 2)
             continue;
         struct argus_robust r;
-        argus_stats_robust_low(lv, m, 0, c->tmp2, &r);
+        double med;
+        argus_stats_robust_low_med(lv, m, 0, c->tmp2, &r, &med);
         const double sc = r.scale > AN_CHRONIC_SCALE ? r.scale : AN_CHRONIC_SCALE;
         for (uint32_t i = 0; i < nm; i++) {
             const uint32_t q = mem[i];
             const struct an_own *o = &own[q];
-            if (isnan(o->level) || o->level < 1.0 + AN_CHRONIC_MIN || o->steady < 0.75)
+            /* against the class's usual level, not 1: levels are ratios to the lower-half
+             * reference, which sits a little under the typical member */
+            if (isnan(o->level) || !(med > 0) || o->level < (1.0 + AN_CHRONIC_MIN) * med ||
+                o->steady < 0.75)
                 continue;
-            const double z = (o->level - r.ref) / sc;
+            const double z = (o->level - r.ref) / sc, size = o->level / med;
             if (z < c->o.z || !(cost[q] >= AN_COMPUTE_MATERIAL))
                 continue;
             /* one finding per rank: keep the strongest when several tables flag it */
@@ -96,12 +100,12 @@ int an_persistent(struct an_ctx *c, const struct an_own *own, const double *cost
             struct an_cand *cand = prev;
             if (!cand) {
                 int rc = an_push_cand(c, ARGUS_AK_PERSISTENT_IMBALANCE, 2, 0, c->S - 1,
-                                      c->S - 1, o->level, z, 0, &cand);
+                                      c->S - 1, size, z, 0, &cand);
                 if (rc)
                     return rc;
                 an_cand_add_rank(cand, q);
             }
-            cand->a.slowdown = o->level;
+            cand->a.slowdown = size;
             cand->a.score = z;
             cand->a.phase = phase;
             cand->a.data_level = data_level;
@@ -118,7 +122,7 @@ int an_persistent(struct an_ctx *c, const struct an_own *own, const double *cost
                      "them above half of that; z %.1f against the class's ranks) and never "
                      "came back: not a new event; it costs the job up to %.1f%% of its wall "
                      "time when it gates the step",
-                     rk, 100.0 * (o->level - 1.0), nm - 1,
+                     rk, 100.0 * (size - 1.0), nm - 1,
                      phase >= 0 ? argus_phase_name((enum argus_phase)phase) : "",
                      phase >= 0 ? " phase" : data_level == ARGUS_DL_STEPS ? "step time"
                                                                           : "compute",

@@ -7,9 +7,10 @@
  * than a lone spike must be (robust z >= PERIOD_WEAK_Z instead of opts.z): at 9 % step
  * variability a 1.7x checkpoint step does not always reach z 5. Candidate periods are the
  * gaps between consecutive spikes (and twice them, for a missed occurrence); for each,
- * the spikes whose step id falls within one step of one residue are the pattern. It must
- * hit PERIOD_MIN_SPIKES steps or more, at least PERIOD_COVER of the occurrences its span
- * expects, with two strong spikes (z >= opts.z) or five weak ones. At most PERIOD_MAX
+ * the spikes whose step id falls on one residue (within one step for periods of 20 and
+ * more) are the pattern. It must
+ * hit PERIOD_MIN_SPIKES steps or more, at least PERIOD_COVER of the occurrences expected
+ * from its first one to the end of the judged run (a pattern that stops is no period), with two strong spikes (z >= opts.z) or five weak ones. At most PERIOD_MAX
  * spikes (the strongest) take part: O(PERIOD_MAX^2 log PERIOD_MAX) whatever the run's
  * length. The pattern's spikes are taken out of fl, so that the per-cluster jitter
  * detector does not report them again.
@@ -26,6 +27,7 @@
 #define PERIOD_WEAK_Z 3.0
 #define PERIOD_COVER 0.7
 #define PERIOD_MAX 128
+#define PERIOD_TOL_FROM 20
 
 struct spike {
     uint64_t id;   /* step id of the spike run's first step */
@@ -57,6 +59,14 @@ static uint64_t circ(uint64_t a, uint64_t b, uint64_t P)
     return d < P - d ? d : P - d;
 }
 
+/* How far from the pattern's residue a spike may fall: one step for long periods (a
+ * checkpoint that lands a step late), none for short ones, where one step either way
+ * would cover most residues. */
+static uint64_t tol(uint64_t P)
+{
+    return P >= PERIOD_TOL_FROM ? 1 : 0;
+}
+
 /* The residue mod P that the most spikes sit within one step of; *hits their count. */
 static uint64_t best_residue(const struct spike *sp, size_t n, uint64_t P, uint64_t *res,
                              size_t *hits)
@@ -69,7 +79,7 @@ static uint64_t best_residue(const struct spike *sp, size_t n, uint64_t P, uint6
     for (size_t j = 0; j < n; j++) { /* residues within 1 of res[j], circularly */
         size_t k = 0;
         for (size_t q = 0; q < n; q++)
-            k += circ(res[q], res[j], P) <= 1;
+            k += circ(res[q], res[j], P) <= tol(P);
         if (k > best) {
             best = k;
             at = res[j];
@@ -132,14 +142,17 @@ int an_periodic(struct an_ctx *c, const size_t *idx, const double *x, size_t m,
     /* the pattern: its spikes, its span, its strength */
     size_t hits = 0, strong = 0, first = 0, last = 0;
     for (size_t j = 0; j < n; j++)
-        if (circ(sp[j].id % bestP, bestR, bestP) <= 1) {
+        if (circ(sp[j].id % bestP, bestR, bestP) <= tol(bestP)) {
             if (!hits)
                 first = j;
             last = j;
             hits++;
             strong += sp[j].z >= c->o.z;
         }
-    const double expect = floor((double)(sp[last].id - sp[first].id) / (double)bestP) + 1;
+    /* the occurrences the whole judged run expects from the first hit on: a pattern
+     * that stops early is no period (three stalls 4 steps apart in a run of 60) */
+    const uint64_t run_last = c->step_id[idx[m - 1]];
+    const double expect = floor((double)(run_last - sp[first].id) / (double)bestP) + 1;
     if ((double)hits < PERIOD_COVER * expect || (strong < 2 && hits < 5))
         goto out;
     struct an_cand *cand;
@@ -151,7 +164,7 @@ int an_periodic(struct an_ctx *c, const size_t *idx, const double *x, size_t m,
     double *rs = zs + hits, *es = rs + hits;
     size_t q = 0;
     for (size_t j = first; j <= last; j++) {
-        if (circ(sp[j].id % bestP, bestR, bestP) > 1)
+        if (circ(sp[j].id % bestP, bestR, bestP) > tol(bestP))
             continue;
         const size_t i = sp[j].i;
         zs[q] = zz[i];
@@ -171,7 +184,7 @@ int an_periodic(struct an_ctx *c, const size_t *idx, const double *x, size_t m,
     /* evident once three occurrences were seen */
     size_t seen = 0;
     for (size_t j = first; j <= last; j++)
-        if (circ(sp[j].id % bestP, bestR, bestP) <= 1) {
+        if (circ(sp[j].id % bestP, bestR, bestP) <= tol(bestP)) {
             const size_t i = sp[j].i;
             if (++seen == PERIOD_MIN_SPIKES)
                 cand->a.detected_at_step = c->step_id[idx[i]];

@@ -1,13 +1,14 @@
 /* speed.c — peer classes by speed when nothing else says who is whose peer (docs/
- * ALGORITHMS.md, "Layout, peer classes and groups"): no layout, no kernels to group
- * ranks by the work they launch (phase marks or step times only). A job that mixes GPU
- * generations or node types has ranks of clearly different speeds, and judging a slow
+ * ALGORITHMS.md, "Layout, peer classes and groups"): no layout, and one class left after
+ * grouping ranks by the kernels they launch (or no kernels: phase marks or step times
+ * only). A job that mixes GPU generations or node types, or pipeline stages of unequal
+ * work logged without a layout, has ranks of clearly different speeds, and judging a slow
  * class against the fast one turns every member into a "straggler" and hides a real
- * event inside the class. Ranks are sorted by their usual step time (the lower of their
+ * event inside the class. The speed is compute time with kernels, else the step time. Ranks are sorted by their usual step time (the lower of their
  * lower quartile and the median of their first quarter, so that a rank's own event does
  * not move it to another class); a gap of at least
- * AN_SPEED_GAP between neighbours (in a log scale) splits them, each side keeping at
- * least two ranks; at most AN_SPEED_MAX classes. O(n log n).
+ * AN_SPEED_GAP between neighbours splits them, each side keeping at least a quarter of
+ * the ranks (and two); at most AN_SPEED_MAX classes. O(n log n).
  */
 #include "analysis/internal.h"
 
@@ -15,7 +16,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define AN_SPEED_GAP 1.5 /* neighbours' median step times this far apart: two classes */
+#define AN_SPEED_GAP 1.10 /* neighbours' usual times this far apart: two classes ... */
+#define AN_SPEED_SHARE 4  /* ... each of at least 1/4 of the ranks (and 2): a few slow
+                             ranks are persistent imbalances, not a class */
 #define AN_SPEED_MAX 8
 
 struct rank_speed {
@@ -33,15 +36,19 @@ static int cmp_speed(const void *x, const void *y)
 
 int an_speed_classes(struct an_ctx *c)
 {
-    if (c->layout_known || c->level >= ARGUS_DL_KERNELS || c->n_cls != 1 || c->n < 4)
+    if (c->layout_known || c->n_cls != 1 || c->n < 4)
         return 0;
+    /* compute time with kernels (a synchronous job's step walls are all alike), else the
+     * step time */
+    const double *tab = c->level >= ARGUS_DL_KERNELS ? c->vcomp : c->vwall;
+    const uint32_t min_side = c->n / AN_SPEED_SHARE > 2 ? c->n / AN_SPEED_SHARE : 2;
     struct rank_speed *v = malloc(c->n * sizeof *v);
     if (!v)
         return -ENOMEM;
     uint32_t m = 0;
     for (uint32_t r = 0; r < c->n; r++) {
         size_t q = 0;
-        const double *w = c->vwall + (size_t)r * c->S;
+        const double *w = tab + (size_t)r * c->S;
         for (size_t si = 0; si < c->S; si++)
             if (w[si] > 0)
                 c->tmp1[q++] = w[si];
@@ -63,7 +70,7 @@ int an_speed_classes(struct an_ctx *c)
     uint32_t k = 0, since = 0;
     for (uint32_t i = 0; i < m; i++) {
         /* a cut before i: a wide gap, two ranks on each side, classes left */
-        if (i > 0 && since >= 2 && m - i >= 2 && k + 1 < AN_SPEED_MAX &&
+        if (i > 0 && since >= min_side && m - i >= min_side && k + 1 < AN_SPEED_MAX &&
             v[i - 1].med > 0 && v[i].med / v[i - 1].med >= AN_SPEED_GAP) {
             k++;
             since = 0;

@@ -5,7 +5,8 @@
  * see the spikes but no rank.
  *
  * Per rank, its host time (GPU idle at the kernel level, the time outside its marked
- * phases at the phase level) is judged against its own median: a step where it rose by a
+ * phases at the phase level, its own step time at the steps level, where host and
+ * compute cannot be told apart) is judged against its own median: a step where it rose by a
  * material share of the job's median step, with a robust z over its own noise, is a
  * stall of that rank. Ranks that waited for a stalled peer show the same rise in the
  * same step when they wait on the host side (a blocking receive, gloo): the dependency
@@ -132,8 +133,11 @@ static void mark_sources(struct an_ctx *c, struct stall_scratch *w)
 {
     const size_t S = c->S;
     const double mat = AN_STALL_MATERIAL * c->med_step;
+    /* step times only: the rank's own step time stands for its host time (an isolated
+     * spike of one rank's own iteration; host and compute cannot be told apart) */
+    const double *host = c->level == ARGUS_DL_STEPS ? c->vwall : c->vhost;
     for (uint32_t r = 0; r < c->n; r++) {
-        const double *vh = c->vhost + (size_t)r * S;
+        const double *vh = host + (size_t)r * S;
         own_ref_of(c, vh, &w->host[r]);
         own_ref_of(c, c->vwall + (size_t)r * S, &w->wall[r]);
         for (size_t si = 0; si < S; si++) {
@@ -257,14 +261,16 @@ static int push_stall(struct an_ctx *c, const struct stall_scratch *w, uint32_t 
              "intermittent host stall: rank %s's %s rose %.1f ms over its own median "
              "(median z %.1f) at %zu steps (%s%s) while its work stayed the same; the job's "
              "step was %.2fx its median there; %s%s waited for it (%s)",
-             rk, c->level == ARGUS_DL_PHASES ? "time outside its marked phases"
-                                             : "GPU idle time",
+             rk, c->level == ARGUS_DL_PHASES  ? "time outside its marked phases"
+                 : c->level == ARGUS_DL_STEPS ? "own step time (step times only: host and "
+                                                "compute cannot be told apart)"
+                                              : "GPU idle time",
              stall / 1e6, z, m, st, k->a.n_hits_total > k->a.n_hits ? ",..." : "", ratio,
              k->a.n_victims ? "ranks " : "", k->a.n_victims ? vk : "no rank",
              nalone == m ? "elsewhere: no other rank's host time rose"
              : ntimed + nalone == m ? "its GPU idle ended first; theirs ended when its work arrived"
                                     : "named by the largest rise: no idle timing orders them");
-    k->a.confidence = ntimed + nalone == m ? 0.9 : 0.6;
+    k->a.confidence = c->level == ARGUS_DL_STEPS ? 0.5 : ntimed + nalone == m ? 0.9 : 0.6;
     return 0;
 }
 
@@ -274,7 +280,7 @@ int an_detect_stalls(struct an_ctx *c)
     struct stall_scratch w = { 0 };
     int rc = 0;
 
-    if (c->level < ARGUS_DL_PHASES || S < 2 * AN_STALL_MIN_HITS || !(c->med_step > 0))
+    if (c->level < ARGUS_DL_STEPS || S < 2 * AN_STALL_MIN_HITS || !(c->med_step > 0))
         return 0;
     w.host = malloc(c->n * sizeof *w.host);
     w.wall = malloc(c->n * sizeof *w.wall);

@@ -45,7 +45,11 @@ enum argus_phase argus_phase_from_name(const char *name)
         return ARGUS_PH_FORWARD;
     if (name_contains(lower, "optim"))
         return ARGUS_PH_OPTIMIZER;
-    if (name_contains(lower, "comm") || name_contains(lower, "nccl"))
+    if (name_contains(lower, "comm") || name_contains(lower, "nccl") ||
+        name_contains(lower, "gloo") || name_contains(lower, "all_reduce") ||
+        name_contains(lower, "allreduce") || name_contains(lower, "all_gather") ||
+        name_contains(lower, "allgather") || name_contains(lower, "reduce_scatter") ||
+        name_contains(lower, "barrier"))
         return ARGUS_PH_COMM;
     if (name_contains(lower, "data") || name_contains(lower, "host"))
         return ARGUS_PH_HOST;

@@ -42,7 +42,8 @@ const char *argus_phase_name(enum argus_phase p);
 /* "compute", "collective", "p2p", "memcpy", "memset"; "unknown" otherwise. */
 const char *argus_kclass_name(enum argus_kclass c);
 /* Map a range name to a phase, case-insensitively: names containing "forward"/"fwd" →
- * FORWARD, "backward"/"bwd" → BACKWARD, "optim" → OPTIMIZER, "comm"/"nccl" → COMM,
+ * FORWARD, "backward"/"bwd" → BACKWARD, "optim" → OPTIMIZER, "comm"/"nccl"/"gloo"/
+ * "all_reduce"/"allreduce"/"all_gather"/"allgather"/"reduce_scatter"/"barrier" → COMM,
  * "data"/"host" → HOST; anything else → OTHER. */
 enum argus_phase argus_phase_from_name(const char *name);
 

@@ -8,9 +8,10 @@
  * step and rank are required, and either start_ns and end_ns or duration_ms (with both,
  * start_ns/end_ns win). With duration_ms only, each rank's steps are laid end to end from
  * 0 in file order (start = the end of that rank's previous row). The five *_ms phase
- * columns are optional: an absent column is 0 for every row; an empty cell is unknown, and
- * a row with any unknown phase carries no phase split at all (the summary has no "unknown"
- * figure: its whole wall time is compute, as in a step-times-only row) and is counted. A
+ * columns are optional: an absent column is 0 for every row (all five absent: a file of
+ * step times only, whose rows carry step times and nothing else, the steps level of
+ * docs/ALGORITHMS.md "Data levels"); an empty cell is unknown, and a row with any unknown
+ * phase carries no phase split at all (no compute either) and is counted. A
  * row that does not parse, holds a value outside the sane bounds (import/import.h) or a
  * rank at or past the bound is refused and counted, and reading goes on with the next line;
  * so is a last line without an end of line (the file was cut). A later row of a
@@ -215,6 +216,12 @@ static int parse_row(char *line, const int *pos, int nfields, uint32_t max_ranks
             return -1;
         }
     *unknown = 0;
+    int any_phase = 0;
+    for (int c = C_FWD; c <= C_HOST; c++)
+        any_phase |= pos[c] >= 0;
+    if (!any_phase) /* step times only: nothing known of phases or compute */
+        for (int c = 0; c < 5; c++)
+            d[c] = NAN;
     for (int c = C_FWD; c <= C_HOST; c++)
         if (pos[c] >= 0 && !*f[pos[c]]) {
             d[c - C_FWD] = NAN; /* empty: unknown */

@@ -82,8 +82,10 @@ void argus_steps_fold(struct argus_step_summary *s, const double ms[5])
         if (isnan(ms[p])) { /* unknown: no split at all (the summary has no "unknown") */
             for (int q = 0; q < ARGUS_PH_COUNT; q++)
                 s->phase_wall_ns[q] = s->phase_compute_ns[q] = 0;
+            /* the step time is all there is: nothing known of its compute or GPU time
+             * (docs/ALGORITHMS.md, "Data levels": the steps level) */
             s->collective_ns = s->host_gap_ns = 0;
-            s->busy_ns = s->compute_ns = wall;
+            s->busy_ns = s->compute_ns = 0;
             return;
         }
     for (int p = 0; p < 5; p++)

@@ -66,7 +66,8 @@ int32_t argus_steplog_rank(const char *path, const char *pattern, int *how);
 
 /* Fill a summary's derived figures from its wall time (end - start) and phase figures in
  * ms (forward, backward, optimizer, comm, host; NAN: unknown) as steps.csv does
- * (import/csv.c): with any phase unknown the step carries no phase split at all. The
+ * (import/csv.c): with any phase unknown the step carries no phase split at all, and no
+ * compute or GPU time either (a steps-level cell, docs/ALGORITHMS.md "Data levels"). The
  * longest idle interval (idle_long_ns, idle_long_end_ns) is not touched: a step row has no
  * kernel intervals, so the callers leave it 0 (unknown) from their memset. */
 void argus_steps_fold(struct argus_step_summary *s, const double ms[5]);

@@ -615,7 +615,12 @@ void argus_sm_build_summary(struct argus_summarizer *sm, uint64_t step, uint64_t
     s->collective_ns = sm->class_ns[ARGUS_KC_COLLECTIVE];
     s->p2p_ns = sm->class_ns[ARGUS_KC_P2P];
     s->memcpy_ns = sm->class_ns[ARGUS_KC_MEMCPY] + sm->class_ns[ARGUS_KC_MEMSET];
-    s->phase_wall_ns[ARGUS_PH_COMM] = s->collective_ns + s->p2p_ns;
+    /* [COMM] is the communication kernels' time; a step without kernels (phase marks
+     * only: a CPU job, CUPTI unavailable) keeps the marked communication ranges instead
+     * (a blocking gloo all-reduce or receive), so that waiting has a phase */
+    s->phase_wall_ns[ARGUS_PH_COMM] = sm->n_ev + sm->step_kernels
+                                          ? s->collective_ns + s->p2p_ns
+                                          : sm->phase_wall[ARGUS_PH_COMM];
     memcpy(s->phase_compute_ns, sm->phase_compute, sizeof s->phase_compute_ns);
     struct idle_long idle;
     s->busy_ns = busy_time(sm, sm->begin, end, &idle);
