@@ -392,7 +392,8 @@ static void said_fill(const struct an_ctx *c, const struct an_cand *k, struct sa
     w->stage_no = a->n_ranks ? c->cls[a->ranks[0]] : 0;
     an_format_slots(c, a->ranks, a->n_ranks, w->ranks, sizeof w->ranks);
     if (c->n_cls > 1)
-        snprintf(w->stage, sizeof w->stage, "stage-%u ", w->stage_no);
+        snprintf(w->stage, sizeof w->stage, "%s-%u ",
+                 c->speed_classes ? "speed-class" : "stage", w->stage_no);
     else
         w->stage[0] = '\0';
 }

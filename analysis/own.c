@@ -73,10 +73,16 @@ int an_persistent(struct an_ctx *c, const struct an_own *own, const double *cost
                 lv[m++] = own[mem[i]].level;
         if (m < 2)
             continue;
+        /* the class's usual level and its spread over the members (a few chronic ones
+         * barely move either) */
         struct argus_robust r;
-        double med;
-        argus_stats_robust_low_med(lv, m, 0, c->tmp2, &r, &med);
-        const double sc = r.scale > AN_CHRONIC_SCALE ? r.scale : AN_CHRONIC_SCALE;
+        argus_stats_robust(lv, m, 0, c->tmp2, &r);
+        if (m < 3) { /* two ranks: the faster is the usual level */
+            r.ref = lv[0] < lv[1] ? lv[0] : lv[1];
+            r.scale = 0;
+        }
+        const double med = r.ref;
+        const double sc = r.scale > AN_CHRONIC_SCALE * med ? r.scale : AN_CHRONIC_SCALE * med;
         for (uint32_t i = 0; i < nm; i++) {
             const uint32_t q = mem[i];
             const struct an_own *o = &own[q];

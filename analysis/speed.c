@@ -4,7 +4,8 @@
  * only). A job that mixes GPU generations or node types, or pipeline stages of unequal
  * work logged without a layout, has ranks of clearly different speeds, and judging a slow
  * class against the fast one turns every member into a "straggler" and hides a real
- * event inside the class. The speed is compute time with kernels, else the step time. Ranks are sorted by their usual step time (the lower of their
+ * event inside the class. The speed is compute time with kernels, the marked phases' work
+ * (forward, backward, optimizer) with phases, else the step time. Ranks are sorted by their usual step time (the lower of their
  * lower quartile and the median of their first quarter, so that a rank's own event does
  * not move it to another class); a gap of at least
  * AN_SPEED_GAP between neighbours splits them, each side keeping at least a quarter of
@@ -38,20 +39,47 @@ int an_speed_classes(struct an_ctx *c)
 {
     if (c->layout_known || c->n_cls != 1 || c->n < 4)
         return 0;
-    /* compute time with kernels (a synchronous job's step walls are all alike), else the
-     * step time */
+    /* compute time with kernels (a synchronous job's step walls are all alike), the work
+     * of the marked phases with phases (forward, backward, optimizer), else the step time */
     const double *tab = c->level >= ARGUS_DL_KERNELS ? c->vcomp : c->vwall;
+    double *work = NULL;
+    if (c->level == ARGUS_DL_PHASES) {
+        const size_t N = (size_t)c->n * c->S;
+        if (!(work = malloc((N ? N : 1) * sizeof *work)))
+            return -ENOMEM;
+        for (size_t at = 0; at < N; at++)
+            work[at] = c->cell[at] ? (double)(c->cell[at]->phase_wall_ns[ARGUS_PH_FORWARD] +
+                                              c->cell[at]->phase_wall_ns[ARGUS_PH_BACKWARD] +
+                                              c->cell[at]->phase_wall_ns[ARGUS_PH_OPTIMIZER])
+                                   : NAN;
+        tab = work;
+    }
     const uint32_t min_side = c->n / AN_SPEED_SHARE > 2 ? c->n / AN_SPEED_SHARE : 2;
     struct rank_speed *v = malloc(c->n * sizeof *v);
-    if (!v)
+    double *col = malloc((c->S ? c->S : 1) * sizeof *col), *all = malloc(c->n * sizeof *all);
+    if (!v || !col || !all) {
+        free(work);
+        free(v);
+        free(col);
+        free(all);
         return -ENOMEM;
+    }
+    /* each step's median over the ranks: the batch moves every rank alike, and a rank's
+     * speed is its time over that */
+    for (size_t si = 0; si < c->S; si++) {
+        size_t q = 0;
+        for (uint32_t r = 0; r < c->n; r++)
+            if (tab[(size_t)r * c->S + si] > 0)
+                all[q++] = tab[(size_t)r * c->S + si];
+        col[si] = q ? argus_stats_median(all, q) : NAN;
+    }
     uint32_t m = 0;
     for (uint32_t r = 0; r < c->n; r++) {
         size_t q = 0;
         const double *w = tab + (size_t)r * c->S;
         for (size_t si = 0; si < c->S; si++)
-            if (w[si] > 0)
-                c->tmp1[q++] = w[si];
+            if (w[si] > 0 && col[si] > 0)
+                c->tmp1[q++] = w[si] / col[si];
         if (!q)
             continue;
         /* a rank's usual speed, not lifted by an event of its own: the lower of its
@@ -60,8 +88,8 @@ int an_speed_classes(struct an_ctx *c)
         const double early = q4 >= 8 ? argus_stats_median(c->tmp1, q4) : INFINITY;
         q = 0;
         for (size_t si = 0; si < c->S; si++)
-            if (w[si] > 0)
-                c->tmp1[q++] = w[si];
+            if (w[si] > 0 && col[si] > 0)
+                c->tmp1[q++] = w[si] / col[si];
         argus_stats_sort(c->tmp1, q);
         const double low = argus_stats_quantile_sorted(c->tmp1, q, 0.25);
         v[m++] = (struct rank_speed){ early < low ? early : low, r };
@@ -79,6 +107,9 @@ int an_speed_classes(struct an_ctx *c)
         since++;
     }
     free(v);
+    free(col);
+    free(all);
+    free(work);
     c->n_cls = k + 1;
     c->speed_classes = k > 0;
     return 0;

@@ -311,9 +311,17 @@ int an_detect_stalls(struct an_ctx *c)
         }
     }
     const size_t before = c->cand.n;
-    for (uint32_t r = 0; r < c->n && !rc; r++)
-        if (w.hits[r] >= AN_STALL_MIN_HITS && 2 * w.hits[r] <= S)
+    for (uint32_t r = 0; r < c->n && !rc; r++) {
+        /* a rank that stalls is the source at most of the steps it idled at; one that
+         * idled with everyone and only sometimes ended first (a checkpoint on every rank,
+         * whose ends spread) is not */
+        size_t idled = 0;
+        for (size_t si = 0; si < S; si++)
+            idled += !isnan(w.ex[(size_t)r * S + si]);
+        if (w.hits[r] >= AN_STALL_MIN_HITS && 2 * w.hits[r] <= S &&
+            3 * w.hits[r] >= 2 * idled)
             rc = push_stall(c, &w, r, before);
+    }
 out:
     if (!rc && (!w.host || !w.wall || !w.ex || !w.src || !w.timed || !w.hits))
         rc = -ENOMEM;
