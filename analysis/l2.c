@@ -500,18 +500,64 @@ static void rank_scratch_free(struct rank_scratch *w)
 
 /* The runs of flagged steps of rank r (flag[0..S)) as runs of that kind, with their
  * medians (w->ratio, z, exc). 0 or -ENOMEM. */
+/* How far the log of ratio[] (per step, 0 = not judged) over [a,b] lies above its level
+ * before (two steps off; after it when the run starts the judged steps), in standard
+ * errors: the difference of the medians over
+ * 1.2533 x sigma x sqrt(1/n_in + 1/n_out), sigma = 1.4826 x the MAD there (floored at
+ * 1 %). A run of noisy steps (phase marks of a CPU job on shared cores) is judged as a
+ * whole, not step by step. 0 when either side is too short. */
+static double run_shift_t(struct an_ctx *c, const double *ratio, size_t a, size_t b)
+{
+    size_t ni = 0, no = 0;
+    for (size_t si = a; si <= b; si++)
+        if (ratio[si] > 0)
+            c->tmp1[ni++] = log(ratio[si]);
+    /* its own past; a run at the start is judged against what came after it */
+    for (size_t si = 0; si + 2 < a; si++)
+        if (ratio[si] > 0)
+            c->tmp2[no++] = log(ratio[si]);
+    if (no < AN_REGRESSION_MIN_SEG) {
+        no = 0;
+        for (size_t si = b + 3; si < c->S; si++)
+            if (ratio[si] > 0)
+                c->tmp2[no++] = log(ratio[si]);
+    }
+    if (ni < c->o.min_steps || no < AN_REGRESSION_MIN_SEG)
+        return 0;
+    const double in = argus_stats_median(c->tmp1, ni), out = argus_stats_median(c->tmp2, no);
+    double sd = ARGUS_MAD_SIGMA * argus_stats_mad(c->tmp2, no, out, c->tmp3);
+    sd = sd > 0.01 ? sd : 0.01;
+    return (in - out) / (1.2533 * sd * sqrt(1.0 / (double)ni + 1.0 / (double)no));
+}
+
 static int rank_runs(struct an_ctx *c, uint32_t r, const uint8_t *flag,
                      const struct rank_scratch *w, int kind, double run_z,
                      struct an_rruns *runs)
 {
-    const size_t ns = an_runs(flag, c->S, c->o.min_steps, w->spans, c->S);
+    size_t ns = an_runs(flag, c->S, c->o.min_steps, w->spans, c->S);
+    if (run_z > 0 && ns > 1) { /* noisy steps split one episode: join runs a few apart */
+        size_t k = 0;
+        for (size_t j = 1; j < ns; j++) {
+            /* a few steps, or less than the shorter of the two runs */
+            const size_t lk = w->spans[k].b - w->spans[k].a + 1;
+            const size_t lj = w->spans[j].b - w->spans[j].a + 1;
+            const size_t gap = lk < lj ? lk : lj;
+            if (w->spans[j].a <= w->spans[k].b + (gap > AN_LEVEL_GAP ? gap : AN_LEVEL_GAP) + 1) {
+                w->spans[k].b = w->spans[j].b;
+                w->spans[k].nflag += w->spans[j].nflag;
+            } else {
+                w->spans[++k] = w->spans[j];
+            }
+        }
+        ns = k + 1;
+    }
     for (size_t j = 0; j < ns; j++) {
         struct an_rrun st;
         an_run_stats(w->ratio, w->z, w->exc, flag, w->spans[j].a, w->spans[j].b, w->buf, &st,
                      c->o.min_steps);
-        /* run_z: the run as a whole must be as strong as one step must be at the kernel
-         * level (its median z grows with the square root of its flagged steps) */
-        if (run_z > 0 && !(st.z * sqrt((double)w->spans[j].nflag) >= run_z))
+        /* run_z: the run as a whole must be a shift of the rank's own level, as strong as
+         * one step must be at the kernel level */
+        if (run_z > 0 && !(run_shift_t(c, w->ratio, w->spans[j].a, w->spans[j].b) >= run_z))
             continue;
         struct an_rrun *u = an_rruns_push(runs, r, w->spans[j].a, w->spans[j].b);
         if (!u)
@@ -649,10 +695,12 @@ static int judge_table(struct an_ctx *c, struct rank_scratch *w, const double *v
         return rc;
     /* Below the kernel level (CPU jobs, phase marks, step logs) one step's value is far
      * noisier than a kernel sum: a step passes a lower z, and the run as a whole must be
-     * as strong as one step at the kernel level is (AN_LEVEL_RUN_Z x opts.z). */
+     * a shift of the rank's own level by AN_LEVEL_RUN_Z x opts.z standard errors. */
     const int kern = level == ARGUS_DL_KERNELS;
     const double zgate = kern ? c->o.z : AN_LEVEL_STEP_Z;
     const double run_z = kern ? 0 : AN_LEVEL_RUN_Z * c->o.z;
+    if (!kern && (rc = an_tmp_reserve(c, S + 16)))
+        return rc;
     for (uint32_t r = 0; r < c->n; r++) {
         uint8_t *flag = c->cflag + (size_t)r * S;
         if (compute_flags(c, r, w, flag, v, own[r].base, kern, zgate) &&
