@@ -80,6 +80,12 @@ struct an_own {
  * its first quarter (when that has >= 8 steps), at least 1; level = the lower of its
  * median and that first-quarter median. buf holds S doubles. */
 void an_own_level(const double *q, size_t S, double *buf, struct an_own *out);
+/* Whether the held steps reach back to the job's first: a rank's own past and "slower
+ * all along" need it. Once the store evicted steps (a bounded horizon, live), a slowdown
+ * that fills the held steps may have begun after the job did: then episodes are judged
+ * against the peers only and no persistent_imbalance is found (an earlier analysis that
+ * held the first steps found it, and the report carries it). */
+int an_own_past(const struct an_ctx *c);
 /* persistent_imbalance candidates: per peer class, the ranks whose own level is at least
  * AN_CHRONIC_MIN over its class's median level, steady, a robust z >= opts.z over the class's levels, and whose
  * cost (median excess over the job's median step) is material. One per rank: a rank

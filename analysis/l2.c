@@ -622,6 +622,7 @@ static void own_levels(struct an_ctx *c, struct rank_scratch *w, const double *v
                        struct an_own *own, double *cost)
 {
     const size_t S = c->S;
+    const int past = an_own_past(c);
     for (uint32_t r = 0; r < c->n; r++) {
         const double *vc = v + (size_t)r * S;
         const struct pref *ref = w->ref + (size_t)c->cls[r] * S;
@@ -637,6 +638,10 @@ static void own_levels(struct an_ctx *c, struct rank_scratch *w, const double *v
         }
         an_own_level(w->ratio, S, w->buf, &own[r]);
         cost[r] = m ? argus_stats_median(w->exc, m) : 0;
+        if (!past) { /* the job's first steps are gone: no own past to judge by */
+            own[r].base = 1.0;
+            own[r].level = NAN;
+        }
     }
 }
 

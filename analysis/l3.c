@@ -373,7 +373,7 @@ static void kernel_flags(struct an_ctx *c, struct kscratch *w, uint32_t m, uint6
          * its peers' is a persistent imbalance, not a run of new episodes */
         struct an_own own;
         an_own_level(w->ratio + base, S, w->buf, &own);
-        if (own.base > 1.0)
+        if (own.base > 1.0 && an_own_past(c))
             for (size_t si = 0; si < S; si++) {
                 const size_t at = base + si;
                 if (isnan(w->exc[at]))

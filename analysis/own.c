@@ -18,6 +18,12 @@
 /* The first quarter of the run counts as "its own past" once it has this many steps. */
 #define OWN_EARLY_MIN 8
 
+int an_own_past(const struct an_ctx *c)
+{
+    const struct argus_jobstore_gone *g;
+    return argus_jobstore_evicted(c->js, &g) == 0;
+}
+
 void an_own_level(const double *q, size_t S, double *buf, struct an_own *out)
 {
     size_t m = 0;
