@@ -51,6 +51,9 @@
     X(ARGUS_LOG, log, LEVEL, "warn", 0, 0, "log level: error, warn, info or debug")       \
     X(ARGUS_RATIO, ratio, DOUBLE, "1.15", 1.01, 100.0,                                    \
       "smallest slowdown (x peers or x baseline) reported as an anomaly")                 \
+    X(ARGUS_TOTAL_STEPS, total_steps, INT, "0", 0, 1099511627776,                         \
+      "the job's planned training steps, for the forecast's time to train (0: unknown; "   \
+      "argus_set_total_steps() from the program wins)")                                   \
     X(ARGUS_CUPTI, cupti, BOOL, "1", 0, 1,                                                \
       "collect GPU activity through CUPTI when injected (CUDA_INJECTION64_PATH)")         \
     X(ARGUS_CUPTI_BUF_KB, cupti_buf_kb, INT, "4096", 64, 262144,                          \
@@ -111,6 +114,7 @@ struct argus_config {
     long spool_max; /* MiB */
     int log;      /* enum argus_log_level */
     double ratio;
+    long total_steps; /* 0: unknown */
     int cupti;
     long cupti_buf_kb;
     long cupti_bufs;

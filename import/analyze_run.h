@@ -18,7 +18,9 @@
 #include "import/import.h"
 #include "common/types.h"
 
+#ifndef PROG /* argus-predict, which reads the same inputs, names itself */
 #define PROG "argus-analyze"
+#endif
 
 struct staged {
     struct argus_step_summary *s; /* trimmed copy */

@@ -302,6 +302,7 @@ int main(int argc, char **argv)
         .source = r.any_kineto ? ARGUS_SRC_KINETO : ARGUS_SRC_REPLAY,
         .ratio = cfg.ratio,
         .keep_all = 1, /* offline: every step */
+        .total_steps = cfg.total_steps > 0 ? (uint64_t)cfg.total_steps : 0, /* forecast */
         .prog = PROG,
     };
     if (argus_pipeline_open(&pl, &po, err, sizeof err) != 0) {

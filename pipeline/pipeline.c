@@ -71,6 +71,7 @@ int argus_pipeline_open(struct argus_pipeline *pl, const struct argus_pipeline_o
     if (o->ratio > 0)
         pl->opts.ratio = o->ratio;
     pl->prog = o->prog;
+    pl->total_steps = o->total_steps;
     if (o->dir)
         rc = argus_outdir_adopt(&pl->out, o->dir, errbuf, errlen);
     else if (o->name)
@@ -122,6 +123,9 @@ void argus_pipeline_close(struct argus_pipeline *pl)
     argus_result_free(&pl->rep.res);
     memset(&pl->rep.res, 0, sizeof pl->rep.res);
     pl->have_result = 0;
+    free(pl->fc);
+    pl->fc = NULL;
+    pl->rep.forecast = NULL;
     free(pl->miss);
     pl->miss = NULL;
     pl->nmiss = pl->capmiss = 0;
@@ -345,6 +349,20 @@ int argus_pipeline_analyze(struct argus_pipeline *pl, int final)
         if (argus_carry_apply(&pl->carry, res, ngone ? gone[ngone - 1].step + 1 : 0) < 0)
             argus_log_once(ARGUS_LOG_WARN, "carry", "out of memory; the report may miss "
                            "anomalies of steps rank 0 no longer holds");
+    }
+    /* the forecast of every report (docs/ALGORITHMS.md, "Forecast (PRISM)"): live with
+     * fewer draws and the last 2,048 steps, so that it costs little per window */
+    pl->rep.forecast = NULL;
+    if (!pl->fc)
+        pl->fc = malloc(sizeof *pl->fc);
+    if (pl->fc) {
+        const struct argus_forecast_opts fo = {.total_steps = pl->total_steps, .seed = 1,
+                                               .n_sims = pl->sealed ? 1000 : 200,
+                                               .max_series = pl->sealed ? 0 : 2048};
+        if (argus_forecast_run(pl->js, res, &fo, pl->fc) == 0 && pl->fc->valid)
+            pl->rep.forecast = pl->fc;
+    } else {
+        argus_log_once(ARGUS_LOG_WARN, "forecast", "out of memory; the report has no forecast");
     }
     uint64_t first, last; /* every held step judged: the pin moves past them (not past
                            * the incomplete newest ones, analysis.h judge_next) */

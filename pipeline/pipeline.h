@@ -35,6 +35,7 @@
 #include "common/aggregate.h"
 #include "common/outdir.h"
 #include "common/spool.h"
+#include "forecast/forecast.h"
 #include "pipeline/carry.h"
 #include "pipeline/spoolcap.h"
 #include "pipeline/traceplan.h"
@@ -65,6 +66,8 @@ struct argus_pipeline_opts {
     size_t max_cells;    /* else, with max_cells > 0: the store's horizon, in summaries
                           * (a test's short horizon; 16 steps at least) */
     const char *prog;    /* offline program name for its messages; NULL: argus_log */
+    uint64_t total_steps; /* the job's planned steps for the forecast (ARGUS_TOTAL_STEPS);
+                           * 0: unknown (the forecast is for 1,000 steps) */
 };
 
 /* A rank marked missing (argus_pipeline_mark_missing), for reduce.json. */
@@ -85,6 +88,10 @@ struct argus_pipeline {
     struct argus_traceplan traces;     /* L4 plans; reduce/tracereq.c carries them out */
     struct argus_analysis_opts opts;
     struct argus_report rep;           /* the latest analysis: every writer's input */
+    struct argus_forecast *fc;         /* the latest forecast (rep.forecast when valid);
+                                        * owned, NULL until the first analysis */
+    uint64_t total_steps;              /* planned steps; callers may change it (the
+                                        * program's argus_set_total_steps) */
     int have_result;                   /* rep holds an analysis */
     struct argus_outdir out;           /* the output directory, held open (have_out) */
     int have_out;

@@ -1,6 +1,7 @@
 """argus.py — mark training steps and phases for Argus from Python (ctypes, no build).
 
     import argus
+    argus.set_total_steps(num_iterations)   # optional: the report's time-to-train forecast
     for it, batch in enumerate(loader):
         with argus.step(it):
             with argus.phase("forward"):
@@ -20,7 +21,8 @@ import ctypes
 import ctypes.util
 import os
 
-__all__ = ["active", "step", "phase", "step_begin", "step_end", "phase_push", "phase_pop"]
+__all__ = ["active", "step", "phase", "step_begin", "step_end", "phase_push", "phase_pop",
+           "set_total_steps"]
 
 
 def _load():
@@ -51,6 +53,14 @@ _lib = _load()
 def active():
     """True when Argus collects in this process."""
     return bool(_lib and _lib.argus_active())
+
+
+def set_total_steps(n):
+    """The job's planned steps, for the time-to-train forecast (0: unknown)."""
+    f = getattr(_lib, "argus_set_total_steps", None) if _lib else None
+    if f:
+        f.argtypes = [ctypes.c_uint64]
+        f(int(n))
 
 
 def step_begin(n):

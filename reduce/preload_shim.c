@@ -254,6 +254,7 @@ static void *api(_Atomic(void *) *slot, const char *name)
 #define API(fn) static _Atomic(void *) api_##fn
 API(argus_active);
 API(argus_set_layout);
+API(argus_set_total_steps);
 API(argus_step_begin);
 API(argus_step_end);
 API(argus_phase_push);
@@ -265,6 +266,7 @@ API(argus_now_ns);
 
 typedef int (*active_fn)(void);
 typedef int (*layout_fn)(int, int, int, int, int, int, int, int);
+typedef int (*total_fn)(uint64_t);
 typedef void (*mark_fn)(uint64_t, uint64_t);
 typedef void (*push_fn)(const char *, uint64_t);
 typedef void (*pop_fn)(uint64_t);
@@ -283,6 +285,12 @@ SHIM_EXPORT int argus_set_layout(int tp_size, int pp_size, int dp_size, int ep_s
 {
     layout_fn f = CALL(argus_set_layout, layout_fn);
     return f ? f(tp_size, pp_size, dp_size, ep_size, tp, pp, dp, ep) : 0;
+}
+
+SHIM_EXPORT int argus_set_total_steps(uint64_t steps)
+{
+    total_fn f = CALL(argus_set_total_steps, total_fn);
+    return f ? f(steps) : 0;
 }
 
 SHIM_EXPORT void argus_step_begin(uint64_t step, uint64_t t_ns)

@@ -31,6 +31,7 @@ int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uin
         .spool_max = (uint64_t)cfg->spool_max << 20, /* MiB */
         .traces = cfg->ring_events ? (size_t)cfg->traces : 0,
         .window = cfg->window > 0 ? cfg->window : 1,
+        .total_steps = cfg->total_steps > 0 ? (uint64_t)cfg->total_steps : 0,
     };
     const double cells = argus_testknob(ARGUS_KNOB_STORE_CELLS); /* test builds: short */
 
@@ -54,7 +55,10 @@ void argus_rank0_ingest_condensed(struct argus_rank0 *r0, const uint8_t *buf, si
 void argus_rank0_report(struct argus_rank0 *r0, int final)
 {
     char err[512];
+    const uint64_t planned = r0->planned_steps ? r0->planned_steps() : 0;
 
+    if (planned) /* the program's argus_set_total_steps wins over ARGUS_TOTAL_STEPS */
+        r0->pl.total_steps = planned;
     if (argus_pipeline_analyze(&r0->pl, final) != 0) {
         if (final)
             argus_log(ARGUS_LOG_WARN, "no step summaries reached rank 0; no report written");

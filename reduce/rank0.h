@@ -21,6 +21,9 @@
 
 struct argus_rank0 {
     struct argus_pipeline pl;  /* store, spool, analysis, carry, L4 plans, reports */
+    /* the program's planned steps (argus_set_total_steps), read before every report; set
+     * by the runtime after open (NULL: none, ARGUS_TOTAL_STEPS only) */
+    uint64_t (*planned_steps)(void);
     /* the reduction tree (parent[], set by the runtime), for missing subtrees */
     const int *tree_parent;
     int tree_size, tree_depth, fanin, threaded;

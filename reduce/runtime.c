@@ -207,6 +207,8 @@ void argus_runtime_init(int thread_level)
             != 0) {
             argus_log(ARGUS_LOG_ERROR, "%s; Argus is off for this job, training goes on", err);
             ok = 0;
+        } else {
+            runtime.r0.planned_steps = argus_tracer_total_steps; /* the forecast's plan */
         }
     }
     /* collective: every rank, whatever ok says */

@@ -325,6 +325,8 @@ static int gen_report(yajl_gen g, const struct argus_jobstore *js, const struct 
     CK(yajl_gen_array_close(g));
     if (rep->inputs)
         CKR(gen_inputs(g, rep->inputs));
+    if (rep->forecast && rep->forecast->valid)
+        CKR(an_gen_forecast(g, rep->forecast));
     CK(yajl_gen_map_close(g));
     return 0;
 }
@@ -384,6 +386,8 @@ int argus_report_write_at(const struct argus_outdir *od, const struct argus_jobs
         return -EINVAL;
     }
     const struct argus_result *r = &rep->res;
+    const struct argus_forecast *fcv = rep->forecast && rep->forecast->valid ? rep->forecast
+                                                                             : NULL;
     if ((rc = write_json(od, js, rep, errbuf, errlen)))
         goto out;
     w |= ARGUS_REPORT_F_JSON;
@@ -392,10 +396,10 @@ int argus_report_write_at(const struct argus_outdir *od, const struct argus_jobs
     if ((rc = an_write_svgs(od, js, r, &set, errbuf, errlen)))
         goto out;
     w |= ARGUS_REPORT_F_SVG;
-    if ((rc = an_write_md(od, js, r, rep->inputs, &set, errbuf, errlen)))
+    if ((rc = an_write_md(od, js, r, rep->inputs, &set, fcv, errbuf, errlen)))
         goto out;
     w |= ARGUS_REPORT_F_MD;
-    if ((rc = an_write_prom(od, js, r, errbuf, errlen)))
+    if ((rc = an_write_prom(od, js, r, fcv, errbuf, errlen)))
         goto out;
     w |= ARGUS_REPORT_F_PROM;
     if ((rc = an_write_csv(od, js, errbuf, errlen)))

@@ -267,7 +267,8 @@ static void md_inputs(FILE *f, const struct argus_report_inputs *in)
 
 int an_write_md(const struct argus_outdir *od, const struct argus_jobstore *js,
                 const struct argus_result *r, const struct argus_report_inputs *in,
-                const struct an_svg_set *set, char *errbuf, size_t errlen)
+                const struct an_svg_set *set, const struct argus_forecast *fc, char *errbuf,
+                size_t errlen)
 {
     const struct argus_job_meta *m = argus_jobstore_meta_c(js);
     char *data = NULL, t0[40], t1[40];
@@ -320,6 +321,8 @@ int an_write_md(const struct argus_outdir *od, const struct argus_jobstore *js,
                "%llu events dropped.\n",
             (unsigned long long)r->kernels_seen, r->summary_bytes_per_rank_step,
             (unsigned long long)r->dropped_events);
+    if (fc)
+        an_md_forecast(f, fc);
     if (set && set->job)
         fputs("\n![median GPU compute per step and rank (rows DP replica, columns PP stage / TP "
               "index)](heatmap.svg)\n", f);

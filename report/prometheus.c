@@ -64,7 +64,8 @@ static const char *source_label(int s)
     }
 }
 
-static void gen(FILE *f, const struct argus_jobstore *js, const struct argus_result *r)
+static void gen(FILE *f, const struct argus_jobstore *js, const struct argus_result *r,
+                const struct argus_forecast *fc)
 {
     const struct argus_job_meta *m = argus_jobstore_meta_c(js);
     char id[300], st[100], L[420];
@@ -198,10 +199,13 @@ static void gen(FILE *f, const struct argus_jobstore *js, const struct argus_res
         fprintf(f, "argus_rank_median_step_seconds{%s,rank=\"%u\"}", L, row->rank);
         value(f, row->median_step_ms / 1e3);
     }
+    if (fc)
+        an_prom_forecast(f, L, fc);
 }
 
 int an_write_prom(const struct argus_outdir *od, const struct argus_jobstore *js,
-                  const struct argus_result *r, char *errbuf, size_t errlen)
+                  const struct argus_result *r, const struct argus_forecast *fc, char *errbuf,
+                  size_t errlen)
 {
     char *data = NULL;
     size_t len = 0;
@@ -211,6 +215,6 @@ int an_write_prom(const struct argus_outdir *od, const struct argus_jobstore *js
         snprintf(errbuf, errlen, "metrics.prom: out of memory");
         return -ENOMEM;
     }
-    gen(f, js, r);
+    gen(f, js, r, fc);
     return an_emit_memstream(f, &data, &len, od, "metrics.prom", errbuf, errlen);
 }

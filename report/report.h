@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "analysis/analysis.h"
+#include "forecast/forecast.h"
 #include "store/jobstore.h"
 
 /* What argus-analyze read: report.json's "inputs" object (files, analysed, skipped) and
@@ -34,6 +35,7 @@ struct argus_report_inputs {
 struct argus_report {
     struct argus_result res;                  /* the analysis; its arrays stay the owner's */
     const struct argus_report_inputs *inputs; /* NULL: a live run (no "inputs") */
+    const struct argus_forecast *forecast;    /* NULL (or not valid): no "forecast" */
 };
 
 /* The report files, as bits of argus_report_write_at's *written. */

@@ -1,5 +1,6 @@
 /* report_int.h — helpers shared by the report writers (internal to report/): the JSON
- * object of one anomaly (report.json and anomalies.jsonl), display names of kernels,
+ * object of one anomaly (report.json and anomalies.jsonl), the forecast's parts, display
+ * names of kernels,
  * and the job's distinct step ids (strings and numbers: common/jsongen.h).
  */
 #ifndef ARGUS_REPORT_REPORT_INT_H
@@ -7,11 +8,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <yajl/yajl_gen.h>
 
 #include "analysis/analysis.h"
 #include "common/jsongen.h"
+#include "forecast/forecast.h"
 #include "store/jobstore.h"
 
 /* Generate one anomaly object with every field of docs/REPORT_SCHEMA.md. */
@@ -49,11 +52,18 @@ int an_write_svgs(const struct argus_outdir *od, const struct argus_jobstore *js
 struct argus_report_inputs;
 int an_write_md(const struct argus_outdir *od, const struct argus_jobstore *js,
                 const struct argus_result *r, const struct argus_report_inputs *in,
-                const struct an_svg_set *set, char *errbuf, size_t errlen);
+                const struct an_svg_set *set, const struct argus_forecast *fc, char *errbuf,
+                size_t errlen);
 int an_write_csv(const struct argus_outdir *od, const struct argus_jobstore *js,
                  char *errbuf, size_t errlen);
 /* metrics.prom (report/prometheus.c). */
 int an_write_prom(const struct argus_outdir *od, const struct argus_jobstore *js,
-                  const struct argus_result *r, char *errbuf, size_t errlen);
+                  const struct argus_result *r, const struct argus_forecast *fc, char *errbuf,
+                  size_t errlen);
+/* The forecast (report/forecast.c): report.json's "forecast" object, report.md's
+ * "Forecast" section, metrics.prom's argus_forecast_* series (L: the job's labels). */
+int an_gen_forecast(yajl_gen g, const struct argus_forecast *fc);
+void an_md_forecast(FILE *f, const struct argus_forecast *fc);
+void an_prom_forecast(FILE *f, const char *L, const struct argus_forecast *fc);
 
 #endif /* ARGUS_REPORT_REPORT_INT_H */

@@ -281,6 +281,7 @@ int main(int argc, char **argv)
     setup_rank(&r, &o, rank, world);
     if (!o.no_layout)
         argus_set_layout(o.tp, o.pp, o.dp, 1, r.tp_i, r.pp_i, r.dp_i, 0);
+    argus_set_total_steps((uint64_t)o.steps); /* the plan, for the report's forecast */
 
     /* common epoch: rank 0's wall clock; the truth file before any step (a crash
      * injection must still leave it behind) */

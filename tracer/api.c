@@ -48,6 +48,7 @@ static struct {
     pthread_mutex_t lock;        /* start/stop, coords */
     struct argus_coords coords;
     _Atomic uint64_t final_dropped, final_kernels; /* totals of the last stopped run */
+    _Atomic uint64_t total_steps;  /* argus_set_total_steps; 0: not given */
 
     /* Delivery queue (qlock); sinks of the running tracer. */
     pthread_mutex_t qlock, dlock; /* dlock: one deliverer at a time */
@@ -292,6 +293,17 @@ void argus_tracer_clock_triple(uint64_t out[3])
     pthread_mutex_lock(&tracer_api.qlock);
     memcpy(out, tracer_api.clk, sizeof tracer_api.clk);
     pthread_mutex_unlock(&tracer_api.qlock);
+}
+
+ARGUS_EXPORT int argus_set_total_steps(uint64_t steps)
+{
+    atomic_store(&tracer_api.total_steps, steps);
+    return 0;
+}
+
+ARGUS_EXPORT uint64_t argus_tracer_total_steps(void)
+{
+    return atomic_load(&tracer_api.total_steps);
 }
 
 ARGUS_EXPORT void argus_tracer_coords(struct argus_coords *out)

@@ -33,6 +33,12 @@ int argus_active(void);
 int argus_set_layout(int tp_size, int pp_size, int dp_size, int ep_size, int tp, int pp,
                      int dp, int ep);
 
+/* The job's planned training steps, for the time-to-train forecast of rank 0's reports
+ * (docs/ALGORITHMS.md, "Forecast (PRISM)"); 0: unknown. Rank 0's value is the one used
+ * (call it on every rank, or on rank 0); it wins over ARGUS_TOTAL_STEPS and may change
+ * (the next window's report uses the latest). Returns 0. */
+int argus_set_total_steps(uint64_t steps);
+
 /* Step marks. step ids must increase. A step_end without a begin is ignored. */
 void argus_step_begin(uint64_t step, uint64_t t_ns);
 void argus_step_end(uint64_t step, uint64_t t_ns);

@@ -66,6 +66,8 @@ struct argus_ring *argus_tracer_ring(void);
 void argus_tracer_set_clock_triple(uint64_t cupti_ns, uint64_t real_ns, uint64_t mono_ns);
 void argus_tracer_clock_triple(uint64_t out[3]);
 
+/* Planned steps given by argus_set_total_steps (0 when none was given); any thread. */
+uint64_t argus_tracer_total_steps(void);
 /* Layout given by argus_set_layout (all zero when none was given). */
 void argus_tracer_coords(struct argus_coords *out);
 uint64_t argus_tracer_dropped(void);

@@ -44,8 +44,9 @@ static void test_defaults(void **state)
     assert_int_equal(c.log, ARGUS_LOG_WARN);
     assert_true(fabs(c.ratio - 1.15) < 1e-12);
     assert_int_equal(c.spool_max, 1024); /* MiB */
-    /* Every row's default passes its own check, and the table has all 30 rows. */
-    assert_int_equal(argus_config_nvars, 30);
+    /* Every row's default passes its own check, and the table has all 31 rows. */
+    assert_int_equal(argus_config_nvars, 31);
+    assert_int_equal(c.total_steps, 0); /* the forecast's plan: unknown */
     for (size_t i = 0; i < argus_config_nvars; i++) {
         char err[256] = "";
         const struct argus_config_var *v = &argus_config_vars[i];
@@ -104,7 +105,7 @@ static void test_int_bounds_and_garbage(void **state)
         for (size_t g = 0; g < sizeof garbage / sizeof garbage[0]; g++)
             expect_reject(v->name, garbage[g], range);
     }
-    assert_int_equal(seen, 17);
+    assert_int_equal(seen, 18);
     /* The exact message of the contract. */
     char err[256];
     assert_int_equal(argus_config_check("ARGUS_WINDOW", "abc", err, sizeof err), -EINVAL);
@@ -314,6 +315,7 @@ static void test_print(void **state)
                               "ARGUS_SPOOL_MAX=1024\n"
                               "ARGUS_LOG=warn\n"
                               "ARGUS_RATIO=1.15\n"
+                              "ARGUS_TOTAL_STEPS=0\n"
                               "ARGUS_CUPTI=1\n"
                               "ARGUS_CUPTI_BUF_KB=4096\n"
                               "ARGUS_CUPTI_BUFS=8\n"

@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""forecast.py - bench/forecast: argus-predict --cut 0.25 against what really happened, over
+at least 20 runs from three sources, and against the naive baseline (the mean of the last
+100 steps seen x the steps left). One JSON line on stdout (docs/ALGORITHMS.md, "Forecast
+(PRISM)", "Validation").
+
+Sources: argus-simtrain jobs run to the end under argus-run (4 ranks, tp1 pp2 dp2, 200
+steps: clean, a regime change before the cut, checkpoint-like spikes every 20 steps, both,
+a straggler), tests/indep/gen.py at its steps level (8 scenarios), and the real trainer
+logs of tests/data/logs (also cut at 10 % and 50 %, reported apart). Per run: the step
+series (the slowest rank's wall per step, from the steps.csv argus-analyze or the live run
+writes), the truth (the time the steps after the cut took), the baseline, argus-predict's
+quantiles. Figures: mean absolute P50 error of the remaining time, the share of truths
+inside P10-P90, CRPS (from the quantile function through P10/P50/P90/P99, extended
+linearly) relative to the truth, and the same for the baseline (a point forecast: its CRPS
+is its absolute error). The DP x 2 what-if is judged against a real run at DP 4.
+
+usage: forecast.py BUILDDIR SRCDIR
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+B, S = sys.argv[1], sys.argv[2]
+PREDICT = os.path.join(B, "argus-predict")
+ANALYZE = os.path.join(B, "argus-analyze")
+SIM = os.path.join(B, "argus-simtrain")
+RUN = os.path.join(B, "tests", "argus-run-build")
+GEN = os.path.join(S, "tests", "indep", "gen.py")
+LOGS = os.path.join(S, "tests", "data", "logs")
+ENV = dict(os.environ, OMPI_MCA_btl="self,vader", OMPI_MCA_rmaps_base_oversubscribe="1",
+           OMPI_MCA_mpi_yield_when_idle="1", ARGUS_DEADLINE_MS="30000",
+           OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+W = tempfile.mkdtemp(prefix="argus-bench-fc.")
+
+
+def series(steps_csv):
+    st = {}
+    for row in csv.DictReader(open(steps_csv)):
+        w = (int(row["end_ns"]) - int(row["start_ns"])) / 1e9
+        s = int(row["step"])
+        st[s] = max(st.get(s, 0.0), w)
+    return [st[s] for s in sorted(st)]
+
+
+def steps_of(path, name):
+    out = os.path.join(W, "an-" + name)
+    subprocess.run([ANALYZE, "-o", out, path], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, env=ENV)
+    return series(os.path.join(out, "steps.csv"))
+
+
+def crps(q, y):
+    pts = [(0.10, q["p10"]), (0.50, q["p50"]), (0.90, q["p90"]), (0.99, q["p99"])]
+
+    def Q(t):
+        if t <= 0.10:
+            return q["p10"] - (0.10 - t) * (q["p50"] - q["p10"]) / 0.40
+        if t >= 0.99:
+            return q["p99"] + (t - 0.99) * (q["p99"] - q["p90"]) / 0.09
+        for (a, qa), (b, qb) in zip(pts, pts[1:]):
+            if a <= t <= b:
+                return qa + (t - a) * (qb - qa) / (b - a)
+    tot, n = 0.0, 200
+    for i in range(n):
+        t = (i + 0.5) / n
+        x = Q(t)
+        tot += ((1 if y < x else 0) - t) * (x - y)
+    return 2 * tot / n
+
+
+def judge(path, name, source, cut=0.25, extra=()):
+    ts = steps_of(path, name)
+    n = len(ts)
+    k = int(cut * n)
+    truth = sum(ts[k:])
+    fit = ts[:k]
+    last = fit[-100:]
+    base = sum(last) / len(last) * (n - k)
+    p = subprocess.run([PREDICT, "--cut", str(cut), "--json", *extra, path],
+                       capture_output=True, text=True, env=ENV)
+    if p.returncode == 1 and "need at least 8" in p.stderr:
+        return None  # too few steps before the cut (MLPerf's 60 steps at 10 %)
+    if p.returncode != 0:
+        raise SystemExit("argus-predict on %s: %s" % (path, p.stderr.strip()))
+    j = json.loads(p.stdout)
+    r = j["remaining_s"]
+    return {"name": name, "source": source, "cut": cut, "truth": truth,
+            "actual": j["actual_remaining_s"], "q": r, "base": base, "whatif": j["whatif"],
+            "p50_err": abs(r["p50"] - truth) / truth,
+            "inside": r["p10"] <= truth <= r["p90"],
+            "crps": crps(r, truth) / truth, "crps_base": abs(base - truth) / truth,
+            "base_err": abs(base - truth) / truth}
+
+
+def sim(name, dp, seed, inject):
+    out = os.path.join(W, "sim")
+    args = [RUN, "--outdir", out, "--", "mpirun", "-np", str(2 * dp), SIM, "--tp", "1",
+            "--pp", "2", "--dp", str(dp), "--microbatches", "4", "--steps", "200", "--seed",
+            str(seed)]
+    for i in inject:
+        args += ["--inject", i]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env=dict(ENV, ARGUS_JOBID=name), timeout=300)
+    return os.path.join(out, "argus-" + name, "summaries.argus")
+
+
+CKPT = ["iteration_jitter:steps=%d,factor=3" % s for s in range(19, 200, 20)]
+SIMS = [("clean", []), ("clean", []), ("clean", []),
+        ("regression", ["step_regression:steps=30-,factor=1.15"]),
+        ("regression", ["step_regression:steps=40-,factor=1.2"]),
+        ("checkpoints", CKPT), ("checkpoints", CKPT),
+        ("ckpt-regression", CKPT + ["step_regression:steps=30-,factor=1.15"]),
+        ("straggler", ["compute_straggler:ranks=1,steps=0-,factor=1.2"])]
+runs = []
+for i, (kind, inj) in enumerate(SIMS):
+    nm = "sim%d-%s" % (i, kind)
+    runs.append(judge(sim(nm, 2, 11 + i, inj), nm, "simtrain", extra=("--whatif", "dp=2")))
+    runs[-1]["inj"] = inj
+# DP x 2 against real runs at DP 4 (same seeds, same injections)
+dp2 = []
+for r in runs[:3] + runs[5:6]:
+    i = int(r["name"][3:].split("-")[0])
+    real = series(os.path.join(os.path.dirname(sim("dp4-%d" % i, 4, 11 + i, r["inj"])),
+                               "steps.csv"))
+    k = int(0.25 * len(real))
+    truth = sum(real[k:])
+    dp2.append(abs(r["whatif"]["dp=2"]["p50"] - truth) / truth)
+GENS = [("clean", []), ("checkpoint", ["--period", "25"]), ("compute_straggler", []),
+        ("host_stall", []), ("chronic", []), ("speed_classes", []), ("group_slow", []),
+        ("checkpoint", ["--period", "40"])]
+for i, (sc, extra) in enumerate(GENS):
+    d = os.path.join(W, "gen%d" % i)
+    subprocess.run(["python3", GEN, "-o", d, "--scenario", sc, "--seed", str(100 + i),
+                    "--ranks", "4", "--steps", "240", "--level", "steps", *extra],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    runs.append(judge(d, "gen%d-%s" % (i, sc), "indep"))
+LOGF = ["modded_nanogpt_medium_2025-01-18_rank0.txt", "mlperf_gpt3_175b_eos_n64_result_0.txt",
+        "deepspeed_chat_step3_rlhf_rank0.log"]
+for f in LOGF:
+    runs.append(judge(os.path.join(LOGS, f), f.split("_")[0] + "-" + f.split("_")[1],
+                      "real_logs"))
+other_cuts = [judge(os.path.join(LOGS, f), f.split("_")[0], "real_logs", cut=c)
+              for f in LOGF for c in (0.10, 0.50)]
+other_cuts = [r for r in other_cuts if r]
+
+
+def summary(rs):
+    n = len(rs)
+    c = sum(r["crps"] for r in rs) / n
+    cb = sum(r["crps_base"] for r in rs) / n
+    return {"runs": n,
+            "p50_err_mean": round(sum(r["p50_err"] for r in rs) / n, 4),
+            "p50_err_max": round(max(r["p50_err"] for r in rs), 4),
+            "coverage_p10_p90": round(sum(r["inside"] for r in rs) / n, 3),
+            "crps_rel": round(c, 4), "crps_rel_baseline": round(cb, 4),
+            "crps_gain_vs_baseline": round(1 - c / cb, 3) if cb > 0 else None,
+            "baseline_err_mean": round(sum(r["base_err"] for r in rs) / n, 4)}
+
+
+out = {"bench": "forecast", "cut": 0.25, "all": summary(runs)}
+for src in ("simtrain", "indep", "real_logs"):
+    out[src] = summary([r for r in runs if r["source"] == src])
+out["real_logs_cut_10_50"] = summary(other_cuts)
+out["dp2_whatif_p50_err_mean"] = round(sum(dp2) / len(dp2), 4)
+out["dp2_whatif_p50_err_max"] = round(max(dp2), 4)
+out["worst"] = sorted(((round(r["p50_err"], 4), r["name"]) for r in runs), reverse=True)[:3]
+print(json.dumps(out))
+subprocess.run(["rm", "-rf", W])

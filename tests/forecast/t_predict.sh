@@ -1,0 +1,147 @@
+#!/bin/sh
+# t_predict.sh — argus-predict --cut 0.25 --json against what really happened:
+#  - the real trainer logs of tests/data/logs (modded-nanogpt with its compilation steps,
+#    MLPerf GPT-3 175B, DeepSpeed-Chat RLHF): the truth inside P10-P90, the P50 within
+#    15 % (a mean of the steps seen, warm-up included, is 70x off on modded-nanogpt);
+#  - an argus-simtrain job run to the end (4 ranks, 200 steps) with a checkpoint-like
+#    spike every 20 steps and a +15 % regime change at step 30: the truth inside P10-P90,
+#    the P50 within 5 %, and a band at least twice as wide as the one of a model that
+#    takes steps as independent (which misses the truth on this run); with --cut 0.5 the
+#    table says it counted the periodic events; the DP x 2 what-if within 10 % of a real
+#    run at twice the data parallelism;
+#  - the forecast in report.json, report.md and metrics.prom: live (the simulator's
+#    argus_set_total_steps wins over ARGUS_TOTAL_STEPS) and from argus-analyze
+#    (ARGUS_TOTAL_STEPS), the three files agreeing.
+# The JSON has exactly the keys of the contract; bad options cost one line and exit 2.
+. "$(dirname "$0")/../integration/lib.sh"
+PREDICT="$top_builddir/argus-predict"
+L="$top_srcdir/tests/data/logs"
+
+# judge JSON_FILE CUT_STEPS MAX_P50_ERR [NAIVE_CSV]: the contract's keys and properties
+judge() {
+    python3 - "$@" <<'PY' || fail "forecast $1"
+import csv, json, math, sys
+path, cut_steps, max_err = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+j = json.load(open(path))
+assert set(j) == {"remaining_s", "total_s", "steps_left", "whatif", "cut_step",
+                  "actual_remaining_s"}, sorted(j)
+for k in ("remaining_s", "total_s"):
+    q = j[k]
+    assert set(q) == {"p10", "p50", "p90", "p99"}, q
+    assert 0 <= q["p10"] <= q["p50"] <= q["p90"] <= q["p99"], (k, q)
+assert j["total_s"]["p50"] > j["remaining_s"]["p50"]
+r, a = j["remaining_s"], j["actual_remaining_s"]
+assert r["p10"] <= a <= r["p90"], ("truth outside P10-P90", a, r)
+assert abs(r["p50"] - a) / a <= max_err, ("P50 error", r["p50"], a)
+if len(sys.argv) > 4:  # the naive band: steps independent, from the steps before the cut
+    steps = {}
+    for row in csv.DictReader(open(sys.argv[4])):
+        w = (int(row["end_ns"]) - int(row["start_ns"])) / 1e9
+        s = int(row["step"])
+        steps[s] = max(steps.get(s, 0), w)
+    fit = [steps[s] for s in sorted(steps) if s <= j["cut_step"]]
+    mu = sum(fit) / len(fit)
+    sd = math.sqrt(sum((x - mu) ** 2 for x in fit) / len(fit))
+    left = j["steps_left"]
+    naive = 2 * 1.2816 * sd * math.sqrt(left)
+    assert r["p90"] - r["p10"] >= 2 * naive, ("band too narrow", r, naive)
+    lo, hi = mu * left - naive / 2, mu * left + naive / 2
+    assert not (lo <= a <= hi), ("the naive model should miss here", lo, hi, a)
+print(path, "ok: actual %.2f in [%.2f, %.2f], p50 %.2f" % (a, r["p10"], r["p90"], r["p50"]))
+PY
+}
+
+for f in modded_nanogpt_medium_2025-01-18_rank0.txt mlperf_gpt3_175b_eos_n64_result_0.txt \
+         deepspeed_chat_step3_rlhf_rank0.log; do
+    [ -e "$L/$f" ] || fail "missing test data $L/$f"
+    "$PREDICT" --cut 0.25 --json "$L/$f" >"$WORK/$f.json" 2>"$WORK/err" ||
+        fail "argus-predict on $f: $(cat "$WORK/err")"
+    judge "$WORK/$f.json" 0 0.15
+done
+
+# the simulated job, to the end
+sim() { # JOBID DP
+    ARGUS_JOBID=$1 timeout 300 "$ARGUS_RUN" --outdir "$WORK/out" -- \
+        "$MPIRUN" -np $((2 * $2)) "$SIM" --tp 1 --pp 2 --dp "$2" --microbatches 4 \
+        --steps 200 --seed 5 --inject step_regression:steps=30-,factor=1.15 $INJ \
+        >"$WORK/stdout.$1" 2>&1 || fail "simulated job $1: $(tail -3 "$WORK/stdout.$1")"
+}
+INJ=
+for s in 19 39 59 79 99 119 139 159 179 199; do
+    INJ="$INJ --inject iteration_jitter:steps=$s,factor=3"
+done
+ARGUS_TOTAL_STEPS=999 sim fc2 2
+sim fc4 4
+J="$WORK/out/argus-fc2"
+# the forecast in every report: the live one (the program's argus_set_total_steps(200)
+# wins over ARGUS_TOTAL_STEPS=999), and argus-analyze's with ARGUS_TOTAL_STEPS=300
+ARGUS_TOTAL_STEPS=300 "$top_builddir/argus-analyze" -o "$WORK/an" "$J/summaries.argus" \
+    >/dev/null 2>&1 || fail "argus-analyze with ARGUS_TOTAL_STEPS"
+python3 - "$J" "$WORK/an" <<'PY' || fail "forecast in the reports"
+import json, re, sys
+live, off = sys.argv[1], sys.argv[2]
+f = json.load(open(live + "/report.json"))["forecast"]
+assert f["steps_total"] == 200 and f["steps_left"] == 0 and not f["per_1000_steps"], f
+j = json.load(open(off + "/report.json"))["forecast"]
+assert j["steps_total"] == 300 and j["steps_done"] == 200 and j["steps_left"] == 100, j
+r, t = j["remaining_s"], j["total_s"]
+assert 0 < r["p10"] <= r["p50"] <= r["p90"] <= r["p99"], r
+assert abs(t["p50"] - r["p50"] - j["elapsed_s"]) < 0.01, (t, r, j["elapsed_s"])
+assert j["regime"]["first_step"] >= 25 and j["regime"]["change_points"] >= 1, j["regime"]
+assert any(p["period_steps"] == 20 for p in j["periodic"]), j["periodic"]
+assert 1.0 <= j["sync_tax"] < 1.5, j["sync_tax"]
+md = open(off + "/report.md").read()
+assert "## Forecast" in md and "200 of 300 planned steps done, 100 left" in md, md[-2000:]
+prom = open(off + "/metrics.prom").read()
+m = re.search(r'argus_forecast_remaining_seconds\{[^}]*q="p50"\} ([0-9.]+)', prom)
+assert m and abs(float(m.group(1)) - r["p50"]) < 0.002, (m and m.group(1), r["p50"])
+print("forecast in report.json, report.md, metrics.prom: ok")
+PY
+"$PREDICT" --cut 0.25 --json --whatif dp=2 "$J/summaries.argus" >"$WORK/sim.json" \
+    2>"$WORK/err" || fail "argus-predict on the simulated job: $(cat "$WORK/err")"
+judge "$WORK/sim.json" 50 0.05 "$J/steps.csv"
+"$PREDICT" --cut 0.5 "$J/summaries.argus" >"$WORK/table" 2>&1 || fail "table: $(cat "$WORK/table")"
+grep -q "periodic event every 20 steps" "$WORK/table" ||
+    fail "periodic events not counted: $(cat "$WORK/table")"
+grep -q "^  remaining " "$WORK/table" || fail "no remaining row: $(cat "$WORK/table")"
+# DP x 2: the what-if's remaining time against the real run at DP 4 (the same steps left)
+python3 - "$WORK/sim.json" "$WORK/out/argus-fc4/steps.csv" <<'PY' || fail "dp=2 what-if"
+import csv, json, sys
+j = json.load(open(sys.argv[1]))
+steps = {}
+for row in csv.DictReader(open(sys.argv[2])):
+    w = (int(row["end_ns"]) - int(row["start_ns"])) / 1e9
+    s = int(row["step"])
+    steps[s] = max(steps.get(s, 0), w)
+real = sum(steps[s] for s in steps if s > j["cut_step"])
+p50 = j["whatif"]["dp=2"]["p50"]
+assert abs(p50 - real) / real <= 0.10, ("dp=2 what-if", p50, "real DP x 2 run", real)
+print("dp=2 what-if %.2f s, real %.2f s" % (p50, real))
+PY
+
+# bad options: one line, exit 2
+for bad in "--whatif mb=2" "--whatif dp=1" "--whatif fast" "--cut 1.5" "--steps 0" "--bogus"; do
+    set +e
+    "$PREDICT" $bad "$L/mlperf_gpt3_175b_eos_n64_result_0.txt" >"$WORK/o" 2>"$WORK/e"
+    rc=$?
+    set -e
+    [ $rc = 2 ] || fail "$bad: exit $rc, not 2"
+    [ "$(wc -l <"$WORK/e")" = 1 ] || fail "$bad: not one line: $(cat "$WORK/e")"
+done
+"$PREDICT" --whatif mb=4 "$L/mlperf_gpt3_175b_eos_n64_result_0.txt" 2>&1 | grep -q "not modelled" ||
+    fail "mb=M not refused as not modelled"
+# the man page names every option of --help (short and long) and renders without warnings
+PAGE="$top_srcdir/man/argus-predict.1"
+"$PREDICT" --help >"$WORK/help" || fail "--help exit $?"
+opts=$(grep -o -e ' -[A-Za-z],' -e '--[a-z][a-z-]*' "$WORK/help" | tr -d ' ,' | sort -u)
+[ "$(echo "$opts" | wc -w)" -ge 16 ] || fail "options not read from --help: $opts"
+sed 's/\\//g' "$PAGE" >"$WORK/page"
+for o in $opts; do
+    grep -q -e "$o\\([^a-z-]\\|\$\\)" "$WORK/page" || fail "$o (--help) not in $PAGE"
+done
+! LC_ALL=C grep -n '[^[:print:][:space:]]' "$PAGE" || fail "$PAGE: non-ASCII bytes"
+if command -v groff >/dev/null 2>&1; then
+    groff -man -Tutf8 -ww -z "$PAGE" >"$WORK/groff.out" 2>&1 || fail "groff exit $?"
+    [ ! -s "$WORK/groff.out" ] || { cat "$WORK/groff.out" >&2; fail "groff warnings"; }
+fi
+echo "t_predict: ok"

@@ -1,0 +1,298 @@
+/* test_forecast.c — unit tests of the time-to-train forecast (forecast/forecast.h) on
+ * synthetic jobs whose real total is known: a 4-rank job of 400 steps with AR(1) step
+ * times, a slow rank, a checkpoint every 50 steps and a regime change at step 100, fitted
+ * on its first 200 steps. The true remaining time lies inside P10-P90 and the P50 is
+ * within 3 %; the band is wider than the one that treats steps as independent (it would
+ * miss); the checkpoints are counted, the regime refitted; the same seed gives the same
+ * figures; the what-ifs move the way they must; short and odd inputs are refused. */
+#include "tests/common/testgen.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "forecast/forecast.h"
+#include "store/jobstore.h"
+
+#define NR 4
+#define NSTEPS 400
+#define FIT 200
+#define PERIOD 50
+
+static uint64_t rng_state = 42;
+static double unif(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rng_state >> 11) * 0x1.0p-53;
+}
+static double gauss(void)
+{
+    double u = unif(), v = unif();
+    return sqrt(-2 * log(u > 1e-300 ? u : 1e-300)) * cos(6.283185307179586 * v);
+}
+
+/* The job: per step a common AR(1) factor, per rank a small own noise, rank 3 10 %
+ * slower; a checkpoint (+400 ms on every rank) at steps 49, 99, ...; x1.2 from step 100.
+ * step_ms[s] is the job step (slowest rank). */
+struct job {
+    double step_ms[NSTEPS];
+    double wall[NSTEPS][NR];
+};
+
+static void make_job(struct job *j, uint64_t seed, double slow_rank)
+{
+    double ar = 0;
+    rng_state = seed;
+    for (int s = 0; s < NSTEPS; s++) {
+        ar = 0.8 * ar + 0.03 * gauss();
+        const double level = 100.0 * (s >= 100 ? 1.2 : 1.0) * exp(ar);
+        j->step_ms[s] = 0;
+        for (int r = 0; r < NR; r++) {
+            double w = level * (r == 3 ? slow_rank : 1.0) * (1 + 0.01 * fabs(gauss()));
+            if (s % PERIOD == PERIOD - 1)
+                w += 400;
+            j->wall[s][r] = w;
+            if (w > j->step_ms[s])
+                j->step_ms[s] = w;
+        }
+    }
+}
+
+static struct argus_jobstore *store_of(const struct job *j, int steps, int hosts)
+{
+    struct argus_jobstore *js;
+    assert_int_equal(argus_jobstore_create(NR, &js), 0);
+    argus_jobstore_set_retention(js, 0, 0);
+    for (int r = 0; r < NR; r++) {
+        struct argus_rank_info ri;
+        memset(&ri, 0, sizeof ri);
+        ri.rank = (uint32_t)r;
+        ri.world_size = NR;
+        snprintf(ri.host, sizeof ri.host, "node%d", hosts ? r / 2 : 0);
+        assert_int_equal(argus_jobstore_set_rankinfo(js, &ri), 0);
+    }
+    uint64_t t0 = 1000000000ull;
+    for (int s = 0; s < steps; s++) {
+        for (int r = 0; r < NR; r++) {
+            struct argus_step_summary sm;
+            memset(&sm, 0, sizeof sm);
+            sm.step = (uint64_t)s;
+            sm.rank = (uint32_t)r;
+            sm.start_ns = t0;
+            sm.end_ns = t0 + (uint64_t)(j->wall[s][r] * 1e6);
+            sm.phase_wall_ns[ARGUS_PH_FORWARD] = (uint64_t)(j->wall[s][r] * 0.3e6);
+            sm.phase_wall_ns[ARGUS_PH_BACKWARD] = (uint64_t)(j->wall[s][r] * 0.6e6);
+            assert_int_equal(argus_jobstore_add_summary(js, &sm), 0);
+        }
+        t0 += (uint64_t)(j->step_ms[s] * 1e6);
+    }
+    return js;
+}
+
+/* The analysis' periodic finding for the checkpoints seen. */
+static void periodic_result(struct argus_result *res, struct argus_anomaly *an)
+{
+    memset(res, 0, sizeof *res);
+    memset(an, 0, sizeof *an);
+    an->kind = ARGUS_AK_ITERATION_JITTER;
+    an->period_steps = PERIOD;
+    an->n_hits = 0;
+    for (int s = PERIOD - 1; s < FIT; s += PERIOD)
+        an->hits[an->n_hits++] = (uint64_t)s;
+    an->n_hits_total = an->n_hits;
+    res->n_anomalies = 1;
+    res->anomalies = an;
+    res->layout = (struct argus_layout){.tp = 1, .pp = 1, .dp = NR};
+}
+
+static double truth_remaining_s(const struct job *j)
+{
+    double t = 0;
+    for (int s = FIT; s < NSTEPS; s++)
+        t += j->step_ms[s] / 1e3;
+    return t;
+}
+
+static void test_known_total(void **state)
+{
+    static struct job j;
+    static struct argus_forecast fc, fc2;
+    struct argus_result res;
+    struct argus_anomaly an;
+    int inside = 0, runs = 0;
+    double err = 0;
+    (void)state;
+
+    for (uint64_t seed = 1; seed <= 10; seed++, runs++) {
+        make_job(&j, seed, 1.1);
+        struct argus_jobstore *js = store_of(&j, FIT, 1);
+        struct argus_forecast_opts o = {.total_steps = NSTEPS, .seed = 7};
+        periodic_result(&res, &an);
+        assert_int_equal(argus_forecast_run(js, &res, &o, &fc), 0);
+        assert_true(fc.valid);
+        assert_int_equal(fc.steps_done, FIT);
+        assert_int_equal(fc.steps_left, NSTEPS - FIT);
+        const double truth = truth_remaining_s(&j);
+        /* the P50 within 3 % on average, 6 % in each run */
+        err += fabs(fc.remaining_s.p50 - truth) / truth / 10;
+        assert_true(fabs(fc.remaining_s.p50 - truth) / truth < 0.06);
+        inside += truth >= fc.remaining_s.p10 && truth <= fc.remaining_s.p90;
+        assert_true(fc.remaining_s.p10 <= fc.remaining_s.p50 &&
+                    fc.remaining_s.p50 <= fc.remaining_s.p90 &&
+                    fc.remaining_s.p90 <= fc.remaining_s.p99);
+        assert_true(fabs(fc.total_s.p50 - fc.remaining_s.p50 - fc.elapsed_s) < 1e-6);
+        /* checkpoints: counted, 4 left (249, 299, 349, 399), about 400 ms each */
+        assert_int_equal(fc.n_periodic, 1);
+        assert_int_equal(fc.periodic[0].seen, FIT / PERIOD);
+        assert_int_equal(fc.periodic[0].left, (NSTEPS - FIT) / PERIOD);
+        assert_true(fc.periodic[0].cost_ms > 350 && fc.periodic[0].cost_ms < 450);
+        /* the regime change at 100 found and refitted on */
+        assert_true(fc.regime_start >= 95 && fc.regime_start <= 125);
+        assert_true(fc.step_p50_ms > 115 && fc.step_p50_ms < 140);
+        /* the naive model (steps independent, same steps): a band far narrower */
+        double mu = 0, m2 = 0;
+        size_t n = 0;
+        for (int s = 100; s < FIT; s++)
+            if (s % PERIOD != PERIOD - 1) {
+                mu += j.step_ms[s];
+                m2 += j.step_ms[s] * j.step_ms[s];
+                n++;
+            }
+        mu /= (double)n;
+        const double sd = sqrt(m2 / (double)n - mu * mu);
+        const double naive = 2 * 1.2816 * sd * sqrt((double)(NSTEPS - FIT)) / 1e3;
+        assert_true(fc.remaining_s.p90 - fc.remaining_s.p10 > 2 * naive);
+        /* slowest rank on the critical path; sync tax from its 10 % */
+        assert_true(fc.n_crit >= 1);
+        assert_int_equal(fc.crit[0].rank, 3);
+        assert_true(fc.sync_tax > 1.05 && fc.sync_tax < 1.12);
+        assert_true(fc.n_contrib >= 2);
+        assert_string_equal(fc.contrib[0].name, "backward");
+        /* deterministic */
+        assert_int_equal(argus_forecast_run(js, &res, &o, &fc2), 0);
+        assert_memory_equal(&fc.remaining_s, &fc2.remaining_s, sizeof fc.remaining_s);
+        argus_jobstore_free(js);
+    }
+    /* calibrated, not just wide: most, not all, truths inside P10-P90 would be ideal; at
+     * least 7 of 10 here */
+    assert_true(inside >= 7);
+    assert_true(err < 0.03);
+    (void)runs;
+}
+
+static void test_whatifs(void **state)
+{
+    static struct job j;
+    static struct argus_forecast fc;
+    struct argus_result res;
+    struct argus_anomaly an;
+    (void)state;
+
+    make_job(&j, 3, 1.3);
+    struct argus_jobstore *js = store_of(&j, FIT, 1);
+    struct argus_forecast_opts o = {.total_steps = NSTEPS, .seed = 7, .n_whatif = 3};
+    o.whatif[0].kind = ARGUS_FC_WI_DROP_SLOWEST;
+    o.whatif[1] = (struct argus_fc_whatif_spec){.kind = ARGUS_FC_WI_DP, .k = 2};
+    o.whatif[2] = (struct argus_fc_whatif_spec){.kind = ARGUS_FC_WI_DP, .k = 4};
+    periodic_result(&res, &an);
+    assert_int_equal(argus_forecast_run(js, &res, &o, &fc), 0);
+    assert_int_equal(fc.n_whatif, 3);
+    assert_string_equal(fc.whatif[0].name, "drop-slowest");
+    assert_string_equal(fc.whatif[2].name, "dp=4");
+    /* the 30 % slow rank at the median: about 1 / 1.3 of the time */
+    const double r = fc.whatif[0].remaining_s.p50 / fc.remaining_s.p50;
+    assert_true(r > 0.72 && r < 0.9);
+    /* more replicas drawn from those seen (the slow one among them): never faster */
+    assert_true(fc.whatif[1].remaining_s.p50 >= fc.remaining_s.p50 * 0.999);
+    assert_true(fc.whatif[2].remaining_s.p50 >= fc.whatif[1].remaining_s.p50 * 0.999);
+    argus_jobstore_free(js);
+
+    /* one node: nothing to drop, said so */
+    js = store_of(&j, FIT, 0);
+    assert_int_equal(argus_forecast_run(js, &res, &o, &fc), 0);
+    assert_true(strstr(fc.whatif[0].note, "nothing to drop") != NULL);
+    assert_true(fabs(fc.whatif[0].remaining_s.p50 - fc.remaining_s.p50) < 1e-9);
+    argus_jobstore_free(js);
+}
+
+static void test_edges(void **state)
+{
+    static struct job j;
+    static struct argus_forecast fc;
+    (void)state;
+
+    make_job(&j, 5, 1.0);
+    /* plan unknown: the next 1,000 steps */
+    struct argus_jobstore *js = store_of(&j, FIT, 1);
+    struct argus_forecast_opts o = {.seed = 1};
+    assert_int_equal(argus_forecast_run(js, NULL, &o, &fc), 0);
+    assert_true(fc.valid && fc.per_1000);
+    assert_int_equal(fc.steps_left, 1000);
+    assert_true(fc.remaining_s.p50 > 100 && fc.remaining_s.p50 < 150); /* ~1000 x 121 ms */
+    /* bad what-ifs */
+    o.n_whatif = 1;
+    o.whatif[0] = (struct argus_fc_whatif_spec){.kind = ARGUS_FC_WI_DP, .k = 1};
+    assert_int_equal(argus_forecast_run(js, NULL, &o, &fc), -EINVAL);
+    o.whatif[0].kind = 99;
+    assert_int_equal(argus_forecast_run(js, NULL, &o, &fc), -EINVAL);
+    argus_jobstore_free(js);
+    /* too few steps: no forecast, said why */
+    js = store_of(&j, 5, 1);
+    o.n_whatif = 0;
+    assert_int_equal(argus_forecast_run(js, NULL, &o, &fc), 0);
+    assert_false(fc.valid);
+    assert_true(fc.n_warn >= 1 && strstr(fc.warn[0], "too few steps") != NULL);
+    argus_jobstore_free(js);
+    /* a regime that just changed: warned, band widened */
+    for (int s = 0; s < NSTEPS; s++)
+        for (int r = 0; r < NR; r++)
+            j.wall[s][r] = (s < 180 ? 100.0 : 150.0) * (1 + 0.02 * unif());
+    js = store_of(&j, 200, 1);
+    assert_int_equal(argus_forecast_run(js, NULL, &o, &fc), 0);
+    assert_true(fc.valid);
+    assert_true(fc.regime_start >= 177 && fc.regime_start <= 183);
+    int warned = 0;
+    for (size_t i = 0; i < fc.n_warn; i++)
+        warned |= strstr(fc.warn[i], "regime just changed") != NULL;
+    assert_true(warned);
+    argus_jobstore_free(js);
+}
+
+static void test_sample(void **state)
+{
+    double base[500];
+    struct argus_fc_quant q, q2;
+    (void)state;
+
+    rng_state = 9;
+    for (int i = 0; i < 500; i++)
+        base[i] = 100 + 10 * gauss();
+    assert_int_equal(argus_forecast_sample(base, 500, 8, 10000, NULL, 0, 0, 0, NULL, 0, 500,
+                                           3, &q), 0);
+    assert_true(fabs(q.p50 - 1000.0) < 20); /* 10,000 x ~100 ms */
+    /* far more steps left than blocks drawn: the normal law, same centre */
+    assert_int_equal(argus_forecast_sample(base, 500, 8, 100000000ull, NULL, 0, 0, 0, NULL, 0,
+                                           200, 3, &q2), 0);
+    assert_true(fabs(q2.p50 - 1e7) < 0.03 * 1e7);
+    /* events: 10 of 1,000 ms add 10 s */
+    const double ev[] = {1000};
+    assert_int_equal(argus_forecast_sample(base, 500, 8, 10000, ev, 1, 10, 0, NULL, 0, 500, 3,
+                                           &q2), 0);
+    assert_true(fabs(q2.p50 - q.p50 - 10) < 1e-6); /* the same draws otherwise */
+    assert_int_equal(argus_forecast_sample(base, 1, 8, 10, NULL, 0, 0, 0, NULL, 0, 10, 3, &q),
+                     -EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_total),
+        cmocka_unit_test(test_whatifs),
+        cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_sample),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
