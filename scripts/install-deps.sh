@@ -6,6 +6,7 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       openmpi-bin libopenmpi-dev libhwloc-dev libzstd-dev libyajl-dev zlib1g-dev libcmocka-dev
       python3 python3-torch prometheus groff-base
       clang libclang-rt-14-dev
+      softflowd tshark
       slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev)
 missing=()
 for p in "${PKGS[@]}"; do

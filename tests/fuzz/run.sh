@@ -17,7 +17,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 bld=$(cd "${top_builddir:-$src}" && pwd)
 out=${FUZZ_OUT:-$bld/tests/fuzz/out}
 CC=${FUZZ_CC:-clang}
-mkdir -p "$out/kineto" "$out/summary"
+mkdir -p "$out/kineto" "$out/summary" "$out/flows"
 out=$(cd "$out" && pwd)
 command -v "$CC" >/dev/null 2>&1 || { echo "fuzz: no $CC; harnesses not built"; exit 77; }
 # libFuzzer + sanitizer runtimes present? (clang without libclang-rt-*-dev cannot link)
@@ -38,6 +38,7 @@ srcs=$(${MAKE:-make} -s --no-print-directory -C "$bld" fuzz-sources) ||
 list() { echo "$srcs" | sed -n "s/^$1 //p" | tr ' ' '\n' | sed -n "s|^\(.*\.c\)\$|$src/\1|p"; }
 KINETO=$(list kineto)
 SUMMARY=$(list summary)
+FLOWS=$(list flows)
 [ -n "$KINETO" ] && [ -n "$SUMMARY" ] ||
     { echo "fuzz: make fuzz-sources in $bld listed no sources"; exit 1; }
 CF="-g -O1 -std=gnu11 -D_GNU_SOURCE -I$src -I$src/tracer -I$bld"
@@ -47,6 +48,18 @@ LIBS="$(pkg-config --libs yajl zlib libzstd) -lpthread -lm"
 "$CC" $CF $SAN -o "$out/fuzz_kineto" "$src/tests/fuzz/fuzz_kineto.c" $KINETO $LIBS
 "$CC" $CF $SAN -o "$out/fuzz_summary" "$src/tests/fuzz/fuzz_summary.c" $SUMMARY $LIBS
 "$CC" $CF -o "$out/seed_summary" "$src/tests/fuzz/seed_summary.c" $SUMMARY $LIBS
+"$CC" $CF $SAN -o "$out/fuzz_flows" "$src/tests/fuzz/fuzz_flows.c" $FLOWS $LIBS
+# flows seeds: the emitter's IPFIX, NetFlow v9 and CSV (+ topology) of a small job, cut
+if [ ! -e "$out/flows/.seeded" ] && command -v python3 >/dev/null 2>&1; then
+    python3 "$src/tests/flows/emit.py" --out "$out/flows" --steps 3 --tenant 0 --storage 0 \
+        --dp 2 --pp 2 --tp 2 --microbatches 2 >/dev/null
+    { printf '\000'; head -c 6000 "$out/flows/flows.ipfix"; } >"$out/flows/seed-ipfix"
+    { printf '\000'; head -c 6000 "$out/flows/flows.v9"; } >"$out/flows/seed-v9"
+    { printf '\002'; sed 's/^/@/' "$out/flows/topology.csv"; head -c 6000 "$out/flows/flows.csv"; } \
+        >"$out/flows/seed-csv"
+    rm -f "$out/flows"/flows.* "$out/flows"/topology.csv "$out/flows"/truth.json
+    touch "$out/flows/.seeded"
+fi
 "$out/seed_summary" "$out/summary"
 data="$src/tests/data"
 [ -d "$data/dlrm-8rank-v100" ] && [ -d "$data/hta-edge-cases" ] ||
@@ -75,16 +88,19 @@ fuzz() {
         echo "fuzz: $h: FAILED (exit $rc), log $out/$h.log"
         status=1
     elif [ -n "$execs" ]; then
-        echo "fuzz: $h: $execs inputs in ${S} s, no crash"
+        echo "fuzz: $h: $execs inputs in ${T:-$S} s, no crash"
     else
         echo "fuzz: $h: $(($# - 1)) kept regression inputs replayed, no crash"
     fi
 }
 # regression inputs kept from earlier findings: each must run clean
-for h in kineto summary; do
+for h in kineto summary flows; do
     set -- "$src/tests/fuzz/corpus/$h"/*
     [ -e "$1" ] && fuzz "$h" -runs=1 "$@"
 done
 fuzz kineto -max_total_time="$S" -print_final_stats=1 -max_len=65536 "$out/kineto"
 fuzz summary -max_total_time="$S" -print_final_stats=1 -max_len=16384 "$out/summary"
+SF=$((S / 3)); [ "$SF" -ge 1 ] || SF=1
+T=$SF
+fuzz flows -max_total_time="$SF" -print_final_stats=1 -max_len=16384 "$out/flows"
 exit $status
