@@ -37,7 +37,7 @@
 #define AN_SAME_WORK 0.05        /* call counts within 5% of the peers': same work */
 #define AN_LATE_MATERIAL 0.05    /* late arriver: >= 5% of the step wall after the peers */
 #define AN_LEVEL_STEP_Z 2.0      /* below the kernel level: a step's z gate */
-#define AN_LEVEL_RUN_Z 1.0       /* ... and a run a shift of >= this x z standard errors */
+#define AN_LEVEL_RUN_Z 0.8       /* ... and a run a shift of >= this x z standard errors */
 #define AN_LEVEL_GAP 5           /* ... runs this few steps apart are one (noisy steps) */
 #define AN_CHRONIC_MIN 0.04      /* persistent_imbalance: own level >= 4% over the class's */
 #define AN_CHRONIC_SCALE 0.006   /* persistent_imbalance: floor of the class's level spread */

@@ -503,7 +503,8 @@ static void rank_scratch_free(struct rank_scratch *w)
 /* How far the log of ratio[] (per step, 0 = not judged) over [a,b] lies above its level
  * before (two steps off; after it when the run starts the judged steps), in standard
  * errors: the difference of the medians over
- * 1.2533 x sigma x sqrt(1/n_in + 1/n_out), sigma = 1.4826 x the MAD there (floored at
+ * 1.2533 x sigma x sqrt(1/n_in + 1/n_out), sigma = 1.4826 x the median absolute
+ * deviation of both sides, each about its own median (floored at
  * 1 %). A run of noisy steps (phase marks of a CPU job on shared cores) is judged as a
  * whole, not step by step. 0 when either side is too short. */
 static double run_shift_t(struct an_ctx *c, const double *ratio, size_t a, size_t b)
@@ -525,7 +526,12 @@ static double run_shift_t(struct an_ctx *c, const double *ratio, size_t a, size_
     if (ni < c->o.min_steps || no < AN_REGRESSION_MIN_SEG)
         return 0;
     const double in = argus_stats_median(c->tmp1, ni), out = argus_stats_median(c->tmp2, no);
-    double sd = ARGUS_MAD_SIGMA * argus_stats_mad(c->tmp2, no, out, c->tmp3);
+    /* the spread pooled over both sides, each about its own median */
+    for (size_t i = 0; i < ni; i++)
+        c->tmp3[i] = fabs(c->tmp1[i] - in);
+    for (size_t i = 0; i < no; i++)
+        c->tmp3[ni + i] = fabs(c->tmp2[i] - out);
+    double sd = ARGUS_MAD_SIGMA * argus_stats_median(c->tmp3, ni + no);
     sd = sd > 0.01 ? sd : 0.01;
     return (in - out) / (1.2533 * sd * sqrt(1.0 / (double)ni + 1.0 / (double)no));
 }

@@ -21,6 +21,7 @@
 #define AN_SPEED_SHARE 4  /* ... each of at least 1/4 of the ranks (and 2): a few slow
                              ranks are persistent imbalances, not a class */
 #define AN_SPEED_MAX 8
+#define AN_SPEED_MIN_RANKS 8 /* fewer: classes of two or three judge nothing reliably */
 
 struct rank_speed {
     double med;
@@ -37,7 +38,7 @@ static int cmp_speed(const void *x, const void *y)
 
 int an_speed_classes(struct an_ctx *c)
 {
-    if (c->layout_known || c->n_cls != 1 || c->n < 4)
+    if (c->layout_known || c->n_cls != 1 || c->n < AN_SPEED_MIN_RANKS)
         return 0;
     /* compute time with kernels (a synchronous job's step walls are all alike), the work
      * of the marked phases with phases (forward, backward, optimizer), else the step time */
