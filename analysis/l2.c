@@ -501,8 +501,7 @@ static void rank_scratch_free(struct rank_scratch *w)
 /* The runs of flagged steps of rank r (flag[0..S)) as runs of that kind, with their
  * medians (w->ratio, z, exc). 0 or -ENOMEM. */
 /* How far the log of ratio[] (per step, 0 = not judged) over [a,b] lies above its level
- * before (two steps off; after it when the run starts the judged steps), in standard
- * errors: the difference of the medians over
+ * outside it (two steps off, before and after), in standard errors: the difference of the medians over
  * 1.2533 x sigma x sqrt(1/n_in + 1/n_out), sigma = 1.4826 x the median absolute
  * deviation of both sides, each about its own median (floored at
  * 1 %). A run of noisy steps (phase marks of a CPU job on shared cores) is judged as a
@@ -513,16 +512,11 @@ static double run_shift_t(struct an_ctx *c, const double *ratio, size_t a, size_
     for (size_t si = a; si <= b; si++)
         if (ratio[si] > 0)
             c->tmp1[ni++] = log(ratio[si]);
-    /* its own past; a run at the start is judged against what came after it */
-    for (size_t si = 0; si + 2 < a; si++)
-        if (ratio[si] > 0)
+    /* its level outside the run: before it and, once it ended, after it (runs of one
+     * episode were joined first, so what follows is the rank's level again) */
+    for (size_t si = 0; si < c->S; si++)
+        if ((si + 2 < a || si > b + 2) && ratio[si] > 0)
             c->tmp2[no++] = log(ratio[si]);
-    if (no < AN_REGRESSION_MIN_SEG) {
-        no = 0;
-        for (size_t si = b + 3; si < c->S; si++)
-            if (ratio[si] > 0)
-                c->tmp2[no++] = log(ratio[si]);
-    }
     if (ni < c->o.min_steps || no < AN_REGRESSION_MIN_SEG)
         return 0;
     const double in = argus_stats_median(c->tmp1, ni), out = argus_stats_median(c->tmp2, no);
