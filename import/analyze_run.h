@@ -66,6 +66,9 @@ struct run {
 };
 
 void argus_analyze_import_path(struct run *r, const char *path);
+/* Whether a --rank-from pattern is a POSIX extended regular expression with a capture
+ * group (import/steplog.h: the first capture is the rank). */
+int argus_analyze_rank_from_ok(const char *pattern);
 /* Free what the input side allocated (skipped, lost, notes, pipe copies). */
 void argus_analyze_inputs_free(struct run *r);
 

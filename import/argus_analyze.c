@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,21 +249,14 @@ int main(int argc, char **argv)
             r.max_ranks = (uint32_t)v;
             break;
         }
-        case 'r': { /* import/steplog.h: first capture = rank */
-            regex_t re;
-            int bad = regcomp(&re, optarg, REG_EXTENDED) != 0;
-            if (!bad) {
-                bad = re.re_nsub < 1;
-                regfree(&re);
-            }
-            if (bad) {
+        case 'r': /* import/steplog.h: first capture = rank */
+            if (!argus_analyze_rank_from_ok(optarg)) {
                 fprintf(stderr, PROG ": --rank-from %s: not a POSIX extended regular "
                         "expression with a capture group\n", optarg);
                 return 2;
             }
             r.rank_from = optarg;
             break;
-        }
         case 'h': usage(stdout); return 0;
         case 'V': printf(PROG " (Argus) %s\n", PACKAGE_VERSION); return 0;
         default: usage(stderr); return 2;

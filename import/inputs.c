@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -497,6 +498,16 @@ void argus_analyze_import_path(struct run *r, const char *path)
         free(list[i]);
     }
     free(list);
+}
+
+int argus_analyze_rank_from_ok(const char *pattern)
+{
+    regex_t re;
+    if (regcomp(&re, pattern, REG_EXTENDED) != 0)
+        return 0;
+    const int ok = re.re_nsub >= 1;
+    regfree(&re);
+    return ok;
 }
 
 void argus_analyze_inputs_free(struct run *r)
