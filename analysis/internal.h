@@ -39,6 +39,7 @@
 #define AN_LEVEL_STEP_Z 2.0      /* below the kernel level: a step's z gate */
 #define AN_LEVEL_RUN_Z 0.8       /* ... and a run a shift of >= this x z standard errors */
 #define AN_LEVEL_GAP 5           /* ... runs this few steps apart are one (noisy steps) */
+#define AN_LEVEL_EDGE 0.4        /* ... and it grows over steps above 1 + 0.4 x its excess */
 #define AN_CHRONIC_MIN 0.04      /* persistent_imbalance: own level >= 4% over the class's */
 #define AN_CHRONIC_SCALE 0.006   /* persistent_imbalance: floor of the class's level spread */
 /* AN_W1_MAX_REPS, the bound of the W1 matrix, is in analysis/context.h. */

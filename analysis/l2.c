@@ -530,6 +530,31 @@ static double run_shift_t(struct an_ctx *c, const double *ratio, size_t a, size_
     return (in - out) / (1.2533 * sd * sqrt(1.0 / (double)ni + 1.0 / (double)no));
 }
 
+/* The edges of an accepted noisy run (ratio[]: per step, 0 = not judged; level: its
+ * typical ratio): it grows over the steps next to it whose ratio lies above 1 +
+ * AN_LEVEL_EDGE x (level - 1), across single steps below that. Steps at an episode's ends that
+ * the step gates missed belong to it. */
+static void run_edges(const struct an_ctx *c, const double *ratio, double level,
+                      struct an_span *sp)
+{
+    const double mid = 1.0 + AN_LEVEL_EDGE * (level - 1.0);
+    if (!(level > 1.0))
+        return;
+    /* one step below it may sit inside (noise), two end it */
+    for (size_t k = sp->b + 1; k < c->S; k++) {
+        if (ratio[k] >= mid)
+            sp->b = k;
+        else if (!(k + 1 < c->S && ratio[k + 1] >= mid))
+            break;
+    }
+    for (size_t k = sp->a; k-- > 0;) {
+        if (ratio[k] >= mid)
+            sp->a = k;
+        else if (!(k > 0 && ratio[k - 1] >= mid))
+            break;
+    }
+}
+
 static int rank_runs(struct an_ctx *c, uint32_t r, const uint8_t *flag,
                      const struct rank_scratch *w, int kind, double run_z,
                      struct an_rruns *runs)
@@ -559,6 +584,8 @@ static int rank_runs(struct an_ctx *c, uint32_t r, const uint8_t *flag,
          * one step must be at the kernel level */
         if (run_z > 0 && !(run_shift_t(c, w->ratio, w->spans[j].a, w->spans[j].b) >= run_z))
             continue;
+        if (run_z > 0) /* noisy steps: the episode's edges by its own level */
+            run_edges(c, w->ratio, st.ratio, &w->spans[j]);
         struct an_rrun *u = an_rruns_push(runs, r, w->spans[j].a, w->spans[j].b);
         if (!u)
             return -ENOMEM;
