@@ -66,9 +66,10 @@ struct run {
 };
 
 void argus_analyze_import_path(struct run *r, const char *path);
-/* Whether a --rank-from pattern is a POSIX extended regular expression with a capture
- * group (import/steplog.h: the first capture is the rank). */
-int argus_analyze_rank_from_ok(const char *pattern);
+/* The input side's options, shared by argus-analyze and argus-predict: -m/--max-mem,
+ * -R/--max-ranks, -r/--rank-from (opt is getopt's letter). 1: taken into r; 0: not one
+ * of them; -1: a bad value, said in one line on stderr (the caller exits 2). */
+int argus_analyze_input_option(struct run *r, int opt, const char *arg);
 /* Free what the input side allocated (skipped, lost, notes, pipe copies). */
 void argus_analyze_inputs_free(struct run *r);
 

@@ -190,25 +190,6 @@ static void run_free(struct run *r)
 }
 
 /* "123", "64K", "48M", "2G" -> bytes; 0 or -1. */
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    unsigned long long v;
-
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return -1;
-    int sh = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
-           : *end == 'G' || *end == 'g' ? 30 : 0;
-    if (sh)
-        end++;
-    if (*end || v == 0 || v > (SIZE_MAX >> sh))
-        return -1;
-    *out = (size_t)v << sh;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     static const struct option lopts[] = {
@@ -232,30 +213,10 @@ int main(int argc, char **argv)
         switch (c) {
         case 'o': outdir = optarg; break;
         case 'm':
-            if (parse_size(optarg, &r.kopts.max_mem) != 0 || r.kopts.max_mem < (32 << 10)) {
-                fprintf(stderr, PROG ": --max-mem %s: not a size of at least 32K (bytes, or N "
-                        "with K, M or G)\n", optarg);
+        case 'R':
+        case 'r':
+            if (argus_analyze_input_option(&r, c, optarg) < 0)
                 return 2;
-            }
-            break;
-        case 'R': { /* import/import.h: rank ids at or past it cost their file or row */
-            char *e;
-            unsigned long v = strtoul(optarg, &e, 10);
-            if (*optarg < '0' || *optarg > '9' || *e || v == 0 || v > ARGUS_MAX_RANKS_LIMIT) {
-                fprintf(stderr, PROG ": --max-ranks %s: not an integer in [1, %u]\n", optarg,
-                        ARGUS_MAX_RANKS_LIMIT);
-                return 2;
-            }
-            r.max_ranks = (uint32_t)v;
-            break;
-        }
-        case 'r': /* import/steplog.h: first capture = rank */
-            if (!argus_analyze_rank_from_ok(optarg)) {
-                fprintf(stderr, PROG ": --rank-from %s: not a POSIX extended regular "
-                        "expression with a capture group\n", optarg);
-                return 2;
-            }
-            r.rank_from = optarg;
             break;
         case 'h': usage(stdout); return 0;
         case 'V': printf(PROG " (Argus) %s\n", PACKAGE_VERSION); return 0;

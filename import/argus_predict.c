@@ -344,7 +344,7 @@ int main(int argc, char **argv)
     struct run r;
     char err[1024];
     double cut = 0, actual = 0;
-    uint64_t planned = 0, cut_step = 0, v;
+    uint64_t planned = 0, cut_step = 0;
     int c, json = 0, status = 1, have_res = 0;
 
     memset(&r, 0, sizeof r);
@@ -382,37 +382,11 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
-        case 'm': {
-            char *e;
-            unsigned long long mm = strtoull(optarg, &e, 10);
-            int sh = *e == 'K' || *e == 'k' ? 10 : *e == 'M' || *e == 'm' ? 20
-                   : *e == 'G' || *e == 'g' ? 30 : 0;
-            if (sh)
-                e++;
-            if (*optarg < '0' || *optarg > '9' || *e || mm == 0 || mm > (SIZE_MAX >> sh) ||
-                ((size_t)mm << sh) < (32u << 10)) {
-                fprintf(stderr, PROG ": --max-mem %s: not a size of at least 32K (bytes, or N "
-                        "with K, M or G)\n", optarg);
-                return 2;
-            }
-            r.kopts.max_mem = (size_t)mm << sh;
-            break;
-        }
+        case 'm':
         case 'R':
-            if (parse_u64(optarg, 1, ARGUS_MAX_RANKS_LIMIT, &v) != 0) {
-                fprintf(stderr, PROG ": --max-ranks %s: not an integer in [1, %u]\n", optarg,
-                        ARGUS_MAX_RANKS_LIMIT);
+        case 'r':
+            if (argus_analyze_input_option(&r, c, optarg) < 0)
                 return 2;
-            }
-            r.max_ranks = (uint32_t)v;
-            break;
-        case 'r': /* import/steplog.h: first capture = rank */
-            if (!argus_analyze_rank_from_ok(optarg)) {
-                fprintf(stderr, PROG ": --rank-from %s: not a POSIX extended regular "
-                        "expression with a capture group\n", optarg);
-                return 2;
-            }
-            r.rank_from = optarg;
             break;
         case 'h': usage(stdout); return 0;
         case 'V': printf(PROG " (Argus) %s\n", PACKAGE_VERSION); return 0;
