@@ -36,7 +36,9 @@
  * (rank0_spool_steady_ms_per_step, the same records every window, to a scratch file in
  * TMPDIR) and not in the goal's figure, which the issue defines as merge plus analysis.
  * The rank-0 job (store, spool, analysis) is bench/reduce_job.c, through rank 0's pipeline
- * (pipeline/pipeline.h).
+ * (pipeline/pipeline.h). The in-band forecast that pipeline runs after each window's
+ * analysis is timed on its own (rank0_forecast_ms_per_window, goal 0.5 ms at P = 16,384):
+ * fc_job below.
  * Prints one JSON line through yajl_gen (docs/STYLE.md, "Benchmarks"), each run's object
  * flushed as it is done. Usage: reduce_scale [P ...] (default 1024 4096 16384 65536). */
 #include <errno.h>
@@ -48,10 +50,12 @@
 #include "bench/reduce_job.h"
 #include "common/aggregate.h"
 #include "common/jsongen.h"
+#include "forecast/forecast.h"
 #include "reduce/condense.h"
 #include "common/wire.h"
 #include "reduce/bytebuf.h"
 #include "reduce/tree.h"
+#include "store/jobstore.h"
 
 #define W 10
 #define K 40
@@ -286,6 +290,69 @@ static size_t count_summaries(const struct argus_bytebuf *b)
     return n;
 }
 
+/* ---- the in-band forecast (forecast/forecast.h) ---------------------------------------
+ * Rank 0 forecasts after every window's analysis (pipeline/pipeline.c) with the live
+ * options: 200 draws, the last 2,048 steps. Timed here on its own, over a store of the
+ * default retention that takes every rank's row of every step (as from the condensing
+ * root's rows records) for a job long enough that the forecast's series is full: the
+ * median over the last STEADY windows, and the worst of them. No analysis result is
+ * passed (the pipeline passes its own; the forecast only reads its anomaly list). */
+#define FC_SERIES 2048u
+
+struct fc_cost {
+    double ms, ms_max;   /* CPU per window */
+    long flt;            /* page faults per window, median */
+    size_t windows;
+    int rc;
+};
+
+static int fc_job(struct fc_cost *fc)
+{
+    struct argus_jobstore *js = NULL;
+    struct argus_agg_row *rows = malloc((size_t)P * sizeof *rows);
+    struct argus_forecast *out = malloc(sizeof *out);
+    double ms[STEADY], fl[STEADY];
+    const struct argus_forecast_opts fo = {.total_steps = 100000, .seed = 1, .n_sims = 200,
+                                           .max_series = FC_SERIES};
+    int rc = -1;
+
+    memset(fc, 0, sizeof *fc);
+    if (!rows || !out || argus_jobstore_create((uint32_t)P, &js) != 0)
+        goto out;
+    fc->windows = FC_SERIES / W + 1 + STEADY;
+    for (size_t w = 0; w < fc->windows; w++) {
+        for (int s = 0; s < W; s++) {
+            const uint64_t step = (uint64_t)w * W + (uint64_t)s;
+            for (int r = 0; r < P; r++) {
+                const uint64_t wall = 900000 * rank_speed(r) / 1000 + rnd() % 9000;
+                rows[r] = (struct argus_agg_row){
+                    .step = step, .rank = (uint32_t)r, .start_ns = 1000000000ull * step,
+                    .us = {(uint32_t)wall, 300000, 500000, 20000, 150000, 5000,
+                           (uint32_t)(wall - 160000), 150000}};
+            }
+            if (argus_jobstore_add_rows(js, rows, (size_t)P) != 0)
+                goto out;
+        }
+        const long f0 = bench_minflt();
+        const double t0 = bench_cpu_s();
+        fc->rc |= argus_forecast_run(js, NULL, &fo, out) != 0 || !out->valid;
+        const double t = bench_cpu_s() - t0;
+        if (w + STEADY < fc->windows)
+            continue;
+        ms[w + STEADY - fc->windows] = 1e3 * t;
+        fl[w + STEADY - fc->windows] = (double)(bench_minflt() - f0);
+        fc->ms_max = 1e3 * t > fc->ms_max ? 1e3 * t : fc->ms_max;
+    }
+    fc->ms = median5(ms);
+    fc->flt = (long)median5(fl);
+    rc = 0;
+out:
+    argus_jobstore_free(js);
+    free(rows);
+    free(out);
+    return rc;
+}
+
 /* ---- the result line (docs/STYLE.md, "File formats and JSON") ---------------------- */
 
 static int put_bool(yajl_gen g, const char *k, int v)
@@ -331,6 +398,7 @@ struct run {
     size_t agg_b, ex_b, raw_b, ex_n;
     const struct r0cost *first, *warm;
     const struct job_cost *jc;
+    const struct fc_cost *fc;
 };
 
 /* One run's object in the "runs" array. */
@@ -399,6 +467,13 @@ static int put_run(yajl_gen g, const struct run *r)
                             r->jc->spool_max == 0 ||
                             r->jc->spool_bytes * (double)r->jc->windows * W <=
                                 (double)r->jc->spool_max));
+    ARGUS_BENCH_PUT_F(g, "rank0_forecast_ms_per_window", "%.3f", r->fc->ms);
+    ARGUS_BENCH_PUT_F(g, "rank0_forecast_max_ms_per_window", "%.3f", r->fc->ms_max);
+    ARGUS_BENCH_PUT_F(g, "rank0_forecast_page_faults_per_window", "%.0f", (double)r->fc->flt);
+    ARGUS_JSON_TRY(argus_bench_uint(g, "forecast_windows", r->fc->windows));
+    ARGUS_JSON_TRY(argus_json_key(g, "goal_forecast_ms_per_window"));
+    ARGUS_JSON_CK(yajl_gen_double(g, 0.5));
+    ARGUS_JSON_TRY(put_bool(g, "goal_forecast_met", r->fc->ms <= 0.5 && !r->fc->rc));
     ARGUS_JSON_TRY(argus_json_key(g, "rank0_page_faults_per_step"));
     ARGUS_JSON_CK(yajl_gen_map_open(g));
     ARGUS_BENCH_PUT_F(g, "merge", "%.1f", (double)first->flt_merge / W);
@@ -411,6 +486,7 @@ static int put_run(yajl_gen g, const struct run *r)
     ARGUS_BENCH_PUT_F(g, "analyze_steady", "%.1f", (double)st->flt_analyze / W);
     ARGUS_JSON_CK(yajl_gen_map_close(g));
     ARGUS_JSON_TRY(argus_bench_int(g, "analysis_rc", an->rc | st->rc));
+    ARGUS_JSON_TRY(argus_bench_int(g, "forecast_rc", r->fc->rc));
     ARGUS_JSON_CK(yajl_gen_map_close(g));
     return 0;
 }
@@ -525,9 +601,15 @@ int main(int argc, char **argv)
         free(out.p);
         free(thin.base);
         free(thin.shifted);
+        struct fc_cost fcc;
+        if (fc_job(&fcc) != 0) {
+            fprintf(stderr, "reduce_scale: out of memory at P = %d (forecast)\n", P);
+            yajl_gen_free(g);
+            return 1;
+        }
         const struct run run = {.depth = depth, .nkids = nkids, .leafkids = leafkids,
                                 .agg_b = agg_b, .ex_b = ex_b, .raw_b = raw_b, .ex_n = ex_n,
-                                .first = &first, .warm = &warm, .jc = &jc};
+                                .first = &first, .warm = &warm, .jc = &jc, .fc = &fcc};
         if (put_run(g, &run))
             return line_end(g, 1);
         fflush(stdout);

@@ -4,7 +4,8 @@
  * when the plan is unknown), the steps left, the sync tax, the top contributors to the
  * P90 step (phases; ranks most often on the critical path), the periodic events and
  * regimes it accounted for, its assumptions and warnings, and what-ifs (drop the slowest
- * node, data-parallel x K), each with the same quantiles.
+ * node, data-parallel x K), each with the same quantiles, and on request the modelled
+ * law of one step (P1..P99).
  *
  * Method, in short: the job's step time is the slowest rank's wall per step; the fit uses
  * the current regime only (steps after the last change point, the analysis' and its own);
@@ -19,10 +20,12 @@
  * Pure computation: no I/O, no globals; deterministic for a seed (its own RNG). Memory:
  * O(held steps) temporaries, and with what-ifs the store's scratch for held steps x
  * ranks tables (argus_jobstore_scratch: the caller must not be using it, as after
- * argus_analyze); all freed or left to the store before return. Time: O(held cells + the
- * last max_series steps seen + n_sims x ARGUS_FC_MAX_BLOCKS), whatever the job's length
- * and the steps left (older evicted steps are only counted and summed). struct
- * argus_forecast is plain data (no pointers).
+ * argus_analyze); all freed or left to the store before return. Time: O(cells read + the
+ * last max_series steps seen + n_sims x ARGUS_FC_MAX_BLOCKS), whatever the steps left;
+ * the cells read are every held one offline or with what-ifs, and at most
+ * max(max_cells, P) plus a few ranks' on a store that evicts (opts.max_cells); older
+ * evicted steps are only counted and summed. struct argus_forecast is plain data (no
+ * pointers).
  */
 #ifndef ARGUS_FORECAST_FORECAST_H
 #define ARGUS_FORECAST_FORECAST_H
@@ -41,6 +44,7 @@
 #define ARGUS_FC_MAX_NOTES 8
 #define ARGUS_FC_MAX_WHATIF 4
 #define ARGUS_FC_NOTE_LEN 256
+#define ARGUS_FC_NSTEPQ 99         /* per-step quantiles: P1..P99 */
 
 enum argus_fc_whatif_kind {
     ARGUS_FC_WI_DROP_SLOWEST = 1, /* the slowest node's ranks at the median offset */
@@ -59,6 +63,12 @@ struct argus_forecast_opts {
     uint32_t n_sims;              /* Monte Carlo draws; 0: 1,000 (at most 100,000) */
     uint32_t max_series;          /* the most recent steps looked at (older ones only
                                      counted and summed); 0 or more than 16,384: 16,384 */
+    uint32_t max_cells;           /* held rank x step cells read per run once the store has
+                                     evicted steps to fit on (the newest held steps, at
+                                     least one; older held ones timed from a few ranks);
+                                     0: 16,384. Not with what-ifs (they read every held
+                                     cell) */
+    int step_dist;                /* 1: the per-step quantiles too (step_q_ms) */
     size_t n_whatif;              /* at most ARGUS_FC_MAX_WHATIF */
     struct argus_fc_whatif_spec whatif[ARGUS_FC_MAX_WHATIF];
 };
@@ -94,6 +104,8 @@ struct argus_fc_whatif {
     char name[24];                /* "drop-slowest", "dp=2", ... */
     struct argus_fc_quant remaining_s, total_s;
     double step_p50_ms;           /* median modelled step time */
+    int has_step_q;               /* step_q_ms set (opts.step_dist) */
+    double step_q_ms[ARGUS_FC_NSTEPQ]; /* P1..P99 of one modelled step, events included */
     char note[ARGUS_FC_NOTE_LEN]; /* what it assumed or could not model; "" */
 };
 
@@ -107,6 +119,9 @@ struct argus_forecast {
     double elapsed_s;             /* sum of the job step times seen */
     struct argus_fc_quant remaining_s, total_s;
     double step_p50_ms, step_p90_ms, step_mean_ms; /* of the current regime, no events */
+    int has_step_q;               /* step_q_ms set (opts.step_dist) */
+    double step_q_ms[ARGUS_FC_NSTEPQ]; /* P1..P99 of one modelled step of the steps left:
+                                     the regime's steps, periodic events at their share */
     double sync_tax;              /* mean slowest-rank work / mean of the ranks' mean work,
                                      >= 1; 1 with one rank */
     uint64_t regime_start;        /* first step of the current regime */

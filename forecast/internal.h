@@ -1,5 +1,9 @@
-/* internal.h — internal to forecast/: the RNG and order statistics the forecast's files
- * share (forecast/sample.c holds them). No allocation, no state beyond the caller's seed.
+/* internal.h — internal to forecast/: what the forecast's files share. The RNG
+ * (forecast/sample.c) and order statistics (forecast/order.c): no allocation, no state
+ * beyond the caller's seed; the
+ * run's working set, struct fc, and its builders: the series (forecast/series.c), the
+ * attribution (forecast/attrib.c: sync tax, critical path, contributors) and the
+ * what-ifs (forecast/whatif.c). argus_forecast_run (forecast/forecast.c) drives them.
  */
 #ifndef ARGUS_FORECAST_INTERNAL_H
 #define ARGUS_FORECAST_INTERNAL_H
@@ -7,12 +11,110 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* splitmix64: the next value of the sequence of state *s; uniform in [0, 1). */
+#include "analysis/analysis.h"
+#include "forecast/forecast.h"
+#include "store/jobstore.h"
+
+/* forecast/sample.c. splitmix64: the next value of the sequence of state *s; uniform in
+ * [0, 1). */
 uint64_t fc_rng_next(uint64_t *s);
 double fc_rng_unif(uint64_t *s);
-/* Sort ascending; the p-quantile (0..1) of sorted v[0..n) by linear interpolation, 0 when
- * n is 0. */
+/* forecast/order.c. Sort ascending (introsort: O(n log n), in place); the p-quantile
+ * (0..1) of sorted v[0..n) by linear interpolation, 0 when n is 0. */
 void fc_sort(double *v, size_t n);
 double fc_quantile_sorted(const double *v, size_t n, double p);
+/* The same p-quantile of unsorted v[0..n) by selection (v reordered): O(n) expected. */
+double fc_quantile_sel(double *v, size_t n, double p);
+
+
+#define FC_MIN_STEPS 8
+#define FC_MAX_CHANGES 16
+#define FC_MAX_SERIES 16384u  /* the most recent steps looked at (older: counted, summed) */
+#define FC_MAX_CELLS 16384u   /* held rank x step cells walked per run by default, once
+                                 the store has evicted enough steps to fit on */
+#define FC_EST_RANKS 8u       /* ranks that time the held steps not walked */
+
+/* Everything one run works on; freed by fc_free. */
+struct fc {
+    const struct argus_jobstore *js;
+    uint32_t P;
+    /* the job series, every step seen: ids ascending, step times in ms */
+    uint64_t *step;
+    double *t;
+    size_t n;
+    size_t h0;           /* index of the first held step (steps before it were evicted) */
+    unsigned char *ev;   /* 1: a periodic event's step */
+    /* held steps x ranks: own work (wall less collective and p2p time) and collective
+     * time (what the DP ring term scales), ms; NAN where the rank holds no step */
+    double *work, *comm; /* only with what-ifs (NULL otherwise) */
+    size_t nh;
+    /* per held step, always: the slowest rank's work and its rank (-1: none), the sum and
+     * count of the ranks' work (the sync tax), built walking rank by rank */
+    double *mxw, *sumw;
+    int32_t *argw;
+    uint32_t *cntw;
+    /* evicted steps older than the series (it keeps the last FC_MAX_SERIES): counted and
+     * summed only */
+    size_t n_before;
+    double ms_before;
+    /* held steps older than the ones walked (bounded cells per run, see fc_build):
+     * counted, timed from the first FC_EST_RANKS ranks' walls */
+    size_t n_skip;
+    double ms_skip;
+    uint32_t est_ranks;
+    /* own change points (indices into the series), ascending */
+    size_t chg[FC_MAX_CHANGES];
+    double chg_lr[FC_MAX_CHANGES];
+    size_t nchg;
+};
+
+/* forecast/series.c. fc_build: the job series of f (f->js, f->P set, the rest zero):
+ * the evicted steps' walls (the last max_series steps in all; older ones counted and
+ * summed), then the held steps' slowest rank. With a store that has evicted at least
+ * FC_MIN_STEPS steps and more held cells than max_cells (and no tables asked), only the
+ * newest max(1, max_cells / P) held steps are walked: the older held ones are counted
+ * and timed from the first FC_EST_RANKS ranks (f->n_skip, f->ms_skip), so that a run
+ * reads O(max_cells + P) cells whatever P. tables: the held steps x ranks work and
+ * collective tables too (what-ifs; the store's scratch). 0 or -ENOMEM.
+ * fc_periodic: the analysis' periodic iteration_jitter findings marked in f->ev.
+ * fc_changes: own change points (binary segmentation of the log step times). 0 or
+ * -ENOMEM. fc_free: f's own memory. */
+int fc_build(struct fc *f, int tables, size_t max_series, size_t max_cells);
+void fc_periodic(struct fc *f, const struct argus_result *res, struct argus_forecast *o);
+int fc_changes(struct fc *f);
+void fc_free(struct fc *f);
+
+/* forecast/attrib.c, over the held regime steps [i0, f->nh): the sync tax and the ranks
+ * most often slowest; the phase contributors of the steps at or past p90_ms. */
+void fc_crit_sync(const struct fc *f, size_t i0, struct argus_forecast *o);
+void fc_contrib(const struct fc *f, size_t i0, double p90_ms, struct argus_forecast *o);
+
+/* forecast/whatif.c: the step series (ms, out[0..*nout), at most the held steps) of the
+ * held regime steps [i0, f->nh) under what-if w (f's tables built), its note in wo.
+ * 0 or -ENOMEM. */
+int fc_whatif_series(const struct fc *f, const struct argus_result *res, size_t i0,
+                     const struct argus_fc_whatif_spec *w, uint64_t seed, double *out,
+                     size_t *nout, struct argus_fc_whatif *wo);
+
+/* forecast/tail.c: a generalised Pareto law of the excesses over u of a regime's step
+ * times (shape xi, scale sigma; p_exc of the steps exceed u; emp_mean their mean
+ * excess). fc_gpd_fit on v[0..n), reordered so that v[g->e0..n) are the excesses' steps,
+ * ascending: 1 and g->ok when fitted (n >= 200, at least 10 excesses), else 0.
+ * fc_gpd_draw: an excess at uniform unif. fc_gpd_sf: P(step > x) for
+ * x past u (p_exc at or below it). */
+struct fc_gpd {
+    int ok;
+    double u, xi, sigma, p_exc, emp_mean;
+    size_t e0;
+};
+int fc_gpd_fit(double *v, size_t n, struct fc_gpd *g);
+double fc_gpd_draw(const struct fc_gpd *g, double unif);
+double fc_gpd_sf(const struct fc_gpd *g, double x);
+
+/* forecast/stepdist.c: q[0..ARGUS_FC_NSTEPQ) = P1..P99 of one modelled step: v[0..n)
+ * (ms, n >= 1) and, at share pi of the steps, one of them plus an event cost from
+ * evc[0..ne). 0, -EINVAL or -ENOMEM. */
+int fc_step_quant(const double *v, size_t n, const double *evc, size_t ne, double pi,
+                  double *q);
 
 #endif /* ARGUS_FORECAST_INTERNAL_H */

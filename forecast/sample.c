@@ -3,8 +3,9 @@
  * level drawn with the uncertainty of its mean (batch means, Student t), then the steps
  * left drawn from it in circular blocks (never one by one),
  * periodic event costs drawn from those observed, and future change points at an observed
- * rate. Its own RNG (splitmix64), so the same seed gives the same quantiles. Allocates
- * O(n + n_sims) per call and frees it; no I/O, no globals.
+ * rate; the excesses past a high percentile from a fitted generalised Pareto law
+ * (forecast/tail.c). Its own RNG (splitmix64), so the same seed gives the same
+ * quantiles. Allocates O(n + n_sims) per call and frees it; no I/O, no globals.
  */
 #include "config.h"
 
@@ -15,6 +16,8 @@
 
 #include "forecast/forecast.h"
 #include "forecast/internal.h"
+
+#define FC_TAIL_DRAWS 64 /* tail excesses drawn one by one; more: their sum's normal law */
 
 uint64_t fc_rng_next(uint64_t *s)
 {
@@ -37,6 +40,21 @@ static double fc_rng_normal(uint64_t *s)
     return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
 }
 
+/* Chi-square with df (>= 2) degrees of freedom: twice a Gamma(df / 2) by Marsaglia and
+ * Tsang's method (one normal and one uniform per try, ~1.03 tries). */
+static double fc_rng_chi2(uint64_t *s, double df)
+{
+    const double d = df / 2 - 1.0 / 3, c = 1 / sqrt(9 * d);
+    for (;;) {
+        const double x = fc_rng_normal(s), v0 = 1 + c * x;
+        if (v0 <= 0)
+            continue;
+        const double v = v0 * v0 * v0, u = fc_rng_unif(s);
+        if (u > 0 && log(u) < 0.5 * x * x + d - d * v + d * log(v))
+            return 2 * d * v;
+    }
+}
+
 static uint32_t fc_rng_poisson(uint64_t *s, double lam, uint32_t cap)
 {
     if (lam <= 0)
@@ -55,28 +73,6 @@ static uint32_t fc_rng_poisson(uint64_t *s, double lam, uint32_t cap)
     }
 }
 
-static int fc_cmp_d(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-void fc_sort(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, fc_cmp_d);
-}
-
-double fc_quantile_sorted(const double *v, size_t n, double p)
-{
-    if (n == 0)
-        return 0;
-    double x = p * (double)(n - 1);
-    size_t i = (size_t)x;
-    if (i + 1 >= n)
-        return v[n - 1];
-    return v[i] + (x - (double)i) * (v[i + 1] - v[i]);
-}
-
 /* Sum of len (<= n) values of the circular series whose prefix sums are pre[0..n]. */
 static double fc_circ_sum(const double *pre, size_t n, size_t start, size_t len)
 {
@@ -85,16 +81,53 @@ static double fc_circ_sum(const double *pre, size_t n, size_t start, size_t len)
     return (pre[n] - pre[start]) + pre[start + len - n];
 }
 
+/* Stage 1's law, the regime's level: its mean and the standard error of it from batch
+ * means (batches of at least b steps, so that they are nearly independent; se -1 with
+ * fewer than 3 batches: a block-resampled regime instead), and the drift: the level
+ * (median) moved between the regime's halves; the rest of the run may move as much, more
+ * the longer it is (random-walk scaling, at most x3). tmp: n values of scratch. */
+static void fc_level(const double *base, size_t n, uint32_t b, uint64_t left, double *tmp,
+                     double *mean, double *se, size_t *nbat, double *drift)
+{
+    *mean = 0;
+    for (size_t i = 0; i < n; i++)
+        *mean += base[i] / (double)n;
+    size_t bm = (size_t)sqrt((double)n);
+    bm = bm < b ? b : bm;
+    *nbat = n / bm;
+    *se = -1;
+    if (*nbat >= 3) {
+        double m1 = 0, m2 = 0;
+        for (size_t k = 0; k < *nbat; k++) {
+            double m = 0;
+            for (size_t i = k * bm; i < (k + 1) * bm; i++)
+                m += base[i] / (double)bm;
+            m1 += m;
+            m2 += m * m;
+        }
+        m1 /= (double)*nbat;
+        const double var = (m2 - (double)*nbat * m1 * m1) / (double)(*nbat - 1);
+        *se = sqrt((var > 0 ? var : 0) / (double)*nbat);
+    }
+    memcpy(tmp, base, n * sizeof *tmp); /* medians: a spike in one half is no drift */
+    const double h1 = fc_quantile_sel(tmp, n / 2, 0.5);
+    const double h2 = fc_quantile_sel(tmp + n / 2, n - n / 2, 0.5);
+    double grow = sqrt((double)left / (double)n);
+    grow = grow > 3 ? 3 : grow;
+    *drift = n >= 8 ? fabs(h2 - h1) * grow : 0;
+}
+
 int argus_forecast_sample(const double *base, size_t n, uint32_t b, uint64_t left,
                           const double *ev_ms, size_t n_ev, uint64_t ev_count,
                           double rate, const double *lr, size_t n_lr, uint32_t n_sims,
                           uint64_t seed, struct argus_fc_quant *q)
 {
-    double *pre = NULL, *tot = NULL;
+    double *pre = NULL, *tot = NULL, *srt = NULL;
     int rc = -ENOMEM;
     uint64_t rng = seed ^ 0x5052495350524953ull; /* "PRISPRIS" */
     uint64_t erng = seed ^ 0x4556454e54535353ull; /* events: their own stream, so that
                                                      adding them moves nothing else */
+    uint64_t trng = seed ^ 0x5441494c5441494cull; /* the fitted tail: its own too */
 
     if (!base || n < 2 || b == 0 || !q || (n_ev && !ev_ms) || (n_lr && !lr))
         return -EINVAL;
@@ -104,42 +137,36 @@ int argus_forecast_sample(const double *base, size_t n, uint32_t b, uint64_t lef
         b = (uint32_t)n;
     pre = malloc((n + 1) * sizeof *pre);
     tot = malloc((size_t)n_sims * sizeof *tot);
-    if (!pre || !tot)
+    srt = malloc(n * sizeof *srt);
+    if (!pre || !tot || !srt)
         goto out;
-    /* stage 1, the regime's level: its mean and the standard error of it from batch
-     * means (batches of at least b steps, so that they are nearly independent); with
-     * fewer than 3 batches a block-resampled regime instead */
-    double mean = 0;
-    for (size_t i = 0; i < n; i++)
-        mean += base[i] / (double)n;
-    size_t bm = (size_t)sqrt((double)n);
-    bm = bm < b ? b : bm;
-    const size_t nbat = n / bm;
-    double se = -1;
-    if (nbat >= 3) {
-        double m1 = 0, m2 = 0;
-        for (size_t k = 0; k < nbat; k++) {
-            double m = 0;
-            for (size_t i = k * bm; i < (k + 1) * bm; i++)
-                m += base[i] / (double)bm;
-            m1 += m;
-            m2 += m * m;
-        }
-        m1 /= (double)nbat;
-        const double var = (m2 - (double)nbat * m1 * m1) / (double)(nbat - 1);
-        se = sqrt((var > 0 ? var : 0) / (double)nbat);
+    /* the tail: a generalised Pareto law past the regime's high percentile; the steps
+     * drawn past it have their empirical excess replaced by one drawn from the law */
+    struct fc_gpd g;
+    memcpy(srt, base, n * sizeof *srt);
+    fc_gpd_fit(srt, n, &g);
+    const size_t e0 = g.ok ? g.e0 : n;
+    double tail_mu = 0, tail_var = 0; /* of (law's excess - an empirical one) */
+    if (g.ok) {
+        double em = 0, ev = 0;
+        for (size_t i = e0; i < n; i++)
+            em += (srt[i] - g.u) / (double)(n - e0);
+        for (size_t i = e0; i < n; i++)
+            ev += (srt[i] - g.u - em) * (srt[i] - g.u - em) / (double)(n - e0);
+        const double gm = g.sigma / (1 - g.xi);
+        const double gv = g.xi < 0.5 ? g.sigma * g.sigma / ((1 - g.xi) * (1 - g.xi) *
+                                                           (1 - 2 * g.xi)) : 0;
+        tail_mu = gm - em;
+        tail_var = gv + ev;
     }
-    /* drift: the level (median) moved between the regime's halves by dh; the rest of the run may
-     * move as much, more the longer it is (random-walk scaling, at most x3) */
-    double m1 = 0, m2 = 0; /* medians: a spike in one half is no drift */
-    memcpy(pre, base, n * sizeof *pre);
-    fc_sort(pre, n / 2);
-    fc_sort(pre + n / 2, n - n / 2);
-    m1 = fc_quantile_sorted(pre, n / 2, 0.5);
-    m2 = fc_quantile_sorted(pre + n / 2, n - n / 2, 0.5);
-    double grow = sqrt((double)left / (double)n);
-    grow = grow > 3 ? 3 : grow;
-    const double drift = n >= 8 ? fabs(m2 - m1) * grow : 0;
+    double ev_mu = 0, ev_var = 0; /* the events' costs */
+    for (size_t i = 0; i < n_ev; i++)
+        ev_mu += ev_ms[i] / (double)n_ev;
+    for (size_t i = 0; i < n_ev; i++)
+        ev_var += (ev_ms[i] - ev_mu) * (ev_ms[i] - ev_mu) / (double)n_ev;
+    double mean, se, drift; /* stage 1's law: the level */
+    size_t nbat;
+    fc_level(base, n, b, left, pre, &mean, &se, &nbat, &drift);
     pre[0] = 0;
     for (size_t i = 0; i < n; i++)
         pre[i + 1] = pre[i] + base[i];
@@ -154,13 +181,8 @@ int argus_forecast_sample(const double *base, size_t n, uint32_t b, uint64_t lef
     for (uint32_t sim = 0; sim < n_sims; sim++) {
         double shift = 0; /* the drawn level minus the mean seen, per step */
         if (se >= 0) { /* Student t with nbat - 1 degrees of freedom */
-            double chi = 0;
-            for (size_t k = 0; k + 1 < nbat && k < 64; k++) {
-                const double z = fc_rng_normal(&rng);
-                chi += z * z;
-            }
-            const size_t df = nbat - 1 < 64 ? nbat - 1 : 64;
-            shift = se * fc_rng_normal(&rng) / sqrt(chi / (double)df);
+            const double df = (double)(nbat - 1);
+            shift = se * fc_rng_normal(&rng) / sqrt(fc_rng_chi2(&rng, df) / df);
         } else {
             double m = 0;
             for (size_t i = 0; i < n;) {
@@ -183,6 +205,16 @@ int argus_forecast_sample(const double *base, size_t n, uint32_t b, uint64_t lef
         if (r)
             s += fc_circ_sum(pre, n, (size_t)(fc_rng_unif(&rng) * (double)n), (size_t)r);
         s += shift * (double)left;
+        if (g.ok && left) { /* steps past the threshold: their excess from the fitted law */
+            const uint32_t K = fc_rng_poisson(&trng, g.p_exc * (double)left, UINT32_MAX / 2);
+            if (K <= FC_TAIL_DRAWS) {
+                for (uint32_t j = 0; j < K; j++)
+                    s += fc_gpd_draw(&g, fc_rng_unif(&trng)) -
+                         (srt[e0 + (size_t)(fc_rng_unif(&trng) * (double)(n - e0))] - g.u);
+            } else { /* the sum of K differences by its normal law */
+                s += (double)K * tail_mu + sqrt((double)K * tail_var) * fc_rng_normal(&trng);
+            }
+        }
         if (s < 0)
             s = 0;
         /* change points at their observed rate, either sign, on the rest of the run */
@@ -202,11 +234,13 @@ int argus_forecast_sample(const double *base, size_t n, uint32_t b, uint64_t lef
         }
         /* periodic events with their observed costs */
         if (ev_count && n_ev) {
-            const uint64_t k = ev_count < 1024 ? ev_count : 1024;
-            double e = 0;
-            for (uint64_t j = 0; j < k; j++)
-                e += ev_ms[(size_t)(fc_rng_unif(&erng) * (double)n_ev)];
-            s += e * (double)ev_count / (double)k;
+            if (ev_count <= 1024) {
+                for (uint64_t j = 0; j < ev_count; j++)
+                    s += ev_ms[(size_t)(fc_rng_unif(&erng) * (double)n_ev)];
+            } else { /* the sum of ev_count costs by its normal law (not k scaled up) */
+                s += (double)ev_count * ev_mu +
+                     sqrt((double)ev_count * ev_var) * fc_rng_normal(&erng);
+            }
         }
         tot[sim] = s / 1e3;
     }
@@ -219,5 +253,6 @@ int argus_forecast_sample(const double *base, size_t n, uint32_t b, uint64_t lef
 out:
     free(pre);
     free(tot);
+    free(srt);
     return rc;
 }

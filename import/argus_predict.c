@@ -48,8 +48,10 @@ static void usage(FILE *out)
             "                    the median offset), dp=K (data-parallel x K, K in 2..64);\n"
             "                    mb=M (microbatches) is refused: not modelled\n"
             "  -j, --json        one JSON object: remaining_s, total_s (p10, p50, p90, p99),\n"
-            "                    steps_left, whatif (name -> quantiles of the remaining time)\n"
-            "                    and with --cut cut_step, actual_remaining_s\n"
+            "                    steps_left, whatif (name -> quantiles of the remaining time,\n"
+            "                    step_p50_ms, step_quantiles_ms), step_p50_ms,\n"
+            "                    step_quantiles_ms (P1..P99 of one modelled step) and with\n"
+            "                    --cut cut_step, actual_remaining_s\n"
             "  -s, --seed N      the Monte Carlo seed (default 1; same seed, same figures)\n"
             "  -R, --max-ranks N, -r, --rank-from RE, -m, --max-mem N  as in argus-analyze\n"
             "  -h, --help        this help\n"
@@ -220,7 +222,24 @@ fail:
     return rc;
 }
 
-static int json_quant(yajl_gen g, const char *key, const struct argus_fc_quant *q)
+/* "step_p50_ms" and, when set, "step_quantiles_ms": P1..P99 of one modelled step. */
+static int json_step(yajl_gen g, double p50, int has_q, const double *q)
+{
+    ARGUS_JSON_TRY(argus_json_key(g, "step_p50_ms"));
+    ARGUS_JSON_TRY(argus_json_num(g, p50, 3));
+    if (!has_q)
+        return 0;
+    ARGUS_JSON_TRY(argus_json_key(g, "step_quantiles_ms"));
+    ARGUS_JSON_CK(yajl_gen_array_open(g));
+    for (int k = 0; k < ARGUS_FC_NSTEPQ; k++)
+        ARGUS_JSON_TRY(argus_json_num(g, q[k], 3));
+    ARGUS_JSON_CK(yajl_gen_array_close(g));
+    return 0;
+}
+
+/* key: {"p10", "p50", "p90", "p99"}, the map left open when open_after. */
+static int json_quant_open(yajl_gen g, const char *key, const struct argus_fc_quant *q,
+                           int open_after)
 {
     ARGUS_JSON_TRY(argus_json_key(g, key));
     ARGUS_JSON_CK(yajl_gen_map_open(g));
@@ -232,8 +251,14 @@ static int json_quant(yajl_gen g, const char *key, const struct argus_fc_quant *
     ARGUS_JSON_TRY(argus_json_num(g, q->p90, 3));
     ARGUS_JSON_TRY(argus_json_key(g, "p99"));
     ARGUS_JSON_TRY(argus_json_num(g, q->p99, 3));
-    ARGUS_JSON_CK(yajl_gen_map_close(g));
+    if (!open_after)
+        ARGUS_JSON_CK(yajl_gen_map_close(g));
     return 0;
+}
+
+static int json_quant(yajl_gen g, const char *key, const struct argus_fc_quant *q)
+{
+    return json_quant_open(g, key, q, 0);
 }
 
 static int print_json(const struct argus_forecast *fc, int cut, uint64_t cut_step,
@@ -251,10 +276,15 @@ static int print_json(const struct argus_forecast *fc, int cut, uint64_t cut_ste
         argus_json_key(g, "steps_left") || argus_json_uint(g, fc->steps_left) ||
         argus_json_key(g, "whatif") || yajl_gen_map_open(g) != yajl_gen_status_ok)
         goto out;
-    for (size_t w = 0; w < fc->n_whatif; w++)
-        if (json_quant(g, fc->whatif[w].name, &fc->whatif[w].remaining_s))
+    for (size_t w = 0; w < fc->n_whatif; w++) {
+        const struct argus_fc_whatif *wi = &fc->whatif[w];
+        if (json_quant_open(g, wi->name, &wi->remaining_s, 1) ||
+            json_step(g, wi->step_p50_ms, wi->has_step_q, wi->step_q_ms) ||
+            yajl_gen_map_close(g) != yajl_gen_status_ok)
             goto out;
-    if (yajl_gen_map_close(g) != yajl_gen_status_ok)
+    }
+    if (yajl_gen_map_close(g) != yajl_gen_status_ok ||
+        json_step(g, fc->step_p50_ms, fc->has_step_q, fc->step_q_ms))
         goto out;
     if (cut && (argus_json_key(g, "cut_step") || argus_json_uint(g, cut_step) ||
                 argus_json_key(g, "actual_remaining_s") || argus_json_num(g, actual, 3)))
@@ -351,6 +381,7 @@ int main(int argc, char **argv)
     memset(&fo, 0, sizeof fo);
     memset(&res, 0, sizeof res);
     fo.seed = 1;
+    fo.step_dist = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "n:c:w:js:m:R:r:hV", lopts, NULL)) != -1) {
         switch (c) {

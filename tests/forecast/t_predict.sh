@@ -24,7 +24,12 @@ import csv, json, math, sys
 path, cut_steps, max_err = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 j = json.load(open(path))
 assert set(j) == {"remaining_s", "total_s", "steps_left", "whatif", "cut_step",
-                  "actual_remaining_s"}, sorted(j)
+                  "actual_remaining_s", "step_p50_ms", "step_quantiles_ms"}, sorted(j)
+sq = j["step_quantiles_ms"]  # P1..P99 of one modelled step, around its median
+assert len(sq) == 99 and all(a <= b for a, b in zip(sq, sq[1:])), sq
+assert sq[0] <= j["step_p50_ms"] <= sq[-1], (j["step_p50_ms"], sq)
+for w in j["whatif"].values():
+    assert {"p10", "p50", "p90", "p99", "step_p50_ms"} <= set(w), w
 for k in ("remaining_s", "total_s"):
     q = j[k]
     assert set(q) == {"p10", "p50", "p90", "p99"}, q

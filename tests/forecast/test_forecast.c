@@ -4,7 +4,9 @@
  * on its first 200 steps. The true remaining time lies inside P10-P90 and the P50 is
  * within 3 %; the band is wider than the one that treats steps as independent (it would
  * miss); the checkpoints are counted, the regime refitted; the same seed gives the same
- * figures; the what-ifs move the way they must; short and odd inputs are refused. */
+ * figures; the what-ifs move the way they must; short and odd inputs are refused; a
+ * regime just changed widens the band until it has enough steps; a store that evicts is
+ * read within a bound on the cells; the per-step law matches the held-out steps. */
 #include "tests/common/testgen.h"
 
 #include <errno.h>
@@ -15,6 +17,7 @@
 
 #include "analysis/analysis.h"
 #include "forecast/forecast.h"
+#include "forecast/internal.h"
 #include "store/jobstore.h"
 
 #define NR 4
@@ -149,6 +152,11 @@ static void test_known_total(void **state)
         assert_int_equal(fc.periodic[0].seen, FIT / PERIOD);
         assert_int_equal(fc.periodic[0].left, (NSTEPS - FIT) / PERIOD);
         assert_true(fc.periodic[0].cost_ms > 350 && fc.periodic[0].cost_ms < 450);
+        int said = 0; /* and says so */
+        for (size_t i = 0; i < fc.n_assume; i++)
+            said |= strstr(fc.assume[i], "periodic event every 50 steps") != NULL &&
+                    strstr(fc.assume[i], "4 seen, 4 expected in the steps left") != NULL;
+        assert_true(said);
         /* the regime change at 100 found and refitted on */
         assert_true(fc.regime_start >= 95 && fc.regime_start <= 125);
         assert_true(fc.step_p50_ms > 115 && fc.step_p50_ms < 140);
@@ -258,7 +266,198 @@ static void test_edges(void **state)
     for (size_t i = 0; i < fc.n_warn; i++)
         warned |= strstr(fc.warn[i], "regime just changed") != NULL;
     assert_true(warned);
+    double widened = 0; /* by sqrt(30 / 20) */
+    for (size_t i = 0; i < fc.n_warn; i++) {
+        const char *x = strstr(fc.warn[i], "band widened x");
+        if (x)
+            widened = atof(x + strlen("band widened x"));
+    }
+    assert_true(widened > 1.2 && widened < 1.25);
     argus_jobstore_free(js);
+    /* 120 steps into the new regime: refitted on it, no longer widened */
+    js = store_of(&j, 300, 1);
+    assert_int_equal(argus_forecast_run(js, NULL, &o, &fc), 0);
+    assert_true(fc.valid && fc.regime_start >= 177 && fc.regime_start <= 183);
+    for (size_t i = 0; i < fc.n_warn; i++)
+        assert_null(strstr(fc.warn[i], "regime just changed"));
+    assert_true(fc.step_p50_ms > 145 && fc.step_p50_ms < 155);
+    argus_jobstore_free(js);
+}
+
+/* A store that evicts (16 steps held) read within a bound on the cells: the newest held
+ * steps walked on every rank, the older held ones timed from a few ranks; the same
+ * counts and elapsed time, nearly the same forecast, and it says so. */
+static void test_bounded(void **state)
+{
+    static struct job j;
+    static struct argus_forecast full, bnd;
+    (void)state;
+
+    make_job(&j, 4, 1.0);
+    struct argus_jobstore *js = store_of(&j, FIT, 1);
+    assert_int_equal(argus_jobstore_set_retention(js, 16 * NR, 16), 0);
+    assert_int_equal(argus_jobstore_horizon(js), 16);
+    struct argus_forecast_opts o = {.total_steps = NSTEPS, .seed = 7, .max_cells = 100000};
+    assert_int_equal(argus_forecast_run(js, NULL, &o, &full), 0);
+    o.max_cells = 2 * NR; /* two steps of every rank */
+    assert_int_equal(argus_forecast_run(js, NULL, &o, &bnd), 0);
+    assert_true(full.valid && bnd.valid);
+    assert_int_equal(full.steps_done, FIT);
+    assert_int_equal(bnd.steps_done, FIT);
+    assert_int_equal(bnd.last_step, FIT - 1);
+    double truth = 0;
+    for (int s = 0; s < FIT; s++)
+        truth += j.step_ms[s] / 1e3;
+    assert_true(fabs(full.elapsed_s - truth) < 1e-6 * truth);
+    assert_true(fabs(bnd.elapsed_s - truth) < 0.002 * truth); /* 14 steps from 4 ranks */
+    assert_true(fabs(bnd.remaining_s.p50 - full.remaining_s.p50) < 0.02 * full.remaining_s.p50);
+    int said = 0;
+    for (size_t i = 0; i < bnd.n_assume; i++)
+        said |= strstr(bnd.assume[i], "the newest 2 held steps read on every rank") != NULL;
+    assert_true(said);
+    for (size_t i = 0; i < full.n_assume; i++)
+        assert_null(strstr(full.assume[i], "held steps read on every rank"));
+    /* the critical path from the steps walked: rank 3 is no slower here, some rank is */
+    assert_true(bnd.n_crit >= 1);
+    /* what-ifs read every held cell: the bound does not apply */
+    o.n_whatif = 1;
+    o.whatif[0].kind = ARGUS_FC_WI_DROP_SLOWEST;
+    assert_int_equal(argus_forecast_run(js, NULL, &o, &bnd), 0);
+    for (size_t i = 0; i < bnd.n_assume; i++)
+        assert_null(strstr(bnd.assume[i], "held steps read on every rank"));
+    argus_jobstore_free(js);
+}
+
+/* The modelled law of one step (opts.step_dist): P1..P99 ascending, centred on the
+ * regime's median, the checkpoints in its top percentiles at their share of the steps
+ * left, and close (KS) to the held-out steps of the job. */
+static void test_step_dist(void **state)
+{
+    static struct job j;
+    static struct argus_forecast fc;
+    struct argus_result res;
+    struct argus_anomaly an;
+    (void)state;
+
+    make_job(&j, 6, 1.1);
+    struct argus_jobstore *js = store_of(&j, FIT, 1);
+    struct argus_forecast_opts o = {.total_steps = NSTEPS, .seed = 7};
+    periodic_result(&res, &an);
+    assert_int_equal(argus_forecast_run(js, &res, &o, &fc), 0);
+    assert_false(fc.has_step_q);
+    o.step_dist = 1;
+    assert_int_equal(argus_forecast_run(js, &res, &o, &fc), 0);
+    assert_true(fc.has_step_q);
+    for (int k = 1; k < ARGUS_FC_NSTEPQ; k++)
+        assert_true(fc.step_q_ms[k] >= fc.step_q_ms[k - 1]);
+    assert_true(fabs(fc.step_q_ms[49] - fc.step_p50_ms) < 0.03 * fc.step_p50_ms);
+    /* 4 checkpoints in 200 steps left: 2 %, ~400 ms more: P99 among them, P97 not */
+    assert_true(fc.step_q_ms[98] > fc.step_p50_ms + 300);
+    assert_true(fc.step_q_ms[96] < fc.step_p50_ms + 100);
+    /* KS distance to the held-out steps (the regime of the last 100 fitted steps) */
+    double held[NSTEPS - FIT], d = 0;
+    for (int s = FIT; s < NSTEPS; s++)
+        held[s - FIT] = j.step_ms[s];
+    for (int a = 1; a < NSTEPS - FIT; a++) /* insertion sort: 200 values */
+        for (int b = a; b > 0 && held[b] < held[b - 1]; b--) {
+            const double t = held[b];
+            held[b] = held[b - 1];
+            held[b - 1] = t;
+        }
+    for (int i = 0; i < NSTEPS - FIT; i++) {
+        int k = 0;
+        while (k < ARGUS_FC_NSTEPQ && fc.step_q_ms[k] <= held[i])
+            k++;
+        const double F = (double)k / (ARGUS_FC_NSTEPQ + 1), n = NSTEPS - FIT;
+        d = fmax(d, fmax((i + 1) / n - F, F - i / n));
+    }
+    assert_true(d < 0.25);
+    argus_jobstore_free(js);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The order statistics (forecast/order.c) against qsort: random, sorted, reversed,
+ * all-equal and few-valued inputs; the quantile by selection equals the sorted one. */
+static void test_order(void **state)
+{
+    static double v[5000], w[5000], x[5000];
+    (void)state;
+
+    rng_state = 11;
+    for (int shape = 0; shape < 5; shape++) {
+        for (size_t n = 0; n <= 5000; n = n ? n * 3 + 1 : 1) {
+            for (size_t i = 0; i < n; i++)
+                v[i] = shape == 0 ? gauss() : shape == 1 ? (double)i
+                       : shape == 2 ? (double)(n - i) : shape == 3 ? 7.0
+                       : (double)(int)(unif() * 3);
+            memcpy(w, v, n * sizeof *v);
+            memcpy(x, v, n * sizeof *v);
+            qsort(w, n, sizeof *w, cmp_d);
+            fc_sort(v, n);
+            assert_memory_equal(v, w, n * sizeof *v);
+            for (double p = 0; p <= 1.0; p += 0.05) {
+                memcpy(v, x, n * sizeof *v);
+                assert_true(fabs(fc_quantile_sel(v, n, p) - fc_quantile_sorted(w, n, p)) <
+                            1e-12);
+            }
+        }
+    }
+}
+
+/* The fitted tail (forecast/tail.c): steps of 100 ms plus an exponential body and 1 % of
+ * them a generalised Pareto excess (shape 0.3, scale 40 ms) past the body's top: the fit
+ * finds the shape and scale, the survival function falls, draws have the law's mean;
+ * too few steps, no fit. The per-step law takes its top percentiles from the tail. */
+static void test_tail(void **state)
+{
+    static double v[20000];
+    struct fc_gpd g;
+    (void)state;
+
+    rng_state = 12;
+    const size_t n = 20000;
+    for (size_t i = 0; i < n; i++) {
+        const double u = unif();
+        v[i] = 100 + 5 * -log(1 - u * 0.99); /* the body: below 100 + 5 ln 100 = 123 */
+        if (i % 100 == 0)
+            v[i] = 100 + 5 * log(100.0) + 40 / 0.3 * (pow(1 - unif(), -0.3) - 1);
+    }
+    assert_int_equal(fc_gpd_fit(v, n, &g), 1);
+    assert_true(g.ok);
+    assert_true(fabs(g.p_exc - 0.01) < 0.002);
+    assert_true(g.xi > 0.15 && g.xi < 0.45);
+    assert_true(g.sigma > 30 && g.sigma < 52);
+    assert_true(fc_gpd_sf(&g, g.u + 10) < g.p_exc && fc_gpd_sf(&g, g.u + 100) <
+                fc_gpd_sf(&g, g.u + 10));
+    double m = 0;
+    uint64_t s = 5;
+    for (int k = 0; k < 20000; k++)
+        m += fc_gpd_draw(&g, fc_rng_unif(&s)) / 20000;
+    assert_true(fabs(m - g.sigma / (1 - g.xi)) < 0.15 * g.sigma / (1 - g.xi));
+    assert_int_equal(fc_gpd_fit(v, 150, &g), 0);
+    assert_false(g.ok);
+    /* a cluster far past the threshold is no Pareto tail: not fitted */
+    for (size_t i = 0; i < 500; i++)
+        v[i] = i % 20 == 0 ? 300 + 20 * (double)(i % 7) : 100 + (double)(i % 13);
+    assert_int_equal(fc_gpd_fit(v, 500, &g), 0);
+    /* 500 steps, 5 % of them a Pareto tail (shape 0.2, scale 20) past 112: the law of one
+     * step takes P96..P99 from the fitted tail, near the true ones */
+    double q[ARGUS_FC_NSTEPQ];
+    for (size_t i = 0; i < 500; i++) {
+        const double p = ((double)(i / 20) + 0.5) / 25;
+        v[i] = i % 20 == 0 ? 112 + 20 / 0.2 * (pow(1 - p, -0.2) - 1) : 100 + (double)(i % 13);
+    }
+    assert_int_equal(fc_step_quant(v, 500, NULL, 0, 0, q), 0);
+    for (int k = 95; k < ARGUS_FC_NSTEPQ; k++) {
+        const double sf = (double)(ARGUS_FC_NSTEPQ - k) / (ARGUS_FC_NSTEPQ + 1) / 0.05;
+        const double want = 112 + 20 / 0.2 * (pow(sf, -0.2) - 1);
+        assert_true(fabs(q[k] - want) < 0.25 * (want - 100));
+    }
 }
 
 static void test_sample(void **state)
@@ -282,6 +481,13 @@ static void test_sample(void **state)
     assert_int_equal(argus_forecast_sample(base, 500, 8, 10000, ev, 1, 10, 0, NULL, 0, 500, 3,
                                            &q2), 0);
     assert_true(fabs(q2.p50 - q.p50 - 10) < 1e-6); /* the same draws otherwise */
+    /* 10,000 events of 0 or 2,000 ms: their sum's spread is sqrt(10,000) x 1 s, not that
+     * of fewer draws scaled up (P90 - P10 = 2 x 1.2816 x 100 s) */
+    const double ev2[] = {0, 2000};
+    assert_int_equal(argus_forecast_sample(base, 500, 8, 10000, ev2, 2, 10000, 0, NULL, 0,
+                                           2000, 3, &q2), 0);
+    assert_true(fabs(q2.p50 - q.p50 - 10000) < 30);
+    assert_true(fabs((q2.p90 - q2.p10) - 256.3) < 0.2 * 256.3);
     assert_int_equal(argus_forecast_sample(base, 1, 8, 10, NULL, 0, 0, 0, NULL, 0, 10, 3, &q),
                      -EINVAL);
 }
@@ -292,6 +498,10 @@ int main(void)
         cmocka_unit_test(test_known_total),
         cmocka_unit_test(test_whatifs),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_bounded),
+        cmocka_unit_test(test_step_dist),
+        cmocka_unit_test(test_order),
+        cmocka_unit_test(test_tail),
         cmocka_unit_test(test_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
