@@ -3,9 +3,14 @@
 emitter's jobs (tests/flows/emit.py) through argus-flows, scored by tests/flows/score.py.
 Prints one JSON line: the goals' figures over the base runs (IPFIX with ns times, idle
 timeout 5 ms, no sampling, one 30 % slower link at a random GPU per seed, a slow host),
-records_per_s (records decoded and analysed per CPU second of argus-flows on a larger job)
-and peak RSS, and curves over the idle timeout (1 ms to 15 s) and the sampling rate (1:1
-to 1:10^4). Standard library only."""
+bocpd_agreement (the least share of gaps where the change-point detection and the
+baseline agree), records_per_s (records decoded and analysed per CPU second of
+argus-flows on a larger job) and peak RSS, port_recall / port_precision / port_top1 (the
+degraded port from switch port counters in 200 us bins, a random GPU's per seed),
+zero3_period_err (the worst relative error of the autocorrelation period on ZeRO-3
+traffic), and curves over the idle timeout (1 ms to 15 s), the sampling rate (1:1 to
+1:10^4) and ZeRO-3 (optimizer step 4 ms / 1 ms, idle timeout 1 / 5 ms). Standard library
+only."""
 import argparse
 import json
 import os
@@ -20,14 +25,15 @@ EMIT = os.path.join(HERE, "..", "tests", "flows", "emit.py")
 SCORE = os.path.join(HERE, "..", "tests", "flows", "score.py")
 
 
-def run(flows, work, name, emit_args, fmt="ipfix"):
+def run(flows, work, name, emit_args, fmt="ipfix", ports=False):
     d = os.path.join(work, name)
     os.makedirs(d)
     subprocess.run([sys.executable, EMIT, "--out", d] + emit_args, check=True)
     t0 = time.time()
+    extra = ["-P", d + "/ports.csv"] if ports else []
     with open(d + "/stderr", "w") as err:
-        p = subprocess.Popen([flows, "-o", d + "/out", "-t", d + "/topology.csv",
-                              d + "/flows." + fmt], stdout=subprocess.DEVNULL, stderr=err)
+        p = subprocess.Popen([flows, "-o", d + "/out", "-t", d + "/topology.csv"] + extra +
+                             [d + "/flows." + fmt], stdout=subprocess.DEVNULL, stderr=err)
         _, status, ru = os.wait4(p.pid, 0)   # this process's own CPU time and peak RSS
     wall = time.time() - t0
     if os.waitstatus_to_exitcode(status) != 0:
@@ -40,6 +46,13 @@ def run(flows, work, name, emit_args, fmt="ipfix"):
     res["cpu_s"] = ru.ru_utime + ru.ru_stime
     res["wall_s"] = wall
     res["maxrss_kb"] = ru.ru_maxrss
+    tj = json.load(open(d + "/truth.json"))["jobs"][0]
+    dur = sorted(b - a for a, b in zip(tj["step_start"], tj["step_end"]))
+    step = dur[len(dur) // 2]
+    j = [j for j in rep["jobs"] if set(j["endpoints"]) == set(tj["endpoints"])]
+    if j and j[0].get("acf_period_ns"):
+        res["period_err"] = abs(j[0]["acf_period_ns"] - step) / step
+        res["step_method"] = j[0]["step_method"]
     return res
 
 
@@ -58,7 +71,9 @@ def agg(rs):
                 step_boundary_err_p95=worst("step_boundary_err_p95"),
                 link_recall=mean("link_recall"), link_precision=mean("link_precision"),
                 link_top1=mean("link_top1"), slow_recall=mean("slow_recall"),
-                slow_precision=mean("slow_precision"))
+                slow_precision=mean("slow_precision"),
+                bocpd_agreement=round(min((r["boundary_agreement"] for r in ok),
+                                          default=float("nan")), 5))
 
 
 def main():
@@ -91,6 +106,31 @@ def main():
         r = run(a.flows, work, "samp%d" % n, ["--sampling", str(n), "--steps", steps])
         curves["sampling"][str(n)] = {k: v for k, v in agg([r]).items()
                                        if k not in ("runs", "slow_recall", "slow_precision")}
+    # switch port counters (200 us bins): the degraded NIC port, a random GPU's per seed
+    pr = []
+    for s in seeds:
+        rank = rnd.randrange(64)
+        pr.append(run(a.flows, work, "ports%d" % s,
+                      ["--seed", str(s), "--steps", "12", "--slow-steps", "5,8", "--formats",
+                       "ipfix", "--counters-us", "200", "--degrade-rank", str(rank)],
+                      ports=True))
+    pok = [r for r in pr if "failed" not in r]
+    for k in ("port_recall", "port_precision", "port_top1"):
+        out[k] = round(sum(r[k] for r in pok) / max(1, len(pok)), 5)
+    # ZeRO-3 (no end-of-step burst): the period by autocorrelation, steps tracked with it
+    z = {}
+    for opt in (4, 1):
+        for idle in ([1] if a.quick else [1, 5]):
+            r = run(a.flows, work, "zero3-opt%d-idle%d" % (opt, idle),
+                    ["--mode", "zero3", "--pp", "1", "--dp", "4", "--steps", steps, "--slow",
+                     "1", "--opt-ms", str(opt), "--idle-ms", str(idle)])
+            z["opt%dms_idle%dms" % (opt, idle)] = dict(
+                period_err=round(r.get("period_err", float("nan")), 6),
+                step_method=r.get("step_method"),
+                step_boundary_err_median=r.get("step_boundary_err_median"),
+                step_boundary_err_p95=r.get("step_boundary_err_p95"))
+    out["zero3_period_err"] = max(v["period_err"] for v in z.values())
+    curves["zero3"] = z
     out["curves"] = curves
     print(json.dumps(out))
     subprocess.run(["rm", "-rf", work])

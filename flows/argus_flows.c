@@ -1,7 +1,8 @@
 /* argus_flows.c — `argus-flows [options] [FILE...]`: jobs, parallel groups, step timelines,
  * slow steps and degraded links from network flow records (flows/flows.h), for jobs Argus
  * was not injected into. Inputs: files of IPFIX / NetFlow v9 export packets (back to back,
- * or a pcap), flow CSVs, the UDP collector on loopback (--listen), a topology CSV (-t).
+ * or a pcap), flow CSVs, the UDP collector on loopback (--listen), a topology CSV (-t),
+ * switch port counters (-P), an in-band Argus run to compare with (-A).
  * Writes flows.json, timeline.csv and flows.md (and with --records every record read as
  * records.csv) into -o's directory, else a new ./argus-flows(.N).
  *
@@ -23,6 +24,7 @@
 #include "flows/flowcsv.h"
 #include "flows/flows.h"
 #include "flows/inputs.h"
+#include "flows/xcheck.h"
 
 #define PROG "argus-flows"
 
@@ -30,7 +32,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: " PROG " [-o OUTDIR] [-t TOPOLOGY] [--listen PORT [--duration S]\n"
-            "                   [--packets N]] [FILE...]\n"
+            "                   [--packets N]] [-P PORTS]... [-w S] [-A REPORT] [FILE...]\n"
             "Find training jobs, their data- and pipeline-parallel groups, each GPU's step\n"
             "timeline, slow steps and degraded links in network flow records. A FILE holds\n"
             "IPFIX or NetFlow v9 export packets (back to back, or a pcap) or flow CSV lines\n"
@@ -39,8 +41,11 @@ static void usage(FILE *out)
             "Writes flows.json, timeline.csv and flows.md into OUTDIR (default: a new\n"
             "./argus-flows, .1, .2, ... when taken) and prints a summary.\n"
             "  -o, --outdir DIR      write there (an existing directory of yours is used)\n"
-            "  -t, --topology CSV    ip,host,nic,gpu,leaf,port per NIC: hosts merge jobs,\n"
-            "                        links are judged\n"
+            "  -t, --topology CSV    ip,host,nic,gpu,leaf,port[,rank] per NIC: hosts merge\n"
+            "                        jobs, links are judged, rank maps --argus-report's\n"
+            "  -P, --ports CSV       switch port counters, time,device,port,in_octets,\n"
+            "                        out_octets: each port's utilisation and peak rate\n"
+            "                        against its tier (NIC-facing or not); repeated\n"
             "  -l, --listen PORT     collect export packets on UDP 127.0.0.1:PORT (0: a free\n"
             "                        port, said on stderr) before reading the FILEs\n"
             "  -d, --duration S      stop collecting after S seconds (default 10)\n"
@@ -53,6 +58,12 @@ static void usage(FILE *out)
             "  -K, --k-link K        degraded link: K robust sigmas below its tier (default 3)\n"
             "  -M, --max-records N   records kept in memory (default 2000000; more are\n"
             "                        counted as dropped)\n"
+            "  -A, --argus-report P  compare with an in-band Argus run of the job (its\n"
+            "                        report.json, or its directory with steps.csv): the\n"
+            "                        topology's 7th column maps ranks to NICs\n"
+            "  -w, --window S        analyse the last S seconds of flow time only: older\n"
+            "                        records expire from memory (counted) instead of newer\n"
+            "                        ones being dropped\n"
             "  -r, --records         also write every record read as records.csv\n"
             "  -N, --nodes H1,H2,... the hosts (topology names) of one job; repeated, one\n"
             "                        per job: no job spans two lists\n"
@@ -111,6 +122,8 @@ int main(int argc, char **argv)
         {"merge-gap", required_argument, NULL, 'g'}, {"k-slow", required_argument, NULL, 'k'},
         {"k-link", required_argument, NULL, 'K'},   {"max-records", required_argument, NULL, 'M'},
         {"records", no_argument, NULL, 'r'},        {"nodes", required_argument, NULL, 'N'},
+        {"ports", required_argument, NULL, 'P'},    {"window", required_argument, NULL, 'w'},
+        {"argus-report", required_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0}};
     struct argus_flows_opts o;
@@ -120,15 +133,19 @@ int main(int argc, char **argv)
     struct argus_flows *f = NULL;
     struct argus_flow_decoder *dec = NULL;
     struct tee *tee = NULL;
-    const char *outdir = NULL, *topo_path = NULL;
+    const char *outdir = NULL, *topo_path = NULL, *xpath = NULL;
+    struct fl_xcheck xc;
+    memset(&xc, 0, sizeof xc);
     double listen = -1, duration = 10, packets = 0, v;
     int records = 0, c, rc = 1;
     char err[512];
 
     argus_flows_opts_default(&o);
-    const char *nodes[64];
-    int nnodes = 0;
-    while ((c = getopt_long(argc, argv, "o:t:l:d:n:p:g:k:K:M:rN:hV", lo, NULL)) != -1) {
+    const char *nodes[64], *ports[16];
+    int nnodes = 0, nports = 0;
+    struct argus_ports ps;
+    fl_ports_init(&ps, 8u << 20);
+    while ((c = getopt_long(argc, argv, "o:t:l:d:n:p:g:k:K:M:rN:P:w:A:hV", lo, NULL)) != -1) {
         switch (c) {
         case 'o': outdir = optarg; break;
         case 't': topo_path = optarg; break;
@@ -144,6 +161,9 @@ int main(int argc, char **argv)
         case 'M': if (num_arg("--max-records", optarg, 1, 4294967296.0, &v)) return 2;
                   o.max_records = (size_t)v; break;
         case 'r': records = 1; break;
+        case 'A': xpath = optarg; break;
+        case 'w': if (num_arg("--window", optarg, 0.001, 1e7, &v)) return 2;
+                  o.window_ns = (uint64_t)(v * 1e9); break;
         case 'N':
             if (nnodes == 64) {
                 fprintf(stderr, PROG ": --nodes: at most 64 lists\n");
@@ -151,12 +171,19 @@ int main(int argc, char **argv)
             }
             nodes[nnodes++] = optarg;
             break;
+        case 'P':
+            if (nports == 16) {
+                fprintf(stderr, PROG ": --ports: at most 16 files\n");
+                return 2;
+            }
+            ports[nports++] = optarg;
+            break;
         case 'h': usage(stdout); return 0;
         case 'V': printf(PROG " (Argus) %s\n", PACKAGE_VERSION); return 0;
         default: usage(stderr); return 2;
         }
     }
-    if (optind == argc && listen < 0) {
+    if (optind == argc && listen < 0 && nports == 0) {
         usage(stderr);
         return 2;
     }
@@ -197,6 +224,18 @@ int main(int argc, char **argv)
             goto out;
         argus_flows_set_topology(f, &topo);
     }
+    for (int i = 0; i < nports; i++)
+        if (fl_read_ports(&ps, ports[i], &in) != 0)
+            goto out;
+    if (xpath) {
+        if (fl_xcheck_load(&xc, xpath, err, sizeof err) != 0) {
+            fprintf(stderr, PROG ": --argus-report: %s\n", err);
+            goto out;
+        }
+        argus_flows_set_xcheck(f, &xc);
+    }
+    if (nports)
+        argus_flows_set_ports(f, &ps);
     struct fl_reader rd = {dec, tee_sink, tee, &in, 0};
     if (listen >= 0 && fl_collect(&rd, (unsigned)listen, (uint64_t)(duration * 1000),
                                   (uint64_t)packets) != 0)
@@ -234,6 +273,8 @@ out:
     argus_flows_free(f);
     argus_flow_decoder_free(dec);
     argus_topo_free(&topo);
+    fl_ports_free(&ps);
+    fl_xcheck_free(&xc);
     argus_outdir_close(&od);
     return rc;
 }

@@ -1,11 +1,12 @@
 /* flows.h — argus-flows' analysis: from flow records (flows/flowrec.h) to jobs, their
  * data- and pipeline-parallel pairs, their layout, each GPU's step timeline, slow steps and
- * degraded links (docs/ALGORITHMS.md has no section on it yet; the method is described
- * here and in man/argus-flows.1).
+ * degraded links (docs/ALGORITHMS.md, "Flows"; man/argus-flows.1).
  *
  * - Records: only UDP to opts.port (RoCEv2, 4791) unless port is 0; bytes and packets are
  *   multiplied by the record's sampling interval. They go into a store of opts.max_records
  *   allocated by _create; argus_flows_add never allocates and counts what did not fit.
+ *   With opts.window_ns the store is a sliding window over flow time (flows/store.c):
+ *   records older than the window expire (counted) instead of newer ones being dropped.
  * - A record seen again at another observation point (same 5-tuple, start and end within
  *   50 us) is counted as a duplicate and skipped.
  * - Endpoints are addresses; a pair is two endpoints that exchanged records; a flowlet is
@@ -18,9 +19,10 @@
  *   sampling), data-parallel (DP) otherwise.
  * - Steps: per endpoint, its DP flowlets merged into bursts; the gaps between bursts are
  *   split into "inside a step" and "step boundary" twice: by the largest jump of the sorted
- *   log gaps (the baseline) and by the posterior of a two-class Gaussian mixture on the
- *   log gaps fitted by EM from it; the mixture's answer is used and the agreement kept.
- *   Gaps with no jump of a factor 2 among them are one class: step boundaries when the
+ *   log gaps (the baseline) and by Bayesian online change-point detection on the log gaps
+ *   in time order (flows/bocpd.h: a run of boundaries is a level above its neighbours);
+ *   the change points' answer is used, the agreement and the gaps where they differ kept.
+ *   Gaps with no jump of a factor 4 among them are one class: step boundaries when the
  *   least is above twice the median burst length (records that merge a step's chunks).
  *   A step ends with the end of its last DP burst.
  * - Layout: DP groups and pipelines are the components over DP and PP pairs; DP and PP
@@ -51,6 +53,7 @@
 #include "common/outdir.h"
 #include "flows/export.h"
 #include "flows/flowrec.h"
+#include "flows/ports.h"
 #include "flows/topo.h"
 
 struct argus_flows_opts {
@@ -61,6 +64,8 @@ struct argus_flows_opts {
     double link_drop;       /* and relative drop at least (0.1) */
     unsigned link_windows;  /* persistence windows (4) */
     size_t max_records;     /* records kept (default 2,000,000) */
+    uint64_t window_ns;     /* > 0: analyse only the records ending in the last window_ns
+                               of flow time; older ones expire (flows/store.c) */
 };
 
 /* The defaults above. */
@@ -70,6 +75,7 @@ void argus_flows_opts_default(struct argus_flows_opts *o);
 struct argus_flows_inputs {
     uint64_t files, files_skipped, csv_lines_bad, packets_bad_framing;
     uint64_t udp_datagrams;
+    uint64_t port_lines_bad;                      /* port-counter CSV lines refused */
     const struct argus_flow_decode_stats *decode; /* NULL: no export packets read */
 };
 
@@ -89,10 +95,18 @@ int argus_flows_add_nodes(struct argus_flows *f, const char *hosts, char *errbuf
                           size_t errlen);
 /* The topology the analysis uses (borrowed; must outlive the context). */
 void argus_flows_set_topology(struct argus_flows *f, const struct argus_topo *t);
+/* Switch port counters (flows/ports.h; borrowed, must outlive the context): the analysis
+ * judges their ports too, and with no flow record kept judges them alone. */
+void argus_flows_set_ports(struct argus_flows *f, struct argus_ports *ps);
+/* An in-band Argus run of the same job to compare with (flows/xcheck.h; loaded by the
+ * caller, borrowed, must outlive the context): the analysis runs the comparison last. */
+struct fl_xcheck;
+void argus_flows_set_xcheck(struct argus_flows *f, struct fl_xcheck *x);
 /* Records kept, filtered out (not the port), dropped (store full). */
 void argus_flows_counts(const struct argus_flows *f, uint64_t *kept, uint64_t *filtered,
                         uint64_t *dropped);
-/* Run the inference and the diagnosis. 0, -ENOMEM, -ENODATA (no record kept). */
+/* Run the inference and the diagnosis. 0, -ENOMEM, -ENODATA (no record kept and no port
+ * sample). */
 int argus_flows_analyse(struct argus_flows *f, char *errbuf, size_t errlen);
 /* Write flows.json, timeline.csv and flows.md into od (common/outdir.h writers); 0 or
  * negative errno with errbuf naming the file. */

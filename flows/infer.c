@@ -1,6 +1,6 @@
-/* infer.c — the context of flows/flows.h and the first half of the analysis: the record
- * store, endpoints, pairs, flowlets, jobs, pair kinds and the layout. The store is
- * allocated by create; add never allocates. fl_infer allocates per analysis.
+/* infer.c — the first half of the analysis (flows/flows.h): endpoints, pairs, flowlets,
+ * jobs, pair kinds and the layout from the stored records (flows/store.c). fl_infer
+ * allocates per analysis, never per record.
  */
 #include <errno.h>
 #include <math.h>
@@ -15,115 +15,6 @@
 #define DUP_NS 50000   /* a second observation of a record starts and ends this close */
 #define DUP_LOOK 64    /* records of the pair and direction looked at past one */
 
-void argus_flows_opts_default(struct argus_flows_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->port = 4791;
-    o->merge_gap_ns = 100000;
-    o->k_slow = 3.0;
-    o->k_link = 3.0;
-    o->link_drop = 0.1;
-    o->link_windows = 4;
-    o->max_records = 2000000;
-}
-
-int argus_flows_create(const struct argus_flows_opts *o, struct argus_flows **out,
-                       char *errbuf, size_t errlen)
-{
-    struct argus_flows *f;
-
-    if (o->max_records == 0 || o->max_records > ((size_t)1 << 32)) {
-        argus_seterr(errbuf, errlen, "max records %zu: not in [1, 2^32]", o->max_records);
-        return -EINVAL;
-    }
-    if (!(o->k_slow > 0) || !(o->k_link > 0) || o->link_windows == 0 || o->link_windows > 64) {
-        argus_seterr(errbuf, errlen, "thresholds must be positive, windows in [1, 64]");
-        return -EINVAL;
-    }
-    f = calloc(1, sizeof *f);
-    if (!f)
-        return -ENOMEM;
-    f->o = *o;
-    /* malloc, not calloc: pages never written are never resident */
-    f->store = malloc(o->max_records * sizeof *f->store);
-    if (!f->store) {
-        free(f);
-        return -ENOMEM;
-    }
-    *out = f;
-    return 0;
-}
-
-void argus_flows_free(struct argus_flows *f)
-{
-    if (!f)
-        return;
-    for (size_t i = 0; i < f->nep; i++) {
-        free(f->ep[i].step_end);
-        free(f->ep[i].dp_start);
-    }
-    for (size_t i = 0; i < f->njob; i++) {
-        free(f->job[i].ep);
-        free(f->job[i].step_end);
-        free(f->job[i].step_dur);
-        free(f->job[i].slow);
-        free(f->job[i].pipe_order);
-    }
-    for (size_t i = 0; i < f->nlink; i++) {
-        free(f->link[i].m);
-    }
-    for (size_t i = 0; i < f->nnodes; i++)
-        free(f->nodes[i]);
-    free(f->nodes);
-    free(f->link);
-    free(f->job);
-    free(f->fl);
-    free(f->pair);
-    free(f->ep);
-    free(f->store);
-    free(f);
-}
-
-int argus_flows_add(void *ctx, const struct argus_flow_rec *r)
-{
-    struct argus_flows *f = ctx;
-
-    if (f->o.port && (r->proto != 17 || r->dst_port != f->o.port)) {
-        f->filtered++;
-        return 0;
-    }
-    if (f->nstore == f->o.max_records) {
-        f->dropped++;
-        return 0;
-    }
-    struct argus_flow_rec *s = &f->store[f->nstore++];
-    *s = *r;
-    if (r->sampling > f->max_sampling)
-        f->max_sampling = r->sampling;
-    if (r->sampling > 1) {
-        s->bytes *= r->sampling;
-        s->packets *= r->sampling;
-    }
-    return 0;
-}
-
-void argus_flows_set_topology(struct argus_flows *f, const struct argus_topo *t) { f->topo = t; }
-
-int argus_flows_add_nodes(struct argus_flows *f, const char *hosts, char *errbuf,
-                          size_t errlen)
-{
-    if (!hosts[0] || f->nnodes >= 4096) {
-        argus_seterr(errbuf, errlen, "node list %s", hosts[0] ? "past 4096 lists" : "empty");
-        return -EINVAL;
-    }
-    if (argus_grow(&f->nodes, &f->nodes_cap, f->nnodes + 1, sizeof *f->nodes, 8))
-        return -ENOMEM;
-    if (!(f->nodes[f->nnodes] = strdup(hosts)))
-        return -ENOMEM;
-    f->nnodes++;
-    return 0;
-}
-
 /* the node list holding host, or -1 */
 static int nodelist_of(const struct argus_flows *f, const char *host)
 {
@@ -137,12 +28,6 @@ static int nodelist_of(const struct argus_flows *f, const char *host)
             p += n + (e != NULL);
         }
     return -1;
-}
-
-void argus_flows_counts(const struct argus_flows *f, uint64_t *kept, uint64_t *filtered,
-                        uint64_t *dropped)
-{
-    *kept = f->nstore, *filtered = f->filtered, *dropped = f->dropped;
 }
 
 /* ---- hash maps built per analysis --------------------------------------------------- */
@@ -581,22 +466,4 @@ out:
     free(sizes);
     free(tmp);
     return rc;
-}
-
-int argus_flows_analyse(struct argus_flows *f, char *errbuf, size_t errlen)
-{
-    int rc;
-
-    if (f->analysed) {
-        argus_seterr(errbuf, errlen, "analysed already");
-        return -EINVAL;
-    }
-    f->analysed = 1;
-    if ((rc = fl_infer(f, errbuf, errlen)) != 0)
-        return rc;
-    if ((rc = fl_steps(f)) != 0 || (rc = fl_links(f)) != 0) {
-        argus_seterr(errbuf, errlen, "out of memory in the analysis");
-        return rc;
-    }
-    return 0;
 }

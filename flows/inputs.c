@@ -283,6 +283,39 @@ int fl_read_topology(struct argus_topo *t, const char *path)
     return 0;
 }
 
+int fl_read_ports(struct argus_ports *ps, const char *path, struct argus_flows_inputs *in)
+{
+    struct say s = {path, 0, 0};
+    size_t n = 0, off = 0, line = 0;
+    const uint8_t *p = map_file(path, &n, &s);
+    char err[256];
+
+    if (!p)
+        return -1;
+    while (off < n) {
+        const uint8_t *nl = memchr(p + off, '\n', n - off);
+        size_t len = nl ? (size_t)(nl - (p + off)) : n - off;
+        line++;
+        int rc = fl_ports_add_line(ps, (const char *)p + off, len, err, sizeof err);
+        if (rc == -ENOMEM) {
+            say(&s, "out of memory");
+            munmap((void *)p, n);
+            return -1;
+        }
+        if (rc < 0) {
+            say(&s, "line %zu: %s", line, err);
+            in->port_lines_bad++;
+        }
+        off += len + 1;
+    }
+    if (ps->dropped)
+        say(&s, "%" PRIu64 " samples past the table's %zu dropped", ps->dropped,
+            ps->max_samples);
+    say_end(&s);
+    munmap((void *)p, n);
+    return 0;
+}
+
 static void on_signal(int sig)
 {
     (void)sig;

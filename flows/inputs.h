@@ -13,6 +13,7 @@
 
 #include "flows/export.h"
 #include "flows/flows.h"
+#include "flows/ports.h"
 #include "flows/topo.h"
 
 #define ARGUS_FLOWS_MAX_LINES 100
@@ -30,6 +31,9 @@ struct fl_reader {
 int fl_read_file(struct fl_reader *r, const char *path);
 /* Read the topology CSV into t. 0, or -1 (said on stderr); bad lines are skipped. */
 int fl_read_topology(struct argus_topo *t, const char *path);
+/* Read a port-counter CSV (flows/ports.h) into ps; bad lines are said and counted in
+ * in->port_lines_bad. 0, or -1 (said on stderr). */
+int fl_read_ports(struct argus_ports *ps, const char *path, struct argus_flows_inputs *in);
 /* Collect on 127.0.0.1:port (0: a free port) until duration_ms passed (0: no limit) or
  * npackets datagrams came (0: no limit) or SIGINT/SIGTERM; the bound port is said on
  * stderr. 0, or -1 (said on stderr). */

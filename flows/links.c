@@ -1,9 +1,11 @@
 /* links.c — degraded links and switch ports (flows/flows.h, "Links"). Needs the topology;
  * without one there are no links. Allocates per analysis.
  *
- * Only flowlets of PP pairs count: one of them is one transfer, so its bandwidth is its
- * path's; a DP flowlet merges a ring's chunks with the waits for the ring's slowest link,
- * so its bandwidth is the ring's, the same on every link of the ring. A link's capacity
+ * Flowlets of PP pairs count: one of them is one transfer, so its bandwidth is its path's;
+ * a DP flowlet may merge a ring's chunks with the waits for the ring's slowest link, its
+ * bandwidth then the ring's, the same on every link of the ring. So DP flowlets count only
+ * for a DP-only job (no other view of its links), and a link seen through them alone is
+ * blamed only when it stands out of its own DP group (ring_outlier). A link's capacity
  * estimate is the 90th percentile of the bandwidths of its flowlets not yet explained;
  * the tiers' medians are taken once over every link with flowlets. Then, greedily: of the
  * links that are z <= -k_link and drop >= link_drop overall and in at least half of their
@@ -62,6 +64,33 @@ static double cap_in(const struct fl_link *l, const struct lbw *b, uint64_t t0, 
     return n ? fl_quantile(tmp, n, 0.9) : NAN;
 }
 
+/* A link seen through a DP-only job's flowlets alone is judged only when it is an
+ * endpoint's access link and slower than every other access link of that endpoint's DP
+ * group by link_drop: records that merge a ring's rounds carry the ring's slowest link
+ * on every link of it, and then no link of the ring stands out (none is blamed). */
+static int ring_outlier(const struct argus_flows *f, size_t li, const double *caps,
+                        unsigned W)
+{
+    const struct fl_ep *own = NULL;
+    for (size_t e = 0; e < f->nep && !own; e++)
+        if (f->ep[e].access_link == (int)li)
+            own = &f->ep[e];
+    if (!own || own->dp_group < 0)
+        return 0;
+    double x = caps[li * (W + 1)];
+    size_t peers = 0;
+    for (size_t e = 0; e < f->nep; e++) {
+        const struct fl_ep *p = &f->ep[e];
+        if (p == own || p->job != own->job || p->dp_group != own->dp_group ||
+            p->access_link < 0 || isnan(caps[(size_t)p->access_link * (W + 1)]))
+            continue;
+        peers++;
+        if (x > caps[(size_t)p->access_link * (W + 1)] * (1 - f->o.link_drop))
+            return 0;
+    }
+    return peers > 0;
+}
+
 int fl_links(struct argus_flows *f)
 {
     struct lbw *b = NULL;
@@ -83,7 +112,10 @@ int fl_links(struct argus_flows *f)
     for (size_t i = 0; i < f->nfl; i++) {
         const struct fl_flowlet *x = &f->fl[i];
         const struct fl_pair *p = &f->pair[x->pair];
-        if (x->te - x->ts < MIN_FLOWLET_NS || p->kind != FL_PP)
+        /* PP flowlets; a DP-only job's DP flowlets too (its only view; right when records
+         * end within a ring round, the idle timeout below the waits for its slowest link) */
+        int dp_only = p->kind == FL_DP && p->job >= 0 && f->job[p->job].npairs_pp == 0;
+        if (x->te - x->ts < MIN_FLOWLET_NS || (p->kind != FL_PP && !dp_only))
             continue;
         const struct fl_ep *s = &f->ep[x->dir ? p->b : p->a], *d = &f->ep[x->dir ? p->a : p->b];
         if (!s->topo || !d->topo)
@@ -102,6 +134,7 @@ int fl_links(struct argus_flows *f)
             if (argus_grow(&l->m, &l->cap, l->n + 1, sizeof *l->m, 64))
                 goto out;
             l->m[l->n++] = (uint32_t)nb;
+            l->n_dp += (size_t)dp_only;
         }
         nb++;
     }
@@ -169,6 +202,7 @@ int fl_links(struct argus_flows *f)
             for (size_t k = 0; k < l->n; k++)
                 l->slow += b[l->m[k]].active && b[l->m[k]].bw < med * (1 - f->o.link_drop);
             if (flag0 && 2 * l->win_flagged >= l->win_used &&
+                (l->n_dp < l->n || ring_outlier(f, i, caps, W)) &&
                 (best < 0 || l->slow > f->link[best].slow))
                 best = (int)i;
         }

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "flows/bocpd.h"
 #include "flows/flows_int.h"
+#include "flows/period.h"
 
 static int cmp_d(const void *x, const void *y)
 {
@@ -84,7 +86,8 @@ double fl_mad(double *v, size_t n, double med)
     return fl_median(v, n);
 }
 
-int fl_split_gaps(const double *g, size_t n, double ref, unsigned char *b0, unsigned char *b1)
+int fl_split_gaps(struct fl_bocpd *bd, const double *g, size_t n, double ref,
+                  unsigned char *b0, unsigned char *b1)
 {
     double *s;
     double thr = INFINITY;
@@ -96,13 +99,14 @@ int fl_split_gaps(const double *g, size_t n, double ref, unsigned char *b0, unsi
         return -ENOMEM;
     memcpy(s, g, n * sizeof *s);
     qsort(s, n, sizeof *s, cmp_d);
+    double mu0 = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
     /* baseline: the largest jump of the sorted log gaps, when it is a factor 4 at least (a
      * step whose records were all lost doubles a gap: a factor 2 to 3) */
     double best = 0;
     for (size_t i = 0; i + 1 < n; i++)
         if (s[i + 1] - s[i] > best)
             best = s[i + 1] - s[i], thr = 0.5 * (s[i] + s[i + 1]);
-    if (best < 2 * M_LN2)   /* one class: all boundaries when the least is above ref */
+    if (best < FL_LEVEL_JUMP)   /* one class: all boundaries when the least is above ref */
         thr = s[0] > ref ? s[0] - 1e-9 : INFINITY;
     free(s);
     if (b0)
@@ -110,82 +114,25 @@ int fl_split_gaps(const double *g, size_t n, double ref, unsigned char *b0, unsi
             b0[i] = g[i] > thr;
     if (!b1)
         return 0;
-    /* the mixture: two Gaussian classes on log gaps, EM from the baseline's split */
-    double m[2] = {0, 0}, v[2] = {0, 0}, w[2] = {0, 0};
-    size_t c[2] = {0, 0};
-    for (size_t i = 0; i < n; i++) {
-        int k = g[i] > thr;
-        m[k] += g[i], c[k]++;
-    }
-    if (c[1] == 0 || c[0] == 0) {
-        for (size_t i = 0; i < n; i++)
-            b1[i] = c[0] == 0;  /* one class only: all inside, or (no inside gap) all ends */
-        return 0;
-    }
-    for (int k = 0; k < 2; k++)
-        m[k] /= (double)c[k], w[k] = (double)c[k] / (double)n;
-    for (size_t i = 0; i < n; i++) {
-        int k = g[i] > thr;
-        v[k] += (g[i] - m[k]) * (g[i] - m[k]);
-    }
-    for (int k = 0; k < 2; k++)
-        v[k] = v[k] / (double)c[k] + 0.01;
-    for (int it = 0; it < 20; it++) {
-        double sm[2] = {0, 0}, sv[2] = {0, 0}, sw[2] = {0, 0};
-        for (size_t i = 0; i < n; i++) {
-            double l[2];
-            for (int k = 0; k < 2; k++)
-                l[k] = log(w[k]) - 0.5 * log(v[k]) - 0.5 * (g[i] - m[k]) * (g[i] - m[k]) / v[k];
-            double p1 = 1.0 / (1.0 + exp(l[0] - l[1]));
-            double r[2] = {1 - p1, p1};
-            for (int k = 0; k < 2; k++)
-                sw[k] += r[k], sm[k] += r[k] * g[i];
-        }
-        for (int k = 0; k < 2; k++)
-            if (sw[k] > 0)
-                m[k] = sm[k] / sw[k];
-        for (size_t i = 0; i < n; i++) {
-            double l[2];
-            for (int k = 0; k < 2; k++)
-                l[k] = log(w[k]) - 0.5 * log(v[k]) - 0.5 * (g[i] - m[k]) * (g[i] - m[k]) / v[k];
-            double p1 = 1.0 / (1.0 + exp(l[0] - l[1]));
-            sv[0] += (1 - p1) * (g[i] - m[0]) * (g[i] - m[0]);
-            sv[1] += p1 * (g[i] - m[1]) * (g[i] - m[1]);
-        }
-        for (int k = 0; k < 2; k++) {
-            if (sw[k] > 1e-9)
-                v[k] = sv[k] / sw[k] + 0.01, w[k] = sw[k] / (double)n;
-            if (w[k] < 1e-6)
-                w[k] = 1e-6;
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        double l[2];
-        for (int k = 0; k < 2; k++)
-            l[k] = log(w[k]) - 0.5 * log(v[k]) - 0.5 * (g[i] - m[k]) * (g[i] - m[k]) / v[k];
-        /* the upper class is the boundary; a gap above the upper mean is one whatever the
-         * tails say */
-        int up = m[1] >= m[0] ? 1 : 0;
-        b1[i] = l[up] > l[1 - up] || g[i] >= m[up];
-    }
+    /* change points of the gap series in time order (flows/bocpd.h), then its levels */
+    unsigned char *chg = malloc(n);
+    if (!chg)
+        return -ENOMEM;
+    fl_bocpd_run(bd, g, n, mu0, chg);
+    fl_bocpd_boundaries(g, n, chg, FL_LEVEL_JUMP, ref, b1);
+    free(chg);
     return 0;
 }
 
-struct iv {
-    uint64_t ts, te;
-};
-
 static int cmp_iv(const void *x, const void *y)
 {
-    const struct iv *a = x, *b = y;
+    const struct fl_iv *a = x, *b = y;
     return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
-/* One endpoint's bursts of DP traffic (PP when it has no DP pair) and its steps. */
-static int ep_steps(struct argus_flows *f, uint32_t e, struct iv *iv, double *g,
-                    unsigned char *b0, unsigned char *b1)
+/* One endpoint's bursts of DP traffic (PP when it has no DP pair) into iv: how many. */
+static size_t ep_bursts(const struct argus_flows *f, uint32_t e, struct fl_iv *iv)
 {
-    struct fl_ep *ep = &f->ep[e];
     size_t n = 0;
     int any_dp = 0;
 
@@ -196,7 +143,7 @@ static int ep_steps(struct argus_flows *f, uint32_t e, struct iv *iv, double *g,
         if ((p->a != e && p->b != e) || p->job < 0 || (any_dp && p->kind != FL_DP))
             continue;
         for (size_t i = 0; i < p->fl_n; i++)
-            iv[n++] = (struct iv){f->fl[p->fl_first + i].ts, f->fl[p->fl_first + i].te};
+            iv[n++] = (struct fl_iv){f->fl[p->fl_first + i].ts, f->fl[p->fl_first + i].te};
     }
     if (n == 0)
         return 0;
@@ -209,13 +156,24 @@ static int ep_steps(struct argus_flows *f, uint32_t e, struct iv *iv, double *g,
         } else
             iv[nb++] = iv[i];
     }
+    return nb;
+}
+
+/* One endpoint's steps from the gaps between its bursts. */
+static int ep_steps(struct argus_flows *f, struct fl_bocpd *bd, uint32_t e, struct fl_iv *iv,
+                    double *g, unsigned char *b0, unsigned char *b1)
+{
+    struct fl_ep *ep = &f->ep[e];
+    size_t nb = ep_bursts(f, e, iv);
+    if (nb == 0)
+        return 0;
     size_t ng = nb - 1;
     for (size_t i = 0; i < nb; i++)   /* the median burst length, for ref */
         g[i] = (double)(iv[i].te - iv[i].ts);
     double ref = log(2 * fl_median(g, nb) + 1.0);
     for (size_t i = 0; i < ng; i++)
         g[i] = log((double)(iv[i + 1].ts - iv[i].te) + 1.0);
-    if (fl_split_gaps(g, ng, ref, b0, b1))
+    if (fl_split_gaps(bd, g, ng, ref, b0, b1))
         return -ENOMEM;
     size_t ns = 1;
     for (size_t i = 0; i < ng; i++) {
@@ -296,6 +254,7 @@ static int job_steps(struct argus_flows *f, struct fl_job *jb)
         agree += f->ep[jb->ep[k]].gaps_agree, gaps += f->ep[jb->ep[k]].gaps;
     }
     jb->boundary_agreement = gaps ? (double)agree / (double)gaps : 1.0;
+    jb->boundary_gaps = gaps, jb->boundary_disagree = gaps - agree;
     int m = 0;
     size_t mc = 0;
     for (size_t k = 0; k < jb->nep; k++) {   /* modal step count */
@@ -394,23 +353,136 @@ out:
     return rc;
 }
 
+#define ACF_BINS 512   /* coarse: a layer's pattern blurs, a step's stays */
+
+/* The job's DP (else PP) bytes in ACF_BINS bins of binw from t0 into x. */
+static void job_rate(const struct argus_flows *f, uint32_t j, uint64_t t0, double binw,
+                     double *x)
+{
+    int any_dp = f->job[j].npairs_dp > 0;
+    for (size_t i = 0; i < ACF_BINS; i++)
+        x[i] = 0;
+    for (size_t q = 0; q < f->npair; q++) {
+        const struct fl_pair *p = &f->pair[q];
+        if (p->job != (int)j || (any_dp && p->kind != FL_DP))
+            continue;
+        for (size_t i = 0; i < p->fl_n; i++) {
+            const struct fl_flowlet *x0 = &f->fl[p->fl_first + i];
+            if (x0->ts < t0)
+                continue;
+            double a = (double)(x0->ts - t0) / binw, b = (double)(x0->te - t0) / binw;
+            if (a >= ACF_BINS)
+                continue;
+            if (b > ACF_BINS)
+                b = ACF_BINS;
+            double per = (double)x0->bytes / (b - a > 1e-9 ? b - a : 1e-9);
+            for (size_t k = (size_t)a; (double)k < b; k++) {
+                double lo = (double)k > a ? (double)k : a, hi = (double)k + 1 < b ? k + 1.0 : b;
+                x[k] += per * (hi - lo);
+            }
+        }
+    }
+}
+
+/* ZeRO-3 / FSDP (flows/period.h): the period of the job's byte rate; an endpoint whose
+ * bursts' steps do not match it (a median step neither it nor a half or a third of it,
+ * within 15 %; or fewer than 4 steps) has its steps tracked with the period instead. */
+static int job_period(struct argus_flows *f, struct fl_job *jb, uint32_t j, struct fl_iv *iv,
+                      double *x)
+{
+    uint64_t t0 = UINT64_MAX, t1 = 0;
+    for (size_t q = 0; q < f->npair; q++)
+        if (f->pair[q].job == (int)j && f->pair[q].fl_n) {
+            const struct fl_pair *p = &f->pair[q];
+            for (size_t i = 0; i < p->fl_n; i++) {
+                if (f->fl[p->fl_first + i].ts < t0)
+                    t0 = f->fl[p->fl_first + i].ts;
+                if (f->fl[p->fl_first + i].te > t1)
+                    t1 = f->fl[p->fl_first + i].te;
+            }
+        }
+    if (t1 <= t0)
+        return 0;
+    /* bins over the whole span; finer (a prefix) while the period is under 16 bins: to
+     * 40 bins a period (12 periods in the prefix), or a quarter when none was found */
+    double binw = (double)(t1 - t0) / ACF_BINS, per = 0, peak = 0;
+    for (int tries = 0; tries < 3 && binw >= 1000; tries++) {
+        job_rate(f, j, t0, binw, x);
+        per = fl_acf_period(x, ACF_BINS, x + ACF_BINS, &peak);
+        if (per >= 16)
+            break;
+        if (tries < 2)
+            binw *= per >= 2 ? per / 40 : 0.25;
+    }
+    if (!(per >= 2))
+        return 0;
+    double T = per * binw;
+    jb->acf_period_ns = T, jb->acf_peak = peak;
+    for (size_t k = 0; k < jb->nep; k++) {
+        struct fl_ep *ep = &f->ep[jb->ep[k]];
+        if (ep->nsteps >= 4) {   /* its median step from the bursts */
+            double *d = malloc(ep->nsteps * sizeof *d);
+            if (!d)
+                return -ENOMEM;
+            size_t nd = 0;
+            for (size_t s = 1; s < ep->nsteps; s++)
+                if (ep->step_end[s] && ep->step_end[s - 1])
+                    d[nd++] = (double)(ep->step_end[s] - ep->step_end[s - 1]);
+            double med = nd ? fl_median(d, nd) : 0;
+            free(d);
+            int agree = 0;
+            for (int m = 1; m <= 3; m++)   /* the period may be a multiple of its step */
+                agree |= fabs(m * med - T) <= 0.15 * T;
+            if (agree)
+                continue;
+        }
+        jb->eps_tracked++;
+        size_t nb = ep_bursts(f, jb->ep[k], iv);
+        free(ep->step_end), free(ep->dp_start);
+        ep->step_end = ep->dp_start = NULL, ep->nsteps = 0;
+        if (nb == 0)
+            continue;
+        size_t cap = (size_t)((double)(iv[nb - 1].te - iv[0].ts) / (0.75 * T)) + 2;
+        ep->step_end = malloc(cap * sizeof *ep->step_end);
+        ep->dp_start = malloc(cap * sizeof *ep->dp_start);
+        if (!ep->step_end || !ep->dp_start)
+            return -ENOMEM;
+        ep->nsteps = fl_track_steps(iv, nb, T, ep->step_end, ep->dp_start, cap);
+    }
+    if (!jb->eps_tracked)
+        return 0;
+    jb->step_method = 1;
+    /* the job's steps again, with the tracked ones */
+    free(jb->step_end), free(jb->step_dur), free(jb->slow);
+    jb->step_end = jb->step_dur = NULL, jb->slow = NULL;
+    jb->nslow = jb->slow_cap = 0, jb->eps_off_steps = 0, jb->nsteps = 0;
+    jb->step_med_ns = jb->step_mad_ns = 0;
+    return job_steps(f, jb);
+}
+
 int fl_steps(struct argus_flows *f)
 {
-    struct iv *iv = malloc((f->nfl + 1) * sizeof *iv);
+    struct fl_iv *iv = malloc((f->nfl + 1) * sizeof *iv);
     double *g = malloc((f->nfl + 1) * sizeof *g);
     unsigned char *b0 = malloc(f->nfl + 1), *b1 = malloc(f->nfl + 1);
+    double *x = malloc((ACF_BINS + ACF_BINS / 3 + 2) * sizeof *x);
+    struct fl_bocpd *bd = NULL;
     int rc = -ENOMEM;
 
-    if (!iv || !g || !b0 || !b1)
+    if (!iv || !g || !b0 || !b1 || !x ||
+        fl_bocpd_create(FL_BOCPD_SIGMA, FL_BOCPD_HAZARD, FL_BOCPD_RMAX, &bd) != 0)
         goto out;
     for (size_t e = 0; e < f->nep; e++)
-        if ((rc = ep_steps(f, (uint32_t)e, iv, g, b0, b1)) != 0)
+        if ((rc = ep_steps(f, bd, (uint32_t)e, iv, g, b0, b1)) != 0)
             goto out;
     for (size_t j = 0; j < f->njob; j++)
-        if ((rc = job_steps(f, &f->job[j])) != 0)
+        if ((rc = job_steps(f, &f->job[j])) != 0 ||
+            (rc = job_period(f, &f->job[j], (uint32_t)j, iv, x)) != 0)
             goto out;
     rc = 0;
 out:
+    fl_bocpd_free(bd);
+    free(x);
     free(iv);
     free(g);
     free(b0);

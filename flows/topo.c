@@ -21,8 +21,8 @@ int argus_topo_add_line(struct argus_topo *t, const char *line, size_t len, char
                         size_t errlen)
 {
     struct argus_topo_entry e;
-    const char *f[7];
-    size_t fl[7], start = 0;
+    const char *f[8];
+    size_t fl[8], start = 0;
     unsigned nf = 0;
 
     while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
@@ -31,14 +31,14 @@ int argus_topo_add_line(struct argus_topo *t, const char *line, size_t len, char
         return 0;
     for (size_t i = 0; i <= len; i++)
         if (i == len || line[i] == ',') {
-            if (nf == 7)
+            if (nf == 8)
                 break;
             f[nf] = line + start, fl[nf] = i - start, nf++;
             start = i + 1;
         }
-    if (nf != 6) {
-        argus_seterr(errbuf, errlen, "%s6 columns needed (ip,host,nic,gpu,leaf,port)",
-                     nf > 6 ? "more than " : "");
+    if (nf != 6 && nf != 7) {
+        argus_seterr(errbuf, errlen, "%s6 or 7 columns needed (ip,host,nic,gpu,leaf,port"
+                     "[,rank])", nf > 7 ? "more than " : "");
         return -EINVAL;
     }
     memset(&e, 0, sizeof e);
@@ -78,6 +78,19 @@ int argus_topo_add_line(struct argus_topo *t, const char *line, size_t len, char
             g = g * 10 + (f[3][j] - '0');
         }
         e.gpu = (int)g;
+    }
+    e.rank = -1;
+    if (nf == 7 && fl[6]) {
+        long r = 0;
+        for (size_t j = 0; j < fl[6]; j++) {
+            if (f[6][j] < '0' || f[6][j] > '9' || r > 10000000) {
+                argus_seterr(errbuf, errlen, "rank: \"%.*s\" is not an integer in [0, 10^7]",
+                             (int)(fl[6] < 40 ? fl[6] : 40), f[6]);
+                return -EINVAL;
+            }
+            r = r * 10 + (f[6][j] - '0');
+        }
+        e.rank = (int)r;
     }
     if (argus_topo_find(t, &e.ip)) {
         argus_seterr(errbuf, errlen, "ip %s listed twice", ip);

@@ -1,6 +1,8 @@
 /* topo.h — the topology CSV: one line per NIC address,
- *   ip,host,nic,gpu,leaf,port
- * (host, nic, leaf, port: names of at most 63 bytes; gpu: an integer, empty for none). A
+ *   ip,host,nic,gpu,leaf,port[,rank]
+ * (host, nic, leaf, port: names of at most 63 bytes; gpu: an integer, empty for none;
+ * rank: the global rank of an in-band Argus run that uses this NIC, empty or absent for
+ * none: the rank to NIC map of the cross-check, flows/xcheck.h). A
  * header line (starting with "ip,"), an empty line or one starting with '#' is skipped.
  * The table is the caller's (_create/_free); add allocates (argus_grow), find does not.
  * Not thread-safe.
@@ -18,7 +20,8 @@ struct argus_topo_entry {
     struct argus_flow_addr ip;
     char host[ARGUS_TOPO_NAME], nic[ARGUS_TOPO_NAME];
     char leaf[ARGUS_TOPO_NAME], port[ARGUS_TOPO_NAME];
-    int gpu; /* -1: none */
+    int gpu;  /* -1: none */
+    int rank; /* -1: none */
 };
 
 struct argus_topo {

@@ -23,9 +23,11 @@ time, and each packet is lost with probability --loss (sequence numbers keep cou
 Writes into --out: flows.ipfix (IPFIX messages, ns timestamps in the NTP format, domain =
 leaf), flows.v9 (NetFlow v9 packets, ms timestamps), flows.csv (the records that survived
 export; ns), topology.csv, truth.json (layout, pairs, per-GPU step ends, slow steps, the
-degraded link, export loss).
+degraded link, export loss). The topology's 7th column is the main job's rank of each NIC
+(the rank to NIC map of argus-flows --argus-report).
 """
 import argparse
+import csv
 import json
 import math
 import random
@@ -55,6 +57,8 @@ def main():
     ap.add_argument("--loss", type=float, default=0.0)
     ap.add_argument("--degrade", type=float, default=0.3, help="capacity drop of one link")
     ap.add_argument("--degrade-rank", type=int, default=-1, help="its GPU (default: a middle stage)")
+    ap.add_argument("--degrade-tenant", type=int, default=-1,
+                    help="K >= 0: the link degraded is the second tenant's GPU K's instead")
     ap.add_argument("--slow", type=float, default=1.5, help="compute factor of the slow host")
     ap.add_argument("--slow-steps", default="12,15", help="first,last (inclusive)")
     ap.add_argument("--tenant", type=int, default=1, help="second tenant: 1 yes, 0 no")
@@ -66,12 +70,39 @@ def main():
     ap.add_argument("--cross", type=int, default=0,
                     help="N RoCE transfers between the tenant's first GPU and the job's")
     ap.add_argument("--formats", default="ipfix,v9,csv")
+    ap.add_argument("--mode", choices=("gpipe", "zero3"), default="gpipe",
+                    help="zero3: ZeRO-3 / FSDP data parallelism (--pp 1): per layer an "
+                         "all-gather before its forward and its backward and a "
+                         "reduce-scatter after its backward, no end-of-step burst")
+    ap.add_argument("--layers", type=int, default=16)
+    ap.add_argument("--layer-ms", type=float, default=1.5, help="zero3: forward per layer")
+    ap.add_argument("--layer-mb", type=float, default=40.0, help="zero3: parameters per layer")
+    ap.add_argument("--opt-ms", type=float, default=4.0, help="zero3: the optimizer step")
+    ap.add_argument("--steps-from", default="",
+                    help="an Argus steps.csv (step,rank,start_ns,...): its steps start when "
+                         "that run's did (the earliest rank's start), one step per step id; "
+                         "the job's own schedule must fit in each")
+    ap.add_argument("--counters-us", type=float, default=0,
+                    help="N > 0: also ports.csv, every switch port's octet counters in "
+                         "N us bins (a sample where a bin begins or ends traffic)")
     a = ap.parse_args()
+    if a.mode == "zero3" and a.pp != 1:
+        ap.error("--mode zero3 needs --pp 1")
     rnd = random.Random(a.seed)
     dp, pp, tp = a.dp, a.pp, a.tp
     world = dp * pp * tp
     nhost = dp * pp
     t0 = 1_767_225_600 * 10**9     # 2026-01-01, ns
+    starts = []
+    if a.steps_from:
+        first = {}
+        with open(a.steps_from) as fh:
+            for r in csv.DictReader(fh):
+                s = int(r["step"])
+                first[s] = min(first.get(s, 1 << 63), int(r["start_ns"]))
+        starts = [first[s] for s in sorted(first)]
+        a.steps = len(starts)
+        t0 = starts[0]
 
     def ip_of(h, g):
         return "10.%d.%d.%d" % (1 + h // 250, h % 250, g + 1)
@@ -100,6 +131,8 @@ def main():
         cap[link(g)] = NIC_BPS
     deg_rank = a.degrade_rank if a.degrade_rank >= 0 else (1 * dp * tp + 1 * tp + 2) % world
     deg_link = link(gpus[deg_rank]) if a.degrade > 0 else None
+    if a.degrade > 0 and a.degrade_tenant >= 0 and tenant:
+        deg_link = link(tenant[a.degrade_tenant % len(tenant)])
     if deg_link:
         cap[deg_link] = NIC_BPS * (1 - a.degrade)
 
@@ -131,12 +164,19 @@ def main():
     step_start = t0
     job_steps = []
     for step in range(a.steps):
+        if starts:
+            step_start = starts[step]
         comp = {}
         for h in range(nhost):
             x = f_ns * (1 + rnd.gauss(0, a.jitter))
             if h == slow_host and slow_first <= step <= slow_last:
                 x *= a.slow
             comp[h] = x
+        if a.mode == "zero3":
+            step_end = zero3_step(a, gpus, comp, f_ns, step_start, send, truth_end)
+            job_steps.append(dict(start=step_start, end=step_end))
+            step_start = int(step_end)
+            continue
         # forward (per pipeline d, per TP rank the same schedule: TP ranks move together)
         ready_bwd = {}
         for d in range(dp):
@@ -231,6 +271,11 @@ def main():
     if tenant:
         for k in range(a.cross):   # e.g. a checkpoint copied between the tenants
             send(tenant[0], gpus[0], t0 + (k + 1) * 50_000_000, 64e6, qps=1)
+    if a.counters_us > 0:
+        where = {g["ip"]: g for g in gpus + tenant}
+        if a.storage:
+            where["10.200.0.1"] = storage
+        write_counters(a.out + "/ports.csv", transfers, where, a.counters_us, t0)
     recs = meter(transfers, a, rnd)
     leaf_of = {g["ip"]: int(g["leaf"][4:]) for g in gpus + tenant}
     leaf_of["10.200.0.1"] = 99
@@ -270,10 +315,11 @@ def main():
     if "v9" in fm:
         write_v9(a.out + "/flows.v9", packets, t0)
     with open(a.out + "/topology.csv", "w") as fh:
-        fh.write("ip,host,nic,gpu,leaf,port\n")
+        fh.write("ip,host,nic,gpu,leaf,port,rank\n")   # rank: the main job's, Megatron order
         for g in gpus + tenant:
-            fh.write("%s,host%d,mlx5_%d,%d,%s,%s\n" % (g["ip"], g["host"], g["tp"], g["tp"],
-                                                      g["leaf"], g["port"]))
+            fh.write("%s,host%d,mlx5_%d,%d,%s,%s,%s\n" % (
+                g["ip"], g["host"], g["tp"], g["tp"], g["leaf"], g["port"],
+                g["rank"] if g["job"] == 0 else ""))
     pairs = []
     for g in gpus:
         if g["stage"] + 1 < pp:
@@ -308,6 +354,88 @@ def main():
                                   stage={g["ip"]: 0 for g in tenant}, slow_steps=[]))
     with open(a.out + "/truth.json", "w") as fh:
         json.dump(truth, fh)
+
+
+def zero3_step(a, gpus, comp, f_ns, t, send, truth_end):
+    """One ZeRO-3 step from t of every DP ring (one per TP rank): per layer an all-gather
+    (dp - 1 ring rounds of layer/dp bytes), the forward; then from the last layer down an
+    all-gather, the backward (twice the forward), a reduce-scatter; then the optimizer. A
+    collective starts when its slowest member is ready. Returns the step's end."""
+    dp, tp = a.dp, a.tp
+    chunk = a.layer_mb * 1e6 / dp
+    ends = []
+    for tr in range(tp):
+        ring = [gpus[d * tp + tr] for d in range(dp)]
+        fac = [comp[g["host"]] / f_ns for g in ring]
+        last = {g["ip"]: 0 for g in ring}
+        ready = [t] * dp
+
+        def collective(ready):
+            c = max(ready)
+            for _ in range(dp - 1):
+                re = c
+                for i, g in enumerate(ring):
+                    e = send(g, ring[(i + 1) % dp], int(c), chunk)
+                    last[g["ip"]] = max(last[g["ip"]], e)
+                    last[ring[(i + 1) % dp]["ip"]] = max(last[ring[(i + 1) % dp]["ip"]], e)
+                    re = max(re, e)
+                c = re + 20000
+            return c
+
+        for _ in range(a.layers):
+            c = collective(ready)
+            ready = [c + a.layer_ms * 1e6 * fac[i] for i in range(dp)]
+        for _ in range(a.layers):
+            c = collective(ready)
+            ready = [c + 2 * a.layer_ms * 1e6 * fac[i] for i in range(dp)]
+            c = collective(ready)
+            ready = [c] * dp
+        for g in ring:
+            truth_end[g["ip"]].append(last[g["ip"]])
+        ends.append(max(c + a.opt_ms * 1e6 * fac[i] for i in range(dp)))
+    return max(ends)
+
+
+def write_counters(path, transfers, where, bin_us, t0):
+    """Port counters: a transfer's bytes spread evenly over its time, into the "in" octets
+    of its sender's leaf port (from the NIC) and the "out" octets of its receiver's, and
+    between leaves the uplinks' (out at the sender's leaf, in at the receiver's)."""
+    w = int(bin_us * 1000)
+    bins = {}                     # (device, port) -> {bin: [in, out]}
+
+    def add(dev, port, d, ts, te, nbytes):
+        b = bins.setdefault((dev, port), {})
+        span = max(1, te - ts)
+        k = (ts - t0) // w
+        while t0 + k * w < te:
+            lo, hi = max(ts, t0 + k * w), min(te, t0 + (k + 1) * w)
+            if hi > lo:
+                b.setdefault(k, [0.0, 0.0])[d] += nbytes * (hi - lo) / span
+            k += 1
+
+    for ts, te, src, dst, sport, dport, proto, nbytes in transfers:
+        s, d = where[src], where[dst]
+        add(s["leaf"], s["port"], 0, ts, te, nbytes)
+        add(d["leaf"], d["port"], 1, ts, te, nbytes)
+        if s["leaf"] != d["leaf"]:
+            add(s["leaf"], "uplink", 1, ts, te, nbytes)
+            add(d["leaf"], "uplink", 0, ts, te, nbytes)
+    lines = []
+    for (dev, port), b in bins.items():
+        c = [0.0, 0.0]
+        last = None
+        for k in sorted(b):
+            if last != k:
+                lines.append((t0 + k * w, dev, port, int(c[0]), int(c[1])))
+            c[0] += b[k][0]
+            c[1] += b[k][1]
+            lines.append((t0 + (k + 1) * w, dev, port, int(c[0]), int(c[1])))
+            last = k + 1
+    lines.sort()
+    with open(path, "w") as fh:
+        fh.write("time,device,port,in_octets,out_octets\n")
+        for t, dev, port, i, o in lines:
+            fh.write("%d,%s,%s,%d,%d\n" % (t, dev, port, i, o))
 
 
 def hash_ip(s):

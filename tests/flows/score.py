@@ -2,7 +2,9 @@
 """score.py OUTDIR TRUTH [--check] [--no-links] [--ms] -- argus-flows' flows.json and timeline.csv
 against emit.py's truth.json: one JSON line with job_partition_exact, pair_accuracy,
 layout_exact, stage_order_exact, step_boundary_err_median / _p95 (fractions of the job's
-median step time), slow_recall / slow_precision, link_recall / link_precision / link_top1.
+median step time), slow_recall / slow_precision, link_recall / link_precision / link_top1,
+boundary_agreement (change points against the baseline; --check wants 0.99 unless
+--no-agree), and with port counters port_recall / port_precision / port_top1.
 --check: exit 1 naming each goal missed (the goals of man/argus-flows.1, "ACCURACY")."""
 import csv
 import json
@@ -79,6 +81,12 @@ def main():
                slow_recall=slow_r, slow_precision=slow_p,
                link_recall=lr, link_precision=lp, link_top1=top1,
                boundary_agreement=min(j["boundary_agreement"] for j in rep["jobs"]))
+    if "ports" in rep:   # switch port counters: the degraded NIC port
+        pl = rep["ports"]["list"]
+        pdeg = [p["port"] for p in pl if p["degraded"]]
+        res["port_recall"] = len(set(pdeg) & want_deg) / len(want_deg) if want_deg else 1.0
+        res["port_precision"] = len(set(pdeg) & want_deg) / len(pdeg) if pdeg else 1.0
+        res["port_top1"] = 1.0 if not want_deg else float(bool(pl) and pl[0]["port"] in want_deg)
     print(json.dumps(res))
     if not check:
         return 0
@@ -100,6 +108,12 @@ def main():
         bad.append("slow steps %s, injected %s" % (sorted(got_slow), sorted(want_slow)))
     if links and (lr < 1 or lp < 1 or top1 < 1):
         bad.append("degraded links %s, injected %s" % (deg, sorted(want_deg)))
+    if "ports" in rep and (res["port_recall"] < 1 or res["port_precision"] < 1 or
+                           res["port_top1"] < 1):
+        bad.append("degraded ports %s, injected %s" % (pdeg, sorted(want_deg)))
+    if res["boundary_agreement"] < 0.99 and "--no-agree" not in sys.argv:
+        bad.append("step boundaries: change points and baseline agree on %.4f of the gaps"
+                   % res["boundary_agreement"])
     for b in bad:
         print("FAIL: " + b, file=sys.stderr)
     return 1 if bad else 0

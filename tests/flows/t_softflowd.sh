@@ -20,12 +20,13 @@ sfd() {
     extra=
     [ "$2" = 10 ] && extra="-A nano"
     # softflowd 1.1.0 blocks in accept() on its control socket, before reading the pcap,
-    # when that socket's path is longer than 12 bytes: a short one in /tmp, removed after
-    ctl=$(mktemp /tmp/XXXXXXX) && rm -f "$ctl"
+    # when that socket's path is longer than 12 bytes: a short one in a private directory
+    # of /tmp (mktemp -d: mode 0700, so no other user can take the name), removed after
+    ctld=$(mktemp -d /tmp/XXXX) && ctl="$ctld/c"
     rc=0
     timeout 30 softflowd -r "$WORK/roce.pcap" -n "127.0.0.1:$1" -v "$2" $extra -d \
         -c "$ctl" -p "$WORK/sf-$3/pid" >"$WORK/sf-$3/log" 2>&1 || rc=$?
-    rm -f "$ctl"
+    rm -rf "$ctld"
     [ $rc = 0 ] && grep -q "after pcap EOF" "$WORK/sf-$3/log" ||
         { cat "$WORK/sf-$3/log" >&2; fail "softflowd -v $2 exit $rc"; }
 }

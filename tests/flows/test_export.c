@@ -1,7 +1,10 @@
 /* test_export.c — the units of flows/: the IPFIX and NetFlow v9 decoder (templates,
  * options, variable-length and enterprise fields, NTP-format times, withdrawal, sequence
  * gaps, truncation, framing), the flow CSV and topology lines, and the step-boundary split
- * (baseline and mixture agree; one class; a lost step's double gap is no class).
+ * (baseline and change-point detection agree; one class; a lost step's double gap is no
+ * class; a drifting step time is one level) and the change-point detector itself (changes
+ * where the series' mean moves, the same with the run length truncated at 4), the
+ * autocorrelation period and the steps tracked with it, the port-counter lines.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +17,10 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "flows/bocpd.h"
 #include "flows/export.h"
+#include "flows/period.h"
+#include "flows/ports.h"
 #include "flows/flowcsv.h"
 #include "flows/flows_int.h"
 #include "flows/topo.h"
@@ -234,6 +240,13 @@ static void test_csv_and_topology(void **state)
     assert_int_equal(argus_flow_addr_parse(&a, "10.0.0.1"), 0);
     assert_non_null(argus_topo_find(&t, &a));
     assert_string_equal(argus_topo_find(&t, &a)->leaf, "leaf0");
+    assert_int_equal(argus_topo_find(&t, &a)->rank, -1);
+    /* the optional rank column: the rank to NIC map */
+    const char *tr = "10.0.0.2,host1,mlx5_1,1,leaf0,p2,17", *tb = "10.0.0.3,h,n,1,l,p,x";
+    assert_int_equal(argus_topo_add_line(&t, tr, strlen(tr), err, sizeof err), 1);
+    assert_int_equal(argus_flow_addr_parse(&a, "10.0.0.2"), 0);
+    assert_int_equal(argus_topo_find(&t, &a)->rank, 17);
+    assert_int_equal(argus_topo_add_line(&t, tb, strlen(tb), err, sizeof err), -EINVAL);
     argus_topo_free(&t);
 }
 
@@ -242,26 +255,132 @@ static void test_split_gaps(void **state)
     (void)state;
     double g[40];
     unsigned char b0[40], b1[40];
+    struct fl_bocpd *bd;
+    assert_int_equal(fl_bocpd_create(FL_BOCPD_SIGMA, FL_BOCPD_HAZARD, FL_BOCPD_RMAX, &bd), 0);
     /* 8 small gaps (~20 us) then a boundary (~300 ms), jittered */
     for (int i = 0; i < 40; i++)
         g[i] = log(i % 8 == 7 ? 3e8 * (1 + 0.01 * (i % 3)) : 2e4 * (1 + 0.1 * (i % 5)));
-    assert_int_equal(fl_split_gaps(g, 40, log(1e6), b0, b1), 0);
+    assert_int_equal(fl_split_gaps(bd, g, 40, log(1e6), b0, b1), 0);
     for (int i = 0; i < 40; i++) {
         assert_int_equal(b0[i], i % 8 == 7);
+        assert_int_equal(b1[i], b0[i]);
+    }
+    /* the first gap a boundary, then one gap inside each step: alternating levels */
+    for (int i = 0; i < 40; i++)
+        g[i] = log(i % 2 == 0 ? 2e8 * (1 + 0.02 * (i % 3)) : 5e5 * (1 + 0.05 * (i % 4)));
+    assert_int_equal(fl_split_gaps(bd, g, 40, log(1e6), b0, b1), 0);
+    for (int i = 0; i < 40; i++) {
+        assert_int_equal(b0[i], i % 2 == 0);
         assert_int_equal(b1[i], b0[i]);
     }
     /* one class, all above ref: every gap a boundary, one lost step doubling one */
     for (int i = 0; i < 20; i++)
         g[i] = log((i == 9 ? 2 : 1) * 4e8 * (1 + 0.005 * (i % 4)));
-    assert_int_equal(fl_split_gaps(g, 20, log(4e7), b0, b1), 0);
+    assert_int_equal(fl_split_gaps(bd, g, 20, log(4e7), b0, b1), 0);
     for (int i = 0; i < 20; i++) {
         assert_int_equal(b0[i], 1);
         assert_int_equal(b1[i], 1);
     }
     /* one class below ref: no boundary */
-    assert_int_equal(fl_split_gaps(g, 20, log(4e9), b0, b1), 0);
+    assert_int_equal(fl_split_gaps(bd, g, 20, log(4e9), b0, b1), 0);
     for (int i = 0; i < 20; i++)
         assert_int_equal(b1[i], 0);
+    /* boundaries whose gap grows by a factor 1.5 over four steps (slow steps), small gaps
+     * between: the change points cut the boundaries' level, the levels join it again */
+    for (int i = 0; i < 40; i++)
+        g[i] = log(i % 4 == 3 ? 2e8 * (i >= 16 && i < 32 ? 1.5 : 1) : 3e4 * (1 + 0.1 * (i % 3)));
+    assert_int_equal(fl_split_gaps(bd, g, 40, log(1e6), b0, b1), 0);
+    for (int i = 0; i < 40; i++) {
+        assert_int_equal(b0[i], i % 4 == 3);
+        assert_int_equal(b1[i], b0[i]);
+    }
+    fl_bocpd_free(bd);
+}
+
+/* the detector alone: a piecewise-constant mean (levels 0, 3, 1, 5 over 30 observations
+ * each, noise 0.1) changes exactly at 30, 60, 90, with the run length bounded at 128 and
+ * at 4; bad parameters refused */
+static void test_bocpd(void **state)
+{
+    (void)state;
+    double x[120];
+    unsigned char c[120];
+    const double lvl[4] = {0, 3, 1, 5};
+    for (int i = 0; i < 120; i++)
+        x[i] = lvl[i / 30] + 0.1 * sin(1.7 * i);
+    for (size_t rmax = 4; rmax <= 128; rmax += 124) {
+        struct fl_bocpd *bd;
+        assert_int_equal(fl_bocpd_create(0.3, 1.0 / 64, rmax, &bd), 0);
+        fl_bocpd_run(bd, x, 120, 2.0, c);
+        for (int i = 0; i < 120; i++)
+            assert_int_equal(c[i], i % 30 == 0);
+        fl_bocpd_free(bd);
+    }
+    struct fl_bocpd *bd = NULL;
+    assert_int_equal(fl_bocpd_create(0, 0.1, 8, &bd), -EINVAL);
+    assert_int_equal(fl_bocpd_create(0.3, 1, 8, &bd), -EINVAL);
+    assert_int_equal(fl_bocpd_create(0.3, 0.1, 1, &bd), -EINVAL);
+    assert_null(bd);
+}
+
+/* the autocorrelation period: a step of 37.4 bins (a burst, then 8 layer bursts of
+ * another height) found within half a bin, not its layers' period nor twice it; and the
+ * steps tracked with it on bursts whose boundary gap is the longest, a step 1.4 periods
+ * long among them: every boundary found, the last step not cut short */
+static void test_period(void **state)
+{
+    (void)state;
+    double x[512], r[512 / 3 + 2], peak;
+    for (int i = 0; i < 512; i++) {
+        double ph = fmod(i, 37.4);
+        x[i] = ph < 2 ? 10 : (fmod(ph, 4) < 1 && ph < 34 ? 3 : 0);
+    }
+    double per = fl_acf_period(x, 512, r, &peak);
+    assert_true(fabs(per - 37.4) <= 0.5);
+    assert_true(peak > 0.3);
+    for (int i = 0; i < 512; i++)
+        x[i] = 1;
+    assert_true(fl_acf_period(x, 512, r, &peak) == 0);   /* flat: no period */
+    struct fl_iv iv[200];
+    uint64_t end[64], start[64], want[64];
+    size_t n = 0, nw = 0;
+    uint64_t t = 1000000, T = 100000;
+    for (int s = 0; s < 12; s++) {
+        uint64_t len = s == 5 ? 140000 : T;   /* step 5: 1.4 periods */
+        for (int k = 0; k < 8; k++)           /* 8 bursts, 4 us gaps inside */
+            iv[n++] = (struct fl_iv){t + (uint64_t)k * (len - 20000) / 8,
+                                     t + (uint64_t)(k + 1) * (len - 20000) / 8 - 4000};
+        want[nw++] = iv[n - 1].te;            /* then a 24 us gap: the boundary */
+        t += len;
+    }
+    size_t ns = fl_track_steps(iv, n, (double)T, end, start, 64);
+    assert_int_equal(ns, nw);
+    for (size_t i = 0; i < ns; i++)
+        assert_int_equal(end[i], want[i]);
+}
+
+/* port-counter lines: ns and seconds, header and comment skipped, bad columns refused */
+static void test_port_lines(void **state)
+{
+    (void)state;
+    struct argus_ports ps;
+    char err[256];
+    fl_ports_init(&ps, 2);
+    const char *ok[] = {"time,device,port,in_octets,out_octets", "# x",
+                        "1767225600000000000,leaf0,p1,10,20", "1767225600.5,leaf0,p1,30,40",
+                        "1767225601,leaf0,p2,1,2"};
+    int want[] = {0, 0, 1, 1, 0};   /* the last: the table (2 samples) is full */
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(fl_ports_add_line(&ps, ok[i], strlen(ok[i]), err, sizeof err), want[i]);
+    assert_int_equal(ps.n, 1);
+    assert_int_equal(ps.dropped, 1);
+    assert_true(ps.s[1].t == 1767225600500000000ull);
+    const char *bad[] = {"1,leaf0,p1,1", "x,leaf0,p1,1,2", "1,,p1,1,2", "1,l,p,-1,2",
+                         "1.1234567891,l,p,1,2"};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(fl_ports_add_line(&ps, bad[i], strlen(bad[i]), err, sizeof err),
+                         -EINVAL);
+    fl_ports_free(&ps);
 }
 
 static int cmp_dbl(const void *x, const void *y)
@@ -304,6 +423,9 @@ int main(void)
         cmocka_unit_test(test_v9_options_sampling),
         cmocka_unit_test(test_csv_and_topology),
         cmocka_unit_test(test_split_gaps),
+        cmocka_unit_test(test_bocpd),
+        cmocka_unit_test(test_period),
+        cmocka_unit_test(test_port_lines),
         cmocka_unit_test(test_quantiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
