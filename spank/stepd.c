@@ -5,7 +5,9 @@
  * the task's children; libargus.so itself where no shim is installed),
  * CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH (libargus.so; a user's own are kept),
  * ARGUS_MODE, ARGUS_OUTDIR (template expanded), ARGUS_JOBID=<job>.<step> and
- * ARGUS_WINDOW. The batch step gets the contract too (so `mpirun` inside it traces its
+ * ARGUS_WINDOW, and NCCL_PROFILER_PLUGIN (libargus_nccl.so, where installed; a user's own
+ * plugin moves to ARGUS_NCCL_PROFILER_CHAIN, which Argus's plugin loads and passes every
+ * call to). The batch step gets the contract too (so `mpirun` inside it traces its
  * ranks; Argus is inert there until MPI_Init); extern and interactive steps are skipped.
  * It creates no files (rank 0's libargus creates the output directory as the user),
  * never fails the task, and only global task 0 prints, one line per problem.
@@ -34,12 +36,16 @@
 
 #define LIBNAME "libargus.so"
 #define PRELOADNAME "libargus_preload.so"
+#define NCCLNAME "libargus_nccl.so"
+#define NCCL_VAR "NCCL_PROFILER_PLUGIN"
+#define CHAIN_VAR "ARGUS_NCCL_PROFILER_CHAIN"
 
 struct task {
     spank_t sp;
     int loud;  /* global task 0: the one that speaks to the user */
     char lib[PATH_MAX + 16]; /* libdir (< PATH_MAX) + "/libargus.so" */
     char pre[PATH_MAX + 24]; /* libdir + "/libargus_preload.so" */
+    char nccl[PATH_MAX + 24]; /* libdir + "/libargus_nccl.so" */
 };
 
 /* One line to the daemon log always, and to the task's stderr (the job's output) from
@@ -105,6 +111,18 @@ static void strip_contract(const struct task *t)
             spank_unsetenv(t->sp, inj[i]);
         free(v);
     }
+    /* NCCL's profiler slot: back to the user's own plugin, or empty */
+    char *np = get_env_dup(t->sp, NCCL_VAR);
+    if (np && strcmp(np, t->nccl) == 0) {
+        char *own = get_env_dup(t->sp, CHAIN_VAR);
+        if (own && own[0])
+            spank_setenv(t->sp, NCCL_VAR, own, 1);
+        else
+            spank_unsetenv(t->sp, NCCL_VAR);
+        free(own);
+    }
+    free(np);
+    spank_unsetenv(t->sp, CHAIN_VAR);
     for (size_t i = 0; i < argus_config_nvars; i++)
         spank_unsetenv(t->sp, argus_config_vars[i].name);
     spank_unsetenv(t->sp, "ARGUS_RANK_MARK"); /* the shim's rank mark (preload_shim.c) */
@@ -123,6 +141,20 @@ static void set_injection(const struct task *t, const char *name)
     }
     free(v);
     spank_setenv(t->sp, name, t->lib, 1);
+}
+
+/* NCCL_PROFILER_PLUGIN: Argus's plugin where installed; a user's own value (NCCL's
+ * Inspector, a site plugin) is kept in ARGUS_NCCL_PROFILER_CHAIN, which Argus's plugin
+ * loads and passes every call to, so the user's plugin still sees everything. */
+static void set_nccl_plugin(const struct task *t)
+{
+    if (access(t->nccl, R_OK) != 0)
+        return;
+    char *v = get_env_dup(t->sp, NCCL_VAR);
+    if (v && v[0] && strcmp(v, t->nccl) != 0)
+        spank_setenv(t->sp, CHAIN_VAR, v, 1);
+    free(v);
+    spank_setenv(t->sp, NCCL_VAR, t->nccl, 1);
 }
 
 static void user_name(spank_t sp, char *out, size_t len)
@@ -192,6 +224,7 @@ static int inject(const struct task *t, int mode, uint32_t jobid, uint32_t stepi
     }
     set_injection(t, "CUDA_INJECTION64_PATH");
     set_injection(t, "NVTX_INJECTION64_PATH");
+    set_nccl_plugin(t);
     rc = 0;
 out:
     free(name);
@@ -219,6 +252,7 @@ int argus_stepd_task_init(spank_t sp)
     t.loud = gtask == 0;
     snprintf(t.lib, sizeof t.lib, "%s/" LIBNAME, argus_spank_g.pol.libdir);
     snprintf(t.pre, sizeof t.pre, "%s/" PRELOADNAME, argus_spank_g.pol.libdir);
+    snprintf(t.nccl, sizeof t.nccl, "%s/" NCCLNAME, argus_spank_g.pol.libdir);
 
     /* No --argus: the ARGUS variable (slurmrestd and other option-less submissions). */
     char *areq = requested == ARGUS_REQ_NONE ? get_env_dup(sp, "ARGUS") : NULL;

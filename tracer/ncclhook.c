@@ -10,6 +10,9 @@
  *          rank, size = nranks, index = rank;
  *   split: id = hash of (parent, ordinal of splits of that parent, color), family =
  *          hash of (parent, ordinal), size and index from ncclCommCount/UserRank.
+ * With Argus's NCCL profiler plugin loaded, NCCL tells it each communicator's commHash
+ * from inside these calls (argus_ncclhook_plugin_comm, commgroups.h): the membership's
+ * id is then NCCL's own hash, the one the plugin's per-collective records carry.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -46,6 +49,11 @@ ARGUS_EXPORT int ncclCommSplit(void *comm, int color, int key, void **newcomm, v
 /* > 0 while this thread is inside a hook: a library whose own calls come back through
  * the hooks (one entry point calling another by its exported name) is noted once. */
 static _Thread_local int depth;
+/* NCCL's commHash for the call this thread is inside, from the plugin (set = 1). */
+static _Thread_local struct {
+    uint64_t hash;
+    int set;
+} plugin_said;
 
 static struct {
     pthread_mutex_t mu;
@@ -54,6 +62,8 @@ static struct {
     const void *comm[KNOWN];
     uint64_t id[KNOWN];
     uint32_t splits[KNOWN];
+    uint32_t plugin_inits; /* memberships the plugin noted outside any hook */
+    int plugin_seen;       /* the plugin has told us of a communicator */
 } ncclhook_state = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* The real function: the next definition after ours; else, when libargus.so was loaded
@@ -118,12 +128,27 @@ static void remember(const void *comm, uint64_t id)
     pthread_mutex_unlock(&ncclhook_state.mu);
 }
 
-static void note_init(void *const *comm, int nranks, const argus_nccl_id *uid, int rank)
+/* NCCL's hash for the call just returned on this thread, when the plugin said it. */
+static int take_plugin_hash(uint64_t *hash)
 {
-    const uint64_t id = bytes_hash(uid->internal, NCCL_ID_BYTES);
+    const int set = plugin_said.set;
+    if (set)
+        *hash = plugin_said.hash;
+    plugin_said.set = 0;
+    return set;
+}
+
+static void note_init(void *const *comm, int nranks, const argus_nccl_id *uid, int rank,
+                      int rc)
+{
+    uint64_t id = bytes_hash(uid->internal, NCCL_ID_BYTES);
+    const int from_plugin = take_plugin_hash(&id);
     pthread_mutex_lock(&ncclhook_state.mu);
     const uint32_t k = ncclhook_state.inits++;
+    const int skip = !from_plugin && rc == NCCL_IN_PROGRESS && ncclhook_state.plugin_seen;
     pthread_mutex_unlock(&ncclhook_state.mu);
+    if (skip) /* finishing on NCCL's thread, where the plugin notes it */
+        return;
     if (comm)
         remember(*comm, id);
     if (nranks < 2 || rank < 0 || rank >= nranks)
@@ -139,10 +164,11 @@ ARGUS_EXPORT int ncclCommInitRank(void **comm, int nranks, argus_nccl_id uid, in
     init_fn f = (init_fn)real("ncclCommInitRank");
     if (!f)
         return NCCL_SYSTEM_ERROR;
-    depth++;
+    if (depth++ == 0)
+        plugin_said.set = 0;
     const int rc = f(comm, nranks, uid, rank);
     if (--depth == 0 && (rc == 0 || rc == NCCL_IN_PROGRESS))
-        note_init(comm, nranks, &uid, rank);
+        note_init(comm, nranks, &uid, rank, rc);
     return rc;
 }
 
@@ -152,10 +178,11 @@ ARGUS_EXPORT int ncclCommInitRankConfig(void **comm, int nranks, argus_nccl_id u
     initcfg_fn f = (initcfg_fn)real("ncclCommInitRankConfig");
     if (!f)
         return NCCL_SYSTEM_ERROR;
-    depth++;
+    if (depth++ == 0)
+        plugin_said.set = 0;
     const int rc = f(comm, nranks, uid, rank, config);
     if (--depth == 0 && (rc == 0 || rc == NCCL_IN_PROGRESS))
-        note_init(comm, nranks, &uid, rank);
+        note_init(comm, nranks, &uid, rank, rc);
     return rc;
 }
 
@@ -164,7 +191,8 @@ ARGUS_EXPORT int ncclCommSplit(void *comm, int color, int key, void **newcomm, v
     split_fn f = (split_fn)real("ncclCommSplit");
     if (!f)
         return NCCL_SYSTEM_ERROR;
-    depth++;
+    if (depth++ == 0)
+        plugin_said.set = 0;
     const int rc = f(comm, color, key, newcomm, config);
     if (--depth > 0)
         return rc;
@@ -188,7 +216,8 @@ ARGUS_EXPORT int ncclCommSplit(void *comm, int color, int key, void **newcomm, v
     if (!count || !user_rank || count(*newcomm, &size) != 0 || user_rank(*newcomm, &idx) != 0)
         return rc;
     const uint64_t fam = argus_commgroups_mix(pid ^ ((uint64_t)k << 40 | 0x5e));
-    const uint64_t id = argus_commgroups_mix(fam ^ ((uint64_t)(uint32_t)color << 8));
+    uint64_t id = argus_commgroups_mix(fam ^ ((uint64_t)(uint32_t)color << 8));
+    take_plugin_hash(&id);
     remember(*newcomm, id);
     if (size < 2)
         return rc;
@@ -196,4 +225,23 @@ ARGUS_EXPORT int ncclCommSplit(void *comm, int color, int key, void **newcomm, v
                                  .index = (uint32_t)idx, .kind = ARGUS_COMM_NCCL};
     argus_commgroups_add(&g);
     return rc;
+}
+
+void argus_ncclhook_plugin_comm(uint64_t comm_hash, int nranks, int rank)
+{
+    pthread_mutex_lock(&ncclhook_state.mu);
+    ncclhook_state.plugin_seen = 1;
+    const uint32_t k = depth > 0 ? 0 : ncclhook_state.plugin_inits++;
+    pthread_mutex_unlock(&ncclhook_state.mu);
+    if (depth > 0) { /* inside a hook on this thread: it notes the membership */
+        plugin_said.hash = comm_hash;
+        plugin_said.set = 1;
+        return;
+    }
+    if (nranks < 2 || rank < 0 || rank >= nranks)
+        return;
+    struct argus_comm_group g = {
+        .id = comm_hash, .family = (uint32_t)argus_commgroups_mix(0x4e43434c50ull << 24 | k),
+        .size = (uint32_t)nranks, .index = (uint32_t)rank, .kind = ARGUS_COMM_NCCL};
+    argus_commgroups_add(&g);
 }

@@ -4,10 +4,12 @@
  * It prepends libargus_preload.so to LD_PRELOAD (the small shim, reduce/preload_shim.c, that
  * loads libargus.so in the ranks only and nothing in their children; libargus.so itself
  * when the shim is not installed), sets CUDA_INJECTION64_PATH to libargus.so (unless the
- * user already has a CUDA injection, which is kept) and ARGUS_*, then execs the command.
+ * user already has a CUDA injection, which is kept), NCCL_PROFILER_PLUGIN to Argus's NCCL
+ * profiler plugin (a user's own plugin moves to ARGUS_NCCL_PROFILER_CHAIN, and Argus's
+ * plugin passes every call on to it) and ARGUS_*, then execs the command.
  * For Open MPI launchers it also adds `-x VAR` so ranks on other nodes get the same
  * contract. The library paths are fixed at build time (ARGUS_LIBARGUS_PATH,
- * ARGUS_PRELOAD_PATH), never taken from input.
+ * ARGUS_PRELOAD_PATH, ARGUS_NCCL_PLUGIN_PATH), never taken from input.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -120,6 +122,22 @@ static int prepend_preload(const char *lib)
     free(buf);
     return rc;
 }
+
+#ifdef ARGUS_NCCL_PLUGIN_PATH
+/* NCCL_PROFILER_PLUGIN: Argus's plugin when installed; a user's own (NCCL's Inspector, a
+ * site plugin) becomes the chain target that Argus's plugin loads and calls through, so
+ * it keeps seeing every event. 0 or -1. */
+static int set_nccl_plugin(void)
+{
+    if (access(ARGUS_NCCL_PLUGIN_PATH, R_OK) != 0)
+        return 0; /* an older install: the slot stays as it is */
+    const char *old = getenv("NCCL_PROFILER_PLUGIN");
+    if (old && *old && strcmp(old, ARGUS_NCCL_PLUGIN_PATH) != 0 &&
+        set_env("ARGUS_NCCL_PROFILER_CHAIN", old) != 0)
+        return -1;
+    return set_env("NCCL_PROFILER_PLUGIN", ARGUS_NCCL_PLUGIN_PATH);
+}
+#endif
 
 static int is_openmpi_launcher(const char *cmd)
 {
@@ -244,13 +262,19 @@ int main(int argc, char **argv)
                 "CUDA injection (MPI-level summaries still run)\n", inj);
     else
         setenv("CUDA_INJECTION64_PATH", ARGUS_LIBARGUS_PATH, 1);
+#ifdef ARGUS_NCCL_PLUGIN_PATH
+    if (set_nccl_plugin() != 0)
+        return 2;
+#endif
 
     /* Build the command line; Open MPI launchers get -x for each variable. */
     static const char *const forward[] = {"LD_PRELOAD", "CUDA_INJECTION64_PATH", NULL};
+    static const char *const forward_set[] = {"NCCL_PROFILER_PLUGIN",
+                                              "ARGUS_NCCL_PROFILER_CHAIN", NULL};
     size_t extra = 0;
     int ompi = is_openmpi_launcher(argv[optind]);
     if (ompi) {
-        extra = 2 * (2 + argus_config_nvars);
+        extra = 2 * (2 + 2 + argus_config_nvars);
     }
     char **cmd = calloc((size_t)(argc - optind) + extra + 1, sizeof *cmd);
     if (!cmd) {
@@ -263,6 +287,12 @@ int main(int argc, char **argv)
         for (size_t i = 0; forward[i]; i++) {
             cmd[n++] = "-x";
             cmd[n++] = (char *)forward[i];
+        }
+        for (size_t i = 0; forward_set[i]; i++) { /* only those set */
+            if (getenv(forward_set[i])) {
+                cmd[n++] = "-x";
+                cmd[n++] = (char *)forward_set[i];
+            }
         }
         for (size_t i = 0; i < argus_config_nvars; i++) {
             if (getenv(argus_config_vars[i].name)) {

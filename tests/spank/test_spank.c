@@ -308,6 +308,48 @@ static void test_batch_and_special_steps(void **state)
     assert_null(fake_getenv("ARGUS_MODE"));
 }
 
+/* NCCL_PROFILER_PLUGIN names Argus's plugin where it is installed; a user's own plugin is
+ * kept as the chain target (ARGUS_NCCL_PROFILER_CHAIN) and given back by --argus=off. */
+static void test_nccl_profiler_plugin(void **state)
+{
+    char nccl[320];
+
+    (void)state;
+    snprintf(nccl, sizeof nccl, "%s/libargus_nccl.so", libdir);
+    /* not installed: the slot is left alone */
+    assert_int_equal(init(S_CTX_REMOTE, 1, "default=on"), 0);
+    fake_setenv("NCCL_PROFILER_PLUGIN", "inspector");
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_string_equal(fake_getenv("NCCL_PROFILER_PLUGIN"), "inspector");
+    assert_null(fake_getenv("ARGUS_NCCL_PROFILER_CHAIN"));
+    FILE *f = fopen(nccl, "w");
+    assert_non_null(f);
+    fclose(f);
+    /* installed: ours in the slot, the user's as the chain target, twice the same */
+    assert_int_equal(init(S_CTX_REMOTE, 1, "default=on"), 0);
+    fake_setenv("NCCL_PROFILER_PLUGIN", "inspector");
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_string_equal(fake_getenv("NCCL_PROFILER_PLUGIN"), nccl);
+    assert_string_equal(fake_getenv("ARGUS_NCCL_PROFILER_CHAIN"), "inspector");
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_string_equal(fake_getenv("NCCL_PROFILER_PLUGIN"), nccl);
+    assert_string_equal(fake_getenv("ARGUS_NCCL_PROFILER_CHAIN"), "inspector");
+    /* --argus=off inside: the user's plugin back in the slot */
+    assert_int_equal(argus_spank_option_cb(0, "off", 1), 0);
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_string_equal(fake_getenv("NCCL_PROFILER_PLUGIN"), "inspector");
+    assert_null(fake_getenv("ARGUS_NCCL_PROFILER_CHAIN"));
+    /* no plugin of the user's: ours alone, and off empties the slot again */
+    assert_int_equal(init(S_CTX_REMOTE, 1, "default=on"), 0);
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_string_equal(fake_getenv("NCCL_PROFILER_PLUGIN"), nccl);
+    assert_null(fake_getenv("ARGUS_NCCL_PROFILER_CHAIN"));
+    assert_int_equal(argus_spank_option_cb(0, "off", 1), 0);
+    assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+    assert_null(fake_getenv("NCCL_PROFILER_PLUGIN"));
+    unlink(nccl);
+}
+
 /* srun --argus=off inside sbatch --argus=on: the batch step's contract must not leak. */
 static void test_off_strips_leaked_contract(void **state)
 {
@@ -422,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_off_strips_leaked_contract),
         cmocka_unit_test(test_long_preload_kept),
         cmocka_unit_test(test_missing_library_fails_open),
+        cmocka_unit_test(test_nccl_profiler_plugin),
         cmocka_unit_test(test_enforce_remote),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
