@@ -70,6 +70,8 @@ struct an_ctx {
     double *vwall, *vcomp, *vhost, *vstart, *vcomm;
     size_t held;                        /* cells held */
     uint64_t kernels_seen, dropped;     /* sums of kernel_count, dropped over them */
+    unsigned cupti_why;                 /* the first held cell's ARGUS_SF_CUPTI_WHY when it
+                                           has ARGUS_SF_NO_CUPTI; 0: none has */
     uint8_t *co_have;                   /* [n] co[r] came from r's summaries (build only) */
     uint8_t *kmr;                       /* [n] r has a summary with kernel modes (not thin) */
     struct argus_coords *co;            /* [n] resolved coordinates */

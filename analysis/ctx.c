@@ -413,6 +413,9 @@ static int build_cells(struct an_ctx *c)
             c->vcomm[at] = w[i].comm_ns;
             c->kernels_seen += w[i].kernel_count;
             c->dropped += w[i].dropped;
+            if (!c->cupti_why && (v[i]->flags & ARGUS_SF_NO_CUPTI)) /* why no kernels */
+                c->cupti_why = ARGUS_SF_CUPTI_WHY(v[i]->flags) ? ARGUS_SF_CUPTI_WHY(v[i]->flags)
+                                                               : ARGUS_CUPTI_HELD_OTHER;
             c->kd[at] = !w[i].thin;
             c->lv[at] = (uint8_t)an_cell_level(w[i].kernel_count, v[i]);
             if (c->lv[at] < ARGUS_DL_KERNELS) { /* no kernels: compute unknown, not 0 */

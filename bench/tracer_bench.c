@@ -6,6 +6,16 @@
  *                        names handed over as stable pointers, as the collector does);
  *   ns_step_end_per_record the step-end build's share of ns_per_record;
  *   ns_walk_only         the adapter walk alone (a consumer that does nothing);
+ *   x_walk_only          ns_per_record / ns_walk_only (goal <= 2);
+ *   instructions_per_record  user-mode instructions of the ns_per_record part per record
+ *                        (perf_event_open, PERF_COUNT_HW_INSTRUCTIONS on this thread), and
+ *                        instructions_walk_only the walk's; null when the machine has no
+ *                        such counter, and instructions_unavailable then says why;
+ *   ns_collect_launch_per_record / ns_collect_time_per_record  the whole collector
+ *                        (tracer/collect.c: buffer done, step marks, pump: walk, staging,
+ *                        replay into the summariser) with kernels assigned by launch
+ *                        (correlation ids at the marks) and by GPU start time, the GPU one
+ *                        step behind; launch_added_ns_per_record their difference;
  *   bytes_per_rank_step  what ships per rank and step: the wire summary record
  *                        (common/wire.h, version wire_version) of the realistic step
  *                        (tests/common/realistic_step.h: 50,000 launches over 200 names,
@@ -19,11 +29,15 @@
  * Usage: tracer_bench [steps [mem_steps]] (defaults 20 and 100000).
  */
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cupti.h>
 
@@ -58,6 +72,33 @@ static uint64_t cpu_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* This thread's user-mode instruction counter: an fd, or -1 with why[] filled. */
+static int instr_open(char *why, size_t cap)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.type = PERF_TYPE_HARDWARE;
+    a.size = sizeof a;
+    a.config = PERF_COUNT_HW_INSTRUCTIONS;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+    if (fd < 0)
+        snprintf(why, cap, "perf_event_open(PERF_COUNT_HW_INSTRUCTIONS): %s%s", strerror(errno),
+                 errno == ENOENT || errno == EOPNOTSUPP ? " (no hardware counter here, e.g. "
+                 "a virtual machine without a PMU)" : errno == EACCES || errno == EPERM
+                 ? " (perf_event_paranoid or a container policy)" : "");
+    return (int)fd;
+}
+
+static uint64_t instr_read(int fd)
+{
+    uint64_t v = 0;
+    if (fd < 0 || read(fd, &v, sizeof v) != (ssize_t)sizeof v)
+        return 0;
+    return v;
 }
 
 static long rss_kb(void)
@@ -127,7 +168,7 @@ static size_t build_step(uint8_t *buf, uint64_t *t, int step)
         k.start = *t;
         k.end = *t + d;
         k.streamId = n < RS_NCCL;
-        k.correlationId = (uint32_t)i;
+        k.correlationId = (uint32_t)((uint64_t)step * (KPS + 2) + 1 + (uint64_t)i);
         memcpy(buf + len, &k, sizeof k);
         len += sizeof k;
         *t += d;
@@ -135,11 +176,60 @@ static size_t build_step(uint8_t *buf, uint64_t *t, int step)
     return len;
 }
 
+/* ---- the collector path (by launch vs by start time) ------------------------------- */
+
+static struct argus_summarizer *acquire_sm(void) { return sm; }
+
+/* steps realistic steps through tracer/collect.c, the GPU one step behind (a step's
+ * buffer completes during the next host step); by_launch: the step marks carry the
+ * correlation ids around the step's launches. Returns CPU ns per record of steps 3.. (the
+ * first steps intern names), or -1. */
+static double collect_run(int steps, int by_launch, uint64_t *t, int first_step)
+{
+    struct argus_collect_opts o = {
+        .buf_size = ((size_t)KPS * sizeof(CUpti_ActivityKernel10) + 4095) & ~(size_t)4095,
+        .n_bufs = 3, .max_stage = (size_t)KPS * 3, .walk = argus_cupti_walk,
+        .acquire = acquire_sm};
+    struct argus_collect *c = NULL;
+    uint64_t work = 0;
+
+    if (argus_collect_create(&o, &c))
+        return -1;
+    for (int i = 0; i < steps; i++) {
+        int s = first_step + i;
+        uint64_t b = *t;
+        uint8_t *buf;
+        size_t sz;
+        uint32_t cb = (uint32_t)((uint64_t)s * (KPS + 2));
+        if (argus_collect_buf_get(c, &buf, &sz)) {
+            argus_collect_free(c);
+            return -1;
+        }
+        size_t len = build_step(buf, t, s); /* the kernels step s launches */
+        uint64_t c0 = cpu_ns();
+        argus_collect_mark_corr(c, ARGUS_MARK_STEP_BEGIN, (uint64_t)s, b, 0,
+                                by_launch ? cb : 0);
+        argus_collect_mark_corr(c, ARGUS_MARK_STEP_END, (uint64_t)s, *t + 1000, 0,
+                                by_launch ? cb + KPS + 1 : 0);
+        argus_collect_pump(c, 0);             /* replays step s - 2 */
+        argus_collect_buf_done(c, buf, len); /* ... while the GPU finished step s - 1 */
+        uint64_t c1 = cpu_ns();
+        if (i >= 2)
+            work += c1 - c0;
+        *t += 2000;
+    }
+    argus_collect_free(c);
+    return (double)work / ((double)(steps - 2) * KPS);
+}
+
 /* ---- the result line (docs/STYLE.md, "File formats and JSON") ---------------------- */
 
 struct figures {
     int steps;
     double ns_rec, ns_end, ns_walk, raw;
+    double ins_rec, ins_walk; /* < 0: no counter (ins_why) */
+    const char *ins_why;
+    double ns_launch, ns_time;
     long wire, budget, mem_steps, rss_1k, rss_end;
     uint32_t kmodes;
 };
@@ -156,6 +246,24 @@ static int put_result(yajl_gen g, const struct figures *f)
     ARGUS_BENCH_PUT_F(g, "ns_per_record", "%.1f", f->ns_rec);
     ARGUS_BENCH_PUT_F(g, "ns_step_end_per_record", "%.1f", f->ns_end);
     ARGUS_BENCH_PUT_F(g, "ns_walk_only", "%.1f", f->ns_walk);
+    ARGUS_BENCH_PUT_F(g, "x_walk_only", "%.2f", f->ns_walk > 0 ? f->ns_rec / f->ns_walk : 0.0);
+    ARGUS_JSON_TRY(argus_json_key(g, "instructions_per_record"));
+    if (f->ins_rec >= 0)
+        ARGUS_JSON_TRY(argus_json_num(g, f->ins_rec, 1));
+    else
+        ARGUS_JSON_CK(yajl_gen_null(g));
+    ARGUS_JSON_TRY(argus_json_key(g, "instructions_walk_only"));
+    if (f->ins_walk >= 0)
+        ARGUS_JSON_TRY(argus_json_num(g, f->ins_walk, 1));
+    else
+        ARGUS_JSON_CK(yajl_gen_null(g));
+    if (f->ins_rec < 0) {
+        ARGUS_JSON_TRY(argus_json_key(g, "instructions_unavailable"));
+        ARGUS_JSON_TRY(argus_json_str(g, f->ins_why));
+    }
+    ARGUS_BENCH_PUT_F(g, "ns_collect_launch_per_record", "%.1f", f->ns_launch);
+    ARGUS_BENCH_PUT_F(g, "ns_collect_time_per_record", "%.1f", f->ns_time);
+    ARGUS_BENCH_PUT_F(g, "launch_added_ns_per_record", "%.1f", f->ns_launch - f->ns_time);
     ARGUS_JSON_TRY(argus_bench_int(g, "bytes_per_rank_step", f->wire));
     ARGUS_JSON_TRY(argus_bench_int(g, "wire_version", ARGUS_WIRE_VERSION));
     ARGUS_BENCH_PUT_F(g, "raw_bytes_per_step", "%.0f", f->raw);
@@ -184,6 +292,9 @@ int main(int argc, char **argv)
     struct argus_act_stats st_none;
     long budget = 0, wire = 0;
     uint32_t kmodes = 0;
+    char ins_why[200] = "";
+    int ins_fd = instr_open(ins_why, sizeof ins_why);
+    uint64_t ins = 0, ins_walk = 0;
 
     if (!buf || steps < 2 || argus_summarizer_create(&so, &sm) || argus_budget_create(&bud))
         return 1;
@@ -195,12 +306,15 @@ int main(int argc, char **argv)
         size_t len = build_step(buf, &t, s);
         if (s > 1)
             CALLGRIND_TOGGLE_COLLECT;
+        uint64_t i0 = instr_read(ins_fd);
         uint64_t c0 = cpu_ns();
         argus_summarizer_step_begin(sm, (uint64_t)s, t0);
         argus_cupti_walk(buf, len, &st, feed, NULL);
         uint64_t c1 = cpu_ns();
         argus_summarizer_step_end(sm, (uint64_t)s, t + 1000);
         uint64_t c2 = cpu_ns();
+        if (s > 1)
+            ins += instr_read(ins_fd) - i0;
         if (s > 1)
             CALLGRIND_TOGGLE_COLLECT;
         if (s > 1) { /* the first step interns the names */
@@ -210,9 +324,11 @@ int main(int argc, char **argv)
         /* The same walk with a consumer that does nothing: the adapter's share (the
          * buffer is as cold as above: rebuilt first). */
         build_step(buf, &t1, s);
+        i0 = instr_read(ins_fd);
         c0 = cpu_ns();
         argus_cupti_walk(buf, len, &st_none, feed_none, NULL);
         work_walk += cpu_ns() - c0;
+        ins_walk += instr_read(ins_fd) - i0;
         budget = argus_budget_encode(bud, &last, 0.97, 0, enc, sizeof enc);
         wire = argus_summary_encode(&last, enc, sizeof enc); /* what ships */
         kmodes = last.n_kmodes;
@@ -222,6 +338,25 @@ int main(int argc, char **argv)
     double ns_end = (double)work_end / ((double)(steps - 1) * KPS);
     double ns_walk = (double)work_walk / ((double)steps * KPS);
     double raw = (double)KPS * sizeof(CUpti_ActivityKernel10);
+
+    /* The collector, by time and by launch, interleaved in rounds; the best of each. */
+    double ns_launch = -1, ns_time = -1;
+    int cstep = steps + 1;
+    for (int round = 0; round < 6; round++) { /* alternating which goes first */
+        double l, m;
+        if (round % 2) {
+            m = collect_run(12, 0, &t, cstep);
+            l = collect_run(12, 1, &t, cstep + 12);
+        } else {
+            l = collect_run(12, 1, &t, cstep);
+            m = collect_run(12, 0, &t, cstep + 12);
+        }
+        cstep += 24;
+        if (l > 0 && (ns_launch < 0 || l < ns_launch))
+            ns_launch = l;
+        if (m > 0 && (ns_time < 0 || m < ns_time))
+            ns_time = m;
+    }
 
     /* Memory over many small steps through the collector path's tables and ring. */
     struct argus_ring *ring = NULL;
@@ -242,7 +377,12 @@ int main(int argc, char **argv)
             rss_1k = rss_kb();
     }
     const struct figures f = {.steps = steps, .ns_rec = ns_rec, .ns_end = ns_end,
-                              .ns_walk = ns_walk, .raw = raw, .wire = wire, .budget = budget,
+                              .ns_walk = ns_walk, .raw = raw,
+                              .ins_rec = ins_fd >= 0 ? (double)ins / ((double)(steps - 1) * KPS)
+                                                     : -1,
+                              .ins_walk = ins_fd >= 0 ? (double)ins_walk / ((double)steps * KPS)
+                                                      : -1,
+                              .ins_why = ins_why, .ns_launch = ns_launch, .ns_time = ns_time, .wire = wire, .budget = budget,
                               .mem_steps = mem_steps, .rss_1k = rss_1k, .rss_end = rss_kb(),
                               .kmodes = kmodes};
     yajl_gen g = yajl_gen_alloc(NULL);
@@ -255,6 +395,8 @@ int main(int argc, char **argv)
         yajl_gen_free(g);
     if (rc)
         fprintf(stderr, "tracer_bench: the result line could not be generated\n");
+    if (ins_fd >= 0)
+        close(ins_fd);
     argus_ring_free(ring);
     argus_budget_free(bud);
     argus_summarizer_free(sm);

@@ -121,7 +121,35 @@ enum argus_summary_flags {
                                     treat the cell as absent */
     ARGUS_SF_EXEMPLAR = 1u << 3, /* sent in full by a condensing tree node: its row is
                                     already in that node's window aggregate */
+    ARGUS_SF_NO_CUPTI = 1u << 4, /* GPU activity not traced: CUPTI unavailable; bits 8-11
+                                    (ARGUS_SF_CUPTI_WHY) say why: enum argus_cupti_why */
 };
+
+/* Why a rank traced no GPU activity (summary flags bits 8-11, with ARGUS_SF_NO_CUPTI). */
+enum argus_cupti_why {
+    ARGUS_CUPTI_HELD_OTHER = 1, /* another subscriber, not recognised */
+    ARGUS_CUPTI_HELD_NSYS = 2,  /* Nsight Systems */
+    ARGUS_CUPTI_HELD_NCU = 3,   /* Nsight Compute */
+    ARGUS_CUPTI_HELD_NVRX = 4,  /* NVRx straggler detection */
+    ARGUS_CUPTI_HELD_DCGM = 5,  /* a DCGM-based tool */
+    ARGUS_CUPTI_HELD_KINETO = 6, /* the PyTorch profiler (Kineto) */
+    ARGUS_CUPTI_NO_ACTIVITY = 7, /* subscribed, but activity collection could not start */
+    ARGUS_CUPTI_VERSION = 8,    /* CUPTI API version other than the one Argus was built for */
+    ARGUS_CUPTI_WHY_COUNT
+};
+#define ARGUS_SF_CUPTI_WHY_SHIFT 8
+#define ARGUS_SF_CUPTI_WHY(flags) (((flags) >> ARGUS_SF_CUPTI_WHY_SHIFT) & 0xfu)
+
+/* The reason's words for logs and reports ("held by Nsight Systems"). */
+static inline const char *argus_cupti_why_name(unsigned why)
+{
+    static const char *const n[ARGUS_CUPTI_WHY_COUNT] = {
+        "", "held by another CUPTI subscriber", "held by Nsight Systems",
+        "held by Nsight Compute", "held by NVRx straggler detection", "held by a DCGM tool",
+        "held by the PyTorch profiler (Kineto)", "activity collection failed to start",
+        "API version mismatch"};
+    return why && why < ARGUS_CUPTI_WHY_COUNT ? n[why] : "CUPTI unavailable";
+}
 
 /* Contract 3: the per-rank, per-step summary. Bounded size (no pointers).
  * All durations in ns. Times (start/end) in the rank's clock; clock_offset_ns is the

@@ -3,11 +3,22 @@
  * replay into the summariser. Must not allocate after create, must not block the
  * application thread beyond one short mutex, must not log per event, never exits.
  *
- * Step assignment: an activity belongs to the step whose [begin, end) host-mark interval
- * holds its start time (both on the CUPTI timebase). A step is replayed once the end mark
- * of a later step has been seen and flushed (the GPU may still run a step's kernels after
- * the host marked its end), or at stop. Activities that start before the step being
- * replayed (and so before any unreplayed step) are counted in `outside`.
+ * Step assignment, by launch: when both marks of a step carry a CUPTI correlation id
+ * (the adapter's one marker call per step mark), an activity belongs to the step whose
+ * [begin, end) correlation interval holds its own correlation id, i.e. the step whose host
+ * code launched it, however far the GPU runs behind (ids compared modulo 2^32). The
+ * step's window is then its GPU span: it begins at wb = max(host begin, the previous
+ * step's window end) and ends at max(wb + the host's step length, its last activity's
+ * end), so consecutive windows tile the GPU's time; the step's phase marks move with it
+ * by (wb - host begin). One pass over the staging per step. A
+ * launch-assigned step is replayed once a later end has been seen and flushed and an
+ * activity launched after its end has been walked (so its own have finished), or when
+ * LAG_MAX finished steps wait, or the staging is half full, or at stop.
+ * Fallback, by time (marks without a correlation id, inferred steps, activities without
+ * one): an activity belongs to the step whose [begin, end) host-mark interval holds its
+ * start time (both on the CUPTI timebase); the step is replayed once the end mark of a
+ * later step has been seen and flushed, or at stop. Activities before the step being
+ * replayed (launched or started before it) are counted in `outside`.
  */
 #include "tracer/collect.h"
 
@@ -27,10 +38,17 @@
 #define MARKS_MAX 4096
 #define CLS_CACHE 4096
 #define DRAIN_PERIOD_MS 200
+#define LAG_MAX 64 /* finished launch-assigned steps waiting at most */
+
+/* mark.lc: how the mark's correlation id counts. */
+#define LC_NONE 0 /* no id: time-based */
+#define LC_ID 1   /* corr is the marker's id */
+#define LC_ALL 2  /* a synthesized end at stop: every activity launched so far */
 
 struct mark {
     uint64_t step, t;
-    uint8_t kind, phase;
+    uint32_t corr;
+    uint8_t kind, phase, lc;
 };
 
 struct staged {
@@ -72,10 +90,13 @@ struct argus_collect {
     uint64_t host_step;
     int saw_marks;     /* the program marks steps itself: no inference */
     struct staged *stage;
-    size_t stage_n;
+    size_t stage_off, stage_n; /* the staged activities: stage[stage_off, + stage_n) */
     struct cls_slot cls[CLS_CACHE];
     uint64_t last_dropped;
     uint64_t last_overhead_ns; /* st.act.overhead_ns at the last summarised step end */
+    uint64_t gpu_end;          /* the end of the last launch-assigned step's window */
+    uint32_t max_corr;         /* the newest correlation id walked (have_corr: any) */
+    int have_corr;
     struct argus_collect_stats st;
 };
 
@@ -93,6 +114,9 @@ static int kclass_cached(struct argus_collect *c, const struct argus_act *a)
     }
     return s->cls;
 }
+
+/* Correlation ids grow by one per API call and wrap at 2^32: a before b. */
+static inline int corr_before(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
 
 int argus_collect_create(const struct argus_collect_opts *o, struct argus_collect **out)
 {
@@ -183,14 +207,15 @@ void argus_collect_buf_done(struct argus_collect *c, uint8_t *buf, size_t valid)
     pthread_mutex_unlock(&c->lock);
 }
 
-void argus_collect_mark(struct argus_collect *c, enum argus_mark_kind kind, uint64_t step,
-                        uint64_t t_ns, unsigned phase)
+void argus_collect_mark_corr(struct argus_collect *c, enum argus_mark_kind kind,
+                             uint64_t step, uint64_t t_ns, unsigned phase, uint32_t corr)
 {
     if (!c)
         return;
     pthread_mutex_lock(&c->lock);
     if (c->marks_n < MARKS_MAX) {
-        c->marks[c->marks_n++] = (struct mark){step, t_ns, (uint8_t)kind, (uint8_t)phase};
+        c->marks[c->marks_n++] = (struct mark){step, t_ns, corr, (uint8_t)kind, (uint8_t)phase,
+                                               corr ? LC_ID : LC_NONE};
         if (kind == ARGUS_MARK_STEP_END || kind == ARGUS_MARK_STEP_BEGIN) {
             c->end_seen = 1;
             pthread_cond_signal(&c->wake);
@@ -199,6 +224,12 @@ void argus_collect_mark(struct argus_collect *c, enum argus_mark_kind kind, uint
         c->st.marks_lost++;
     }
     pthread_mutex_unlock(&c->lock);
+}
+
+void argus_collect_mark(struct argus_collect *c, enum argus_mark_kind kind, uint64_t step,
+                        uint64_t t_ns, unsigned phase)
+{
+    argus_collect_mark_corr(c, kind, step, t_ns, phase, 0);
 }
 
 /* ---- drain thread ------------------------------------------------------------------- */
@@ -216,8 +247,9 @@ static void pend_add(struct argus_collect *c, struct mark m)
 static void pend_step(struct argus_collect *c, const struct mark *m)
 {
     if (m->kind == ARGUS_MARK_STEP_BEGIN) {
-        if (c->host_open)
-            pend_add(c, (struct mark){c->host_step, m->t, ARGUS_MARK_STEP_END, 0});
+        if (c->host_open) /* the new begin's marker ends the open step as well */
+            pend_add(c, (struct mark){c->host_step, m->t, m->corr, ARGUS_MARK_STEP_END, 0,
+                                      m->lc});
         c->host_open = 1;
         c->host_step = m->step;
         pend_add(c, *m);
@@ -237,14 +269,23 @@ static void on_act(void *ctx, const struct argus_act *a)
         if (argus_period_push(c->o.period, id, cls == ARGUS_KC_COLLECTIVE) == 1) {
             c->st.inferred_steps++;
             uint64_t n = c->host_open ? c->host_step + 1 : 1;
-            pend_step(c, &(struct mark){n, a->start_ns, ARGUS_MARK_STEP_BEGIN, 0});
+            pend_step(c, &(struct mark){n, a->start_ns, 0, ARGUS_MARK_STEP_BEGIN, 0,
+                                        LC_NONE});
         }
     }
-    if (c->stage_n >= c->o.max_stage) {
-        c->st.stage_full++;
-        return;
+    if (a->corr && (!c->have_corr || corr_before(c->max_corr, a->corr))) {
+        c->max_corr = a->corr;
+        c->have_corr = 1;
     }
-    c->stage[c->stage_n++] = (struct staged){a->name, a->start_ns, a->end_ns, a->bytes,
+    if (c->stage_off + c->stage_n >= c->o.max_stage) {
+        if (c->stage_n >= c->o.max_stage) {
+            c->st.stage_full++;
+            return;
+        }
+        memmove(c->stage, c->stage + c->stage_off, c->stage_n * sizeof *c->stage);
+        c->stage_off = 0; /* each entry moves at most once per pass over the array */
+    }
+    c->stage[c->stage_off + c->stage_n++] = (struct staged){a->name, a->start_ns, a->end_ns, a->bytes,
                                              a->device, a->stream, a->corr, (uint8_t)cls};
 }
 
@@ -269,45 +310,108 @@ static void walk_full(struct argus_collect *c, int final)
     (void)final;
 }
 
+/* Where a staged activity goes when the step [pend[bi], pend[ei]] is replayed. */
+enum { GO_KEEP, GO_STEP, GO_OUTSIDE };
+
+/* The step's bounds, copied out of pend so that the loop over the staging keeps them in
+ * registers (its stores into the staging could otherwise alias them). */
+struct bounds {
+    uint64_t tb, te;  /* host marks */
+    uint32_t cb, ce;  /* correlation ids (by launch) */
+    int by_launch, open_end; /* open_end: the end takes every later id (LC_ALL) */
+};
+
+static inline int place(const struct staged *s, struct bounds k)
+{
+    if (k.by_launch && s->corr) {
+        if (!k.open_end && !corr_before(s->corr, k.ce))
+            return GO_KEEP;
+        return corr_before(s->corr, k.cb) ? GO_OUTSIDE : GO_STEP;
+    }
+    if (s->start >= k.te)
+        return GO_KEEP;
+    return s->start < k.tb ? GO_OUTSIDE : GO_STEP;
+}
+
 /* Replay the step whose begin is pend[bi] and end pend[ei], then drop consumed marks. */
 static void replay(struct argus_collect *c, size_t bi, size_t ei)
 {
-    uint64_t b = c->pend[bi].t, e = c->pend[ei].t, n = c->pend[bi].step;
+    const struct mark *mb = &c->pend[bi], *me = &c->pend[ei];
+    const int by_launch = mb->lc == LC_ID && me->lc != LC_NONE;
+    const struct bounds k = {mb->t, me->t, mb->corr, me->corr, by_launch, me->lc != LC_ID};
+    uint64_t we = 0; /* by launch: the latest end of the step's activities so far */
+    uint64_t n_acts = 0;
+    uint64_t b = mb->t, e = me->t, n = mb->step, shift = 0;
     struct argus_summarizer *sm = c->o.acquire ? c->o.acquire() : NULL;
     size_t keep = 0;
 
     if (e < b)
         e = b;
+    if (by_launch) { /* the window's begin (file comment); its end comes with the kernels */
+        uint64_t wb = b > c->gpu_end ? b : c->gpu_end;
+        shift = wb - b;
+        b = wb;
+        e += shift; /* the host's step length at least */
+        c->st.steps_by_launch++;
+    } else {
+        c->st.steps_by_time++;
+    }
     for (size_t i = 0; i < ei; i++) {
         const struct mark *m = &c->pend[i];
+        uint64_t t = m->t + shift;
         if (i == bi && sm)
             argus_summarizer_step_begin(sm, n, b);
         if (!sm || i == bi)
             continue;
+        t = t < b ? b : t > e ? e : t;
         if (m->kind == ARGUS_MARK_PHASE_PUSH)
-            argus_summarizer_phase_push(sm, argus_phase_name(m->phase), m->t);
+            argus_summarizer_phase_push(sm, argus_phase_name(m->phase), t);
         else if (m->kind == ARGUS_MARK_PHASE_POP)
-            argus_summarizer_phase_pop(sm, m->t);
+            argus_summarizer_phase_pop(sm, t);
     }
-    for (size_t i = 0; i < c->stage_n; i++) {
-        const struct staged *s = &c->stage[i];
-        if (s->start >= e) {
-            c->stage[keep++] = *s;
+    we = e;
+    /* Kept activities stay where they are while no taken one lies between them (the
+     * usual case: the step's own come first), and close up behind the first gap. */
+    struct staged *const stage = c->stage;
+    struct argus_ring *const ring = c->o.ring;
+    const size_t i0 = c->stage_off, i1 = c->stage_off + c->stage_n;
+    size_t first = SIZE_MAX; /* the first kept one; keep: where the next kept one goes */
+    uint64_t outside = 0;
+    for (size_t i = i0; i < i1; i++) {
+        const struct staged *s = &stage[i];
+        int go = place(s, k);
+        if (go == GO_KEEP) {
+            if (first == SIZE_MAX)
+                first = keep = i;
+            else if (keep != i)
+                stage[keep] = *s;
+            keep++;
             continue;
         }
-        if (s->start < b) {
-            c->st.outside++;
+        if (go == GO_OUTSIDE) {
+            outside++;
             continue;
         }
+        n_acts++;
+        if (s->end > we)
+            we = s->end; /* used by launch only */
         if (sm) /* CUPTI kernel names and our literals never change: act.h */
             argus_summarizer_kernel_static(sm, s->name, s->start, s->end, s->device,
                                            s->stream, s->kclass);
-        if (c->o.ring)
-            argus_ring_add(c->o.ring, &(struct argus_ring_ev){s->name, n, s->start, s->end,
-                                                             s->bytes, s->device, s->stream,
-                                                             s->corr, s->kclass});
+        if (ring)
+            argus_ring_add(ring, &(struct argus_ring_ev){s->name, n, s->start, s->end,
+                                                        s->bytes, s->device, s->stream,
+                                                        s->corr, s->kclass});
     }
-    c->stage_n = keep;
+    c->stage_off = first == SIZE_MAX ? 0 : first;
+    c->stage_n = first == SIZE_MAX ? 0 : keep - first;
+    c->st.outside += outside;
+    if (!c->st.steps || n_acts < c->st.acts_min)
+        c->st.acts_min = n_acts;
+    if (n_acts > c->st.acts_max)
+        c->st.acts_max = n_acts;
+    if (by_launch)
+        c->gpu_end = e = we;
     if (sm) {
         uint64_t d = c->o.dropped ? c->o.dropped() : 0;
         argus_summarizer_add_dropped(sm, d);
@@ -328,22 +432,34 @@ static void replay(struct argus_collect *c, size_t bi, size_t ei)
     c->pend_n -= ei + 1;
 }
 
-/* Replay finished steps: all when final, else all but the newest finished one. */
+/* Whether the oldest finished step (end mark me, finished: steps ending in pend, this
+ * one included) may be replayed before stop: a later end was seen; for a step assigned
+ * by launch also an activity launched after its end was walked, or too much waits. */
+static int ready(const struct argus_collect *c, const struct mark *me, size_t finished)
+{
+    if (finished < 2)
+        return 0;
+    if (me->lc != LC_ID)
+        return 1;
+    return (c->have_corr && !corr_before(c->max_corr, me->corr)) || finished > LAG_MAX ||
+           c->stage_n >= c->o.max_stage / 2;
+}
+
+/* Replay finished steps: all when final, else those ready() admits, oldest first. */
 static void replay_ready(struct argus_collect *c, int final)
 {
     for (;;) {
-        size_t bi = SIZE_MAX, ei = SIZE_MAX, later_end = 0;
+        size_t bi = SIZE_MAX, ei = SIZE_MAX, finished = 0;
         for (size_t i = 0; i < c->pend_n; i++) {
             if (c->pend[i].kind == ARGUS_MARK_STEP_BEGIN && bi == SIZE_MAX)
                 bi = i;
             else if (c->pend[i].kind == ARGUS_MARK_STEP_END && bi != SIZE_MAX) {
                 if (ei == SIZE_MAX)
                     ei = i;
-                else
-                    later_end = 1;
+                finished++;
             }
         }
-        if (ei == SIZE_MAX || (!final && !later_end))
+        if (ei == SIZE_MAX || (!final && !ready(c, &c->pend[ei], finished)))
             break;
         replay(c, bi, ei);
     }
@@ -378,10 +494,11 @@ void argus_collect_pump(struct argus_collect *c, int final)
     }
     if (final && c->host_open) {
         uint64_t last = 0;
-        for (size_t i = 0; i < c->stage_n; i++)
+        for (size_t i = c->stage_off; i < c->stage_off + c->stage_n; i++)
             if (c->stage[i].end > last)
                 last = c->stage[i].end;
-        pend_step(c, &(struct mark){c->host_step, last + 1, ARGUS_MARK_STEP_END, 0});
+        pend_step(c, &(struct mark){c->host_step, last + 1, 0, ARGUS_MARK_STEP_END, 0,
+                                    LC_ALL});
     }
     replay_ready(c, final);
 }

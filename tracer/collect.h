@@ -3,9 +3,11 @@
  * request callback, on application threads), a queue of completed buffers, a queue of
  * step/phase marks (NVTX callbacks, python/argus.py, argus.h), a staging array of
  * activities and an optional raw ring (L4). Its own thread ("argus-drain") asks CUPTI to
- * flush after every step end, walks the completed buffers and, one step behind the host
- * (the GPU runs behind it), replays each finished step into the summariser: step begin,
- * phase marks, the activities whose start falls inside the step, step end.
+ * flush after every step end, walks the completed buffers and, behind the host (the GPU
+ * runs behind it), replays each finished step into the summariser: step begin, phase
+ * marks, the step's activities, step end. An activity belongs to the step whose host code
+ * launched it when the step's marks carry CUPTI correlation ids (argus_collect_mark_corr),
+ * else to the step whose host-mark interval holds its start time (collect.c says how).
  *
  * Knows nothing of CUPTI: the adapter's flush and walk functions come in as pointers, so
  * every line here is tested with synthesized CUPTI buffers and no GPU. Nothing is
@@ -65,6 +67,9 @@ struct argus_collect_stats {
     uint64_t marks_lost;               /* marks dropped: mark queue full */
     uint64_t steps, unsummarised;      /* steps replayed; of them with no summariser */
     uint64_t inferred_steps;           /* steps from period detection */
+    uint64_t steps_by_launch;          /* steps whose activities were chosen by launch */
+    uint64_t steps_by_time;            /* ... by start time (no correlation marker) */
+    uint64_t acts_min, acts_max;       /* activities of the smallest / largest step */
     uint64_t flushes;
 };
 
@@ -86,6 +91,11 @@ void argus_collect_buf_done(struct argus_collect *c, uint8_t *buf, size_t valid)
  * (pushes only). A step end wakes the drain thread, which flushes. */
 void argus_collect_mark(struct argus_collect *c, enum argus_mark_kind kind, uint64_t step,
                         uint64_t t_ns, unsigned phase);
+/* The same with the CUPTI correlation id of a marker API call made at the mark (0: none;
+ * then the mark is time-based). Step marks whose ids are known split the activity stream
+ * at launch: an activity with begin's id <= corr < end's id is that step's. */
+void argus_collect_mark_corr(struct argus_collect *c, enum argus_mark_kind kind,
+                             uint64_t step, uint64_t t_ns, unsigned phase, uint32_t corr);
 
 /* One round of the drain thread's work, also callable directly when no thread runs
  * (tests): flush if a step ended, walk completed buffers, replay finished steps

@@ -3,15 +3,18 @@
  *   1. argus_cupti_walk: CUPTI activity records -> struct argus_act (tested on
  *      synthesized buffers, no GPU needed: cuptiActivityGetNextRecord only parses);
  *   2. InitializeInjection, called by the CUDA driver in every process started with
- *      CUDA_INJECTION64_PATH=libargus.so: version gate, cuptiSubscribe_v2 (one line and
- *      off when another tool holds CUPTI), activity kinds, buffer callbacks into the
- *      collector's preallocated pool, NVTX callbacks into nvtx_map, flush at exit.
+ *      CUDA_INJECTION64_PATH=libargus.so: version gate, cuptiSubscribe_v2 (when another
+ *      tool holds CUPTI: which one, in one line, and the tracer goes on at phase level),
+ *      activity kinds, buffer callbacks into the collector's preallocated pool, NVTX
+ *      callbacks into nvtx_map, the step marks' correlation marker, flush at exit.
  *      This part runs only on a GPU and is kept as small as possible.
- * Never aborts or exits; every failure turns GPU collection off with one log line.
+ * Never aborts or exits; every failure turns GPU collection off with one log line and
+ * marks the tracer's summaries with the reason (tracer.h argus_tracer_set_no_cupti).
  */
 #include "tracer/cupti_adapter.h"
 
 #include <cupti.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <generated_nvtx_meta.h>
 #include <nvtx3/nvToolsExt.h>
@@ -24,6 +27,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "tracer/collect.h"
+#include "tracer/cupti_holder.h"
 #include "tracer/nvtx_map.h"
 #include "tracer/period.h"
 #include "tracer/ring.h"
@@ -127,7 +131,24 @@ static struct {
     struct argus_period *per;
     struct argus_nvtx_map map;
     uint64_t clk_cupti, clk_real, clk_mono; /* the latest clock triple (drain thread) */
+    int (*marker)(int *); /* cuDriverGetVersion: the step marks' correlation marker */
 } cupti_state = {.once = PTHREAD_MUTEX_INITIALIZER};
+
+/* The correlation id of this thread's last marker call (set by its driver callback). */
+static _Thread_local uint32_t marker_corr;
+
+/* One cheap driver call at a step mark: its callback reports the call's correlation id,
+ * which splits the kernel stream at the mark (collect.h). 0 when no marker is set up. */
+static uint32_t marker_take(void)
+{
+    int v;
+
+    if (!cupti_state.marker)
+        return 0;
+    marker_corr = 0;
+    cupti_state.marker(&v);
+    return marker_corr;
+}
 
 static uint64_t now_cupti(void)
 {
@@ -185,8 +206,9 @@ static uint64_t dropped_count(void)
 static void on_step(void *ctx, int begin, uint64_t step)
 {
     (void)ctx;
-    argus_collect_mark(cupti_state.c, begin ? ARGUS_MARK_STEP_BEGIN : ARGUS_MARK_STEP_END, step,
-                       now_cupti(), 0);
+    uint32_t corr = marker_take();
+    argus_collect_mark_corr(cupti_state.c, begin ? ARGUS_MARK_STEP_BEGIN : ARGUS_MARK_STEP_END,
+                            step, now_cupti(), 0, corr);
     argus_tracer_deliver(); /* summaries reach reduce/ on the application thread */
 }
 
@@ -214,6 +236,13 @@ static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callback
     const CUpti_NvtxData *d = cbdata;
 
     (void)ud;
+    if (dom == CUPTI_CB_DOMAIN_DRIVER_API) { /* only the marker's callback is enabled */
+        const CUpti_CallbackData *api = cbdata;
+        if (id == CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion && api &&
+            api->callbackSite == CUPTI_API_ENTER)
+            marker_corr = api->correlationId;
+        return;
+    }
     if (dom != CUPTI_CB_DOMAIN_NVTX || !d || !d->functionParams)
         return;
     switch (id) {
@@ -251,14 +280,46 @@ static int cupti_active(void) { return __atomic_load_n(&cupti_state.on, __ATOMIC
  * enum argus_mark_kind; phase only for pushes. */
 static void cupti_mark(int kind, uint64_t step, uint64_t t_ns, unsigned phase)
 {
-    if (cupti_active())
-        argus_collect_mark(cupti_state.c, (enum argus_mark_kind)kind, step, t_ns, phase);
+    if (!cupti_active())
+        return;
+    uint32_t corr = kind <= ARGUS_MARK_STEP_END ? marker_take() : 0;
+    argus_collect_mark_corr(cupti_state.c, (enum argus_mark_kind)kind, step, t_ns, phase, corr);
+}
+
+/* The step marks' correlation marker (collect.h): cuDriverGetVersion from the driver that
+ * injected us, with only its driver callback enabled (the launches stay untraced by
+ * callbacks). Not called here (this runs inside cuInit): a mark whose call brings no id
+ * is simply time-based, and the exit line counts both kinds of steps. */
+static void marker_setup(void)
+{
+    void *f = dlsym(RTLD_DEFAULT, "cuDriverGetVersion");
+
+    if (f && cuptiEnableCallback(1, cupti_state.sub, CUPTI_CB_DOMAIN_DRIVER_API,
+                                 CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion) == CUPTI_SUCCESS) {
+        memcpy(&cupti_state.marker, &f, sizeof f);
+        argus_log_once(ARGUS_LOG_INFO, "step-assign", "kernels go to the step whose host "
+                       "code launched them (one correlation marker per step mark)");
+        return;
+    }
+    cupti_state.marker = NULL;
+    argus_log_once(ARGUS_LOG_INFO, "step-assign", "no correlation marker (%s); kernels go "
+                   "to the step whose host marks hold their GPU start time",
+                   f ? "the driver callback was refused" : "cuDriverGetVersion not found");
 }
 
 static void drain_final(void)
 {
-    if (cupti_active())
-        argus_collect_stop(cupti_state.c); /* forced flush, replay every step; thread joined */
+    struct argus_collect_stats cs;
+
+    if (!cupti_active())
+        return;
+    argus_collect_stop(cupti_state.c); /* forced flush, replay every step; thread joined */
+    argus_collect_get_stats(cupti_state.c, &cs);
+    argus_log_once(ARGUS_LOG_INFO, "step-assign-done", "GPU steps: %llu by launch, %llu by "
+                   "start time; %llu to %llu activities a step, %llu outside any step",
+                   (unsigned long long)cs.steps_by_launch, (unsigned long long)cs.steps_by_time,
+                   (unsigned long long)cs.acts_min, (unsigned long long)cs.acts_max,
+                   (unsigned long long)cs.outside);
 }
 
 static void at_exit(void)
@@ -267,13 +328,37 @@ static void at_exit(void)
     argus_tracer_deliver();
 }
 
-static int nsight_present(void)
+/* GPU collection cannot start (why: enum argus_cupti_why, evidence may be ""): one line,
+ * and the tracer keeps the argus.h steps and phases, marking its summaries (tracer.h);
+ * NCCL data and host stacks need no CUPTI and go on as they are. */
+static void unavailable(unsigned why, const char *evidence)
+{
+    argus_tracer_set_no_cupti(why);
+    argus_log_once(ARGUS_LOG_WARN, "cupti", "CUPTI unavailable (%s%s%s); no GPU kernels are "
+                   "traced, the diagnosis continues at phase level (argus.h steps and phases, "
+                   "NCCL, host stacks)", argus_cupti_why_name(why), evidence[0] ? ": " : "",
+                   evidence);
+}
+
+/* Which tool holds CUPTI (cupti_holder.h), from the name CUPTI gave, the environment
+ * and /proc/self/maps; maps: 0 to skip the file. */
+static unsigned holder(const char *old, int maps, char *ev, size_t cap)
 {
     extern char **environ;
-    for (char **e = environ; e && *e; e++)
-        if (strncmp(*e, "NSYS_", 5) == 0 || strncmp(*e, "NV_COMPUTE_PROFILER", 19) == 0)
-            return 1;
-    return 0;
+    FILE *f = maps ? fopen("/proc/self/maps", "r") : NULL;
+    unsigned why = argus_cupti_holder(old, environ, f, ev, cap);
+
+    if (f)
+        fclose(f);
+    return why;
+}
+
+/* Before subscribing: a profiler that announces itself in the environment (Nsight) is
+ * left CUPTI even when it has not subscribed yet. */
+static unsigned profiler_in_env(char *ev, size_t cap)
+{
+    unsigned why = holder(NULL, 0, ev, cap);
+    return why == ARGUS_CUPTI_HELD_NSYS || why == ARGUS_CUPTI_HELD_NCU ? why : 0;
 }
 
 /* Everything after the version check and subscription; 0 or -errno. */
@@ -310,6 +395,7 @@ static int setup(const struct argus_config *cfg)
         cuptiEnableDomain(1, cupti_state.sub, CUPTI_CB_DOMAIN_NVTX) != CUPTI_SUCCESS)
         return -EIO;
     clock_triple_take();
+    marker_setup();
     rc = argus_collect_start(cupti_state.c);
     if (rc)
         return rc;
@@ -324,8 +410,9 @@ ARGUS_EXPORT int InitializeInjection(void);
 ARGUS_EXPORT int InitializeInjection(void)
 {
     struct argus_config cfg;
-    char old[256] = "";
+    char old[256] = "", ev[256] = "";
     uint32_t ver = 0;
+    unsigned why;
     int rc;
 
     pthread_mutex_lock(&cupti_state.once);
@@ -336,14 +423,13 @@ ARGUS_EXPORT int InitializeInjection(void)
     argus_config_load(&cfg, NULL, NULL, 0);
     if (cfg.mode == ARGUS_MODE_OFF || !cfg.cupti)
         goto out;
-    if (nsight_present()) {
-        argus_log_once(ARGUS_LOG_WARN, "cupti", "Nsight is profiling this process; Argus "
-                       "GPU tracing is off");
+    if ((why = profiler_in_env(ev, sizeof ev))) {
+        unavailable(why, ev);
         goto out;
     }
     if (cuptiGetVersion(&ver) != CUPTI_SUCCESS || ver != CUPTI_API_VERSION) {
-        argus_log_once(ARGUS_LOG_WARN, "cupti", "CUPTI API version %u, built for %u; Argus "
-                       "GPU tracing is off", ver, (unsigned)CUPTI_API_VERSION);
+        snprintf(ev, sizeof ev, "version %u, built for %u", ver, (unsigned)CUPTI_API_VERSION);
+        unavailable(ARGUS_CUPTI_VERSION, ev);
         goto out;
     }
     CUpti_SubscriberParams sp = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
@@ -351,16 +437,26 @@ ARGUS_EXPORT int InitializeInjection(void)
                                  .oldSubscriberName = old,
                                  .oldSubscriberSize = sizeof old};
     CUptiResult cr = cuptiSubscribe_v2(&cupti_state.sub, callback, NULL, &sp);
+    if (cr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        unavailable(holder(old, 1, ev, sizeof ev), ev);
+        goto out;
+    }
     if (cr != CUPTI_SUCCESS) {
-        argus_log_once(ARGUS_LOG_WARN, "cupti", "CUPTI is held by %s; Argus GPU tracing is "
-                       "off", cr == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && old[0]
-                       ? old : "another tool (or CUPTI failed)");
+        snprintf(ev, sizeof ev, "cuptiSubscribe: CUPTI error %d", (int)cr);
+        unavailable(ARGUS_CUPTI_NO_ACTIVITY, ev);
         goto out;
     }
     rc = setup(&cfg);
     if (rc) {
-        argus_log_once(ARGUS_LOG_WARN, "cupti", "GPU activity collection could not start "
-                       "(%s); Argus GPU tracing is off", strerror(-rc));
+        /* Another tool may use the activity API without subscribing: name it if it is
+         * known, else say what failed. */
+        why = rc == -EIO ? holder(NULL, 1, ev, sizeof ev) : ARGUS_CUPTI_HELD_OTHER;
+        if (why == ARGUS_CUPTI_HELD_OTHER) {
+            why = ARGUS_CUPTI_NO_ACTIVITY;
+            snprintf(ev, sizeof ev, "%s", rc == -EIO ? "activity kinds refused"
+                                                      : strerror(-rc));
+        }
+        unavailable(why, ev);
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);

@@ -33,6 +33,9 @@ static double noise(double sigma)
     return exp(sigma * u * 2.0);
 }
 
+/* Flags of every summary put (ARGUS_SF_NO_CUPTI: CUPTI held by another tool). */
+static uint32_t put_flags;
+
 /* One rank's step: its wall, and (phases != 0) forward/backward/optimizer walls that sum
  * to the wall less `unmarked`. */
 static void put(struct argus_jobstore *js, uint64_t step, uint32_t rank, uint64_t start,
@@ -42,6 +45,7 @@ static void put(struct argus_jobstore *js, uint64_t step, uint32_t rank, uint64_
     memset(&s, 0, sizeof s);
     s.step = step;
     s.rank = rank;
+    s.flags = put_flags;
     s.start_ns = start;
     s.end_ns = start + (uint64_t)wall;
     if (phases) {
@@ -234,6 +238,25 @@ static void test_phases(void **state)
     assert_int_equal(h->hits[1], 47);
     assert_int_equal(h->hits[2], 58);
     assert_int_equal(h->n_victims, 3); /* the others waited for it */
+    assert_int_equal(r.cupti_unavailable, 0);
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+}
+
+/* The same job on GPUs whose CUPTI Nsight Systems holds (issue 19): the tracer kept the
+ * phases and flagged every summary; the diagnosis is the same, and says why. */
+static void test_phases_cupti_held(void **state)
+{
+    (void)state;
+    struct argus_result r;
+    put_flags = ARGUS_SF_NO_CUPTI | ARGUS_CUPTI_HELD_NSYS << ARGUS_SF_CUPTI_WHY_SHIFT;
+    struct argus_jobstore *js = phases_job();
+    put_flags = 0;
+    assert_int_equal(argus_analyze(js, NULL, &r), 0);
+    assert_int_equal(r.n_anomalies, 2);
+    assert_int_equal(r.data_level, ARGUS_DL_PHASES);
+    assert_int_equal(r.cupti_unavailable, ARGUS_CUPTI_HELD_NSYS);
+    assert_true(names(only_kind(&r, ARGUS_AK_COMPUTE_STRAGGLER), (const uint32_t[]){1}, 1));
     argus_result_free(&r);
     argus_jobstore_free(js);
 }
@@ -325,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_steps_group),
         cmocka_unit_test(test_steps_speed_classes),
         cmocka_unit_test(test_phases),
+        cmocka_unit_test(test_phases_cupti_held),
         cmocka_unit_test(test_kernels_chronic_then_episode),
         cmocka_unit_test(test_kernels_intermittent_stall),
         cmocka_unit_test(test_kernels_periodic),

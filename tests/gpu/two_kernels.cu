@@ -3,6 +3,9 @@
 // PyTorch's (ProfilerStep#N, forward, backward, optimizer), no Argus code at all: Argus
 // must find everything through CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH.
 // Prints "steps=200 kernels=<n> step_ms=<mean>".
+// Usage: two_kernels [steps [behind]]: with "behind" it synchronises only every 16 steps,
+// so the host runs up to 16 steps ahead and the GPU runs its steps' kernels steps later
+// (the check that kernels go to the step that launched them).
 #include <cstdio>
 #include <cstdlib>
 #include <chrono>
@@ -27,11 +30,17 @@ __global__ void axpy(float *x, const float *y, float a)
 int main(int argc, char **argv)
 {
     int steps = argc > 1 ? atoi(argv[1]) : 200;
+    int every = argc > 2 && argv[2][0] == 'b' ? 16 : 1;
     const int n = 1 << 20;
     float *x, *y;
     long kernels = 0;
-    if (cudaMalloc(&x, n * sizeof *x) != cudaSuccess || cudaMalloc(&y, n * sizeof *y) != cudaSuccess)
+    cudaError_t e = cudaMalloc(&x, n * sizeof *x);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&y, n * sizeof *y);
+    if (e != cudaSuccess) {
+        fprintf(stderr, "two_kernels: %s\n", cudaGetErrorString(e));
         return 1;
+    }
     cudaMemset(x, 0, n * sizeof *x);
     cudaMemset(y, 0, n * sizeof *y);
     auto t0 = std::chrono::steady_clock::now();
@@ -51,9 +60,11 @@ int main(int argc, char **argv)
         axpy<<<n / 256, 256>>>(x, y, 0.1f);
         kernels++;
         nvtxRangePop();
-        cudaDeviceSynchronize(); // like loss.item()
+        if ((s + 1) % every == 0)
+            cudaDeviceSynchronize(); // like loss.item()
         nvtxRangePop();
     }
+    cudaDeviceSynchronize();
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     printf("steps=%d kernels=%ld step_ms=%.4f\n", steps, kernels, ms / steps);
     cudaFree(x);

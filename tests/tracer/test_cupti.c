@@ -3,7 +3,9 @@
  * CUDA 13 headers and walked by libcupti's own cuptiActivityGetNextRecord (no GPU):
  * every kind, unknown kinds, zero and bad timestamps, incomplete records, records
  * straddling buffers and steps, the buffer pool, steps replayed one behind the host,
- * phases, dropped counts, the raw ring, and steps inferred by period detection. */
+ * phases, dropped counts, the raw ring, steps inferred by period detection, and kernels
+ * assigned to the step that launched them while the GPU runs one and two steps behind
+ * the host (correlation-id markers; time-based fallback). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -424,6 +426,136 @@ static void test_inferred_steps(void **state)
     argus_period_free(per);
 }
 
+/* ---- steps by launch ----------------------------------------------------------------- */
+
+#define LT 10000ull /* host step length */
+
+/* Six host steps of LT each; step k launches k "gemm" and one all-reduce (correlation ids
+ * between its begin and end markers, from corr0 on: they wrap past 2^32 when corr0 is
+ * near it), which the GPU runs `lag` steps later. At each host step end the buffer of the
+ * kernels that finished by then completes. Every kernel must land in the step that
+ * launched it, and no step may be replayed before its kernels have arrived. */
+static void launch_behind(int lag, uint32_t corr0)
+{
+    struct argus_collect *c = make(16, NULL, NULL);
+    const int K = 6;
+    (void)0;
+
+    for (int k = 1; k <= K + lag; k++) {
+        uint64_t b = B0 + (uint64_t)(k - 1) * LT;
+        uint32_t cb = corr0 + 1000u * (uint32_t)k;
+        if (k <= K) {
+            argus_collect_mark_corr(c, ARGUS_MARK_STEP_BEGIN, (uint64_t)k, b, 0, cb);
+            argus_collect_mark(c, ARGUS_MARK_PHASE_PUSH, 0, b + 1000, ARGUS_PH_FORWARD);
+            argus_collect_mark(c, ARGUS_MARK_PHASE_POP, 0, b + 6000, 0);
+        }
+        /* The GPU now runs the kernels step k - lag launched. */
+        int j = k - lag;
+        if (j >= 1) {
+            uint8_t *p;
+            size_t sz;
+            assert_int_equal(argus_collect_buf_get(c, &p, &sz), 0);
+            struct buf A = {p, 0, sz};
+            uint64_t t = b + 100;
+            uint32_t cj = corr0 + 1000u * (uint32_t)j;
+            for (int i = 0; i < j; i++, t += 500)
+                kernel(&A, "gemm", t, t + 400, 7, cj + 1u + (uint32_t)i);
+            kernel(&A, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", t, t + 400, 8,
+                   cj + 1u + (uint32_t)j);
+            argus_collect_buf_done(c, p, A.len);
+        }
+        if (k <= K)
+            argus_collect_mark_corr(c, ARGUS_MARK_STEP_END, (uint64_t)k, b + LT, 0, cb + 999u);
+        argus_collect_pump(c, 0);
+        /* Step k - lag - 1 has finished and a later launch was walked: replayed; step
+         * k - lag had no later launch walked yet: waits. */
+        int want = k - lag - 1 < 0 ? 0 : k - lag - 1 > K ? K : k - lag - 1;
+        assert_int_equal(n_sums, want);
+    }
+    argus_collect_stop(c);
+    assert_int_equal(n_sums, K);
+    uint64_t prev_end = 0;
+    for (int k = 1; k <= K; k++) {
+        const struct argus_step_summary *s = &sums[k - 1];
+        assert_int_equal(s->step, (uint64_t)k);
+        assert_int_equal(s->kernel_count, (uint64_t)k + 1);
+        assert_int_equal(find(s, "gemm")->count, (uint64_t)k);
+        assert_int_equal(s->compute_ns, 400ull * (uint64_t)k);
+        assert_int_equal(s->collective_ns, 400);
+        assert_int_equal(s->busy_ns, 400ull * ((uint64_t)k + 1));
+        /* The windows tile the GPU's time and hold the step's kernels. */
+        assert_true(s->start_ns >= B0 + (uint64_t)(k - 1) * LT);
+        assert_true(s->start_ns >= prev_end);
+        assert_true(s->end_ns >= B0 + (uint64_t)(k - 1 + lag) * LT + 100 + 500ull * (uint64_t)k);
+        assert_int_equal(s->host_gap_ns, s->end_ns - s->start_ns - s->busy_ns);
+        /* The host's phase moved with the window, whole. */
+        assert_int_equal(s->phase_wall_ns[ARGUS_PH_FORWARD], 5000);
+        prev_end = s->end_ns;
+    }
+    struct argus_collect_stats cs;
+    argus_collect_get_stats(c, &cs);
+    assert_int_equal(cs.steps_by_launch, (uint64_t)K);
+    assert_int_equal(cs.steps_by_time, 0);
+    assert_int_equal(cs.acts_min, 2);
+    assert_int_equal(cs.acts_max, (uint64_t)K + 1);
+    assert_int_equal(cs.outside, 0);
+    done(c);
+}
+
+static void test_launch_one_behind(void **state)
+{
+    (void)state;
+    launch_behind(1, 5);
+}
+
+static void test_launch_two_behind(void **state)
+{
+    (void)state;
+    launch_behind(2, 5);
+    launch_behind(2, UINT32_MAX - 2500u); /* the ids wrap inside step 2 */
+}
+
+/* The GPU keeps up (lag 0) and one step's marks carry no id: that step falls back to
+ * start times, the others stay by launch; a kernel launched before any step is outside. */
+static void test_launch_fallback(void **state)
+{
+    struct argus_collect *c = make(4, NULL, NULL);
+    uint8_t *p;
+    size_t sz;
+    (void)state;
+
+    assert_int_equal(argus_collect_buf_get(c, &p, &sz), 0);
+    struct buf A = {p, 0, sz};
+    kernel(&A, "early", B0 - 50, B0 - 10, 0, 90);           /* launched before step 1 */
+    kernel(&A, "a", B0 + 100, B0 + 200, 0, 101);            /* step 1 by launch */
+    kernel(&A, "b", B0 + LT + 100, B0 + LT + 200, 0, 0);    /* no id: step 2 by time */
+    kernel(&A, "c", B0 + LT + 300, B0 + LT + 400, 0, 205);  /* step 2 (time) */
+    kernel(&A, "d", B0 + 2 * LT + 10, B0 + 2 * LT + 20, 0, 301); /* step 3 by launch */
+    argus_collect_buf_done(c, p, A.len);
+    argus_collect_mark_corr(c, ARGUS_MARK_STEP_BEGIN, 1, B0, 0, 100);
+    argus_collect_mark_corr(c, ARGUS_MARK_STEP_END, 1, B0 + LT, 0, 199);
+    argus_collect_mark(c, ARGUS_MARK_STEP_BEGIN, 2, B0 + LT, 0);
+    argus_collect_mark(c, ARGUS_MARK_STEP_END, 2, B0 + 2 * LT, 0);
+    argus_collect_mark_corr(c, ARGUS_MARK_STEP_BEGIN, 3, B0 + 2 * LT, 0, 300);
+    argus_collect_mark_corr(c, ARGUS_MARK_STEP_END, 3, B0 + 3 * LT, 0, 399);
+    argus_collect_stop(c);
+    assert_int_equal(n_sums, 3);
+    assert_non_null(find(&sums[0], "a"));
+    assert_int_equal(sums[0].kernel_count, 1);
+    assert_int_equal(sums[0].start_ns, B0);
+    assert_int_equal(sums[0].end_ns, B0 + LT);
+    assert_int_equal(sums[1].kernel_count, 2);
+    assert_non_null(find(&sums[1], "b"));
+    assert_int_equal(sums[2].kernel_count, 1);
+    assert_non_null(find(&sums[2], "d"));
+    struct argus_collect_stats cs;
+    argus_collect_get_stats(c, &cs);
+    assert_int_equal(cs.steps_by_launch, 2);
+    assert_int_equal(cs.steps_by_time, 1);
+    assert_int_equal(cs.outside, 1);
+    done(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -432,6 +564,9 @@ int main(void)
         cmocka_unit_test(test_straddling_buffers_and_steps),
         cmocka_unit_test(test_pool_and_outside),
         cmocka_unit_test(test_inferred_steps),
+        cmocka_unit_test(test_launch_one_behind),
+        cmocka_unit_test(test_launch_two_behind),
+        cmocka_unit_test(test_launch_fallback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
