@@ -9,7 +9,10 @@
  *                    u64 started_ns, u8 len, len bytes of host (len < ARGUS_HOST_MAX),
  *                    then (absent in records of older builds, which decode with none)
  *                    u8 n_groups (<= ARGUS_MAX_COMM_GROUPS), u32 groups_dropped and per
- *                    group u64 id, u32 family, u32 size, u32 index, u8 kind
+ *                    group u64 id, u32 family, u32 size, u32 index, u8 kind,
+ *                    then (absent when not probed, and in records of older builds)
+ *                    the placement: u8 flags, u16 gpu_numa + 1, u16 cpu_numa + 1 (0:
+ *                    unknown), and u8 len + bytes of gpu_bus, nic and cpuset
  */
 #include "common/wire.h"
 #include "common/errbuf.h"
@@ -23,8 +26,10 @@
 
 #define RANKINFO_BASE (4 * 4 + 8 * 2 + 8 + 1)
 #define COMM_GROUP_BYTES (8 + 4 + 4 + 4 + 1)
+#define PLACE_BYTES_MAX (1 + 2 + 2 + ARGUS_PLACE_BUS_MAX + ARGUS_PLACE_NIC_MAX + \
+                         ARGUS_PLACE_CPUS_MAX)
 #define RANKINFO_MAX (RANKINFO_BASE + ARGUS_HOST_MAX + 1 + 4 + \
-                      ARGUS_MAX_COMM_GROUPS * COMM_GROUP_BYTES)
+                      ARGUS_MAX_COMM_GROUPS * COMM_GROUP_BYTES + PLACE_BYTES_MAX)
 #define NAME_PAYLOAD_MAX (8 + 2 + ARGUS_NAME_MAX)
 
 /* Header now, length and checksum when the payload is done (rec_finish). */
@@ -60,6 +65,24 @@ long argus_name_encode(uint64_t hash, const char *name, uint8_t *buf, size_t cap
     return argus_wire_rec_finish(&w);
 }
 
+/* A placement string: u8 len, len bytes (len < max). */
+static void put_pstr(struct wbuf *w, const char *s, size_t max)
+{
+    size_t n = strnlen(s, max - 1);
+
+    put8(w, (uint8_t)n);
+    memcpy(w->p + w->pos, s, n);
+    w->pos += n;
+}
+
+static size_t place_bytes(const struct argus_placement *p)
+{
+    if (!p->flags)
+        return 0;
+    return 5 + 3 + strnlen(p->gpu_bus, ARGUS_PLACE_BUS_MAX - 1) +
+           strnlen(p->nic, ARGUS_PLACE_NIC_MAX - 1) + strnlen(p->cpuset, ARGUS_PLACE_CPUS_MAX - 1);
+}
+
 long argus_rankinfo_encode(const struct argus_rank_info *ri, uint8_t *buf, size_t cap)
 {
     if (!ri || !buf)
@@ -68,7 +91,7 @@ long argus_rankinfo_encode(const struct argus_rank_info *ri, uint8_t *buf, size_
     if (ri->n_groups > ARGUS_MAX_COMM_GROUPS)
         return -EINVAL;
     if (ARGUS_WIRE_HDR + RANKINFO_BASE + n + 1 + 4 + ri->n_groups * COMM_GROUP_BYTES +
-        ARGUS_WIRE_TRAILER > cap)
+        place_bytes(&ri->place) + ARGUS_WIRE_TRAILER > cap)
         return -ENOSPC;
     struct wbuf w = {buf, 0, cap};
     argus_wire_rec_start(&w, ARGUS_REC_JOBINFO);
@@ -91,10 +114,46 @@ long argus_rankinfo_encode(const struct argus_rank_info *ri, uint8_t *buf, size_
         put32(&w, g->index);
         put8(&w, g->kind);
     }
+    if (ri->place.flags) {
+        const struct argus_placement *p = &ri->place;
+        put8(&w, p->flags);
+        put16(&w, (uint16_t)(p->gpu_numa + 1));
+        put16(&w, (uint16_t)(p->cpu_numa + 1));
+        put_pstr(&w, p->gpu_bus, ARGUS_PLACE_BUS_MAX);
+        put_pstr(&w, p->nic, ARGUS_PLACE_NIC_MAX);
+        put_pstr(&w, p->cpuset, ARGUS_PLACE_CPUS_MAX);
+    }
     return argus_wire_rec_finish(&w);
 }
 
 /* ---- reader ------------------------------------------------------------------------ */
+
+/* A placement string into out[max]: 0, or -EBADMSG (errbuf) when too long or with a NUL. */
+static int get_pstr(struct rbuf *r, char *out, size_t max, const char *what, char *errbuf,
+                    size_t errlen)
+{
+    size_t at = r->pos;
+    uint8_t n = get8(r);
+
+    if (r->bad)
+        return 0;
+    if (n >= max) {
+        argus_seterr(errbuf, errlen, "rank info: placement %s of %u bytes at offset %zu, at "
+                     "most %zu", what, n, at, max - 1);
+        return -EBADMSG;
+    }
+    if (!need(r, n)) /* truncated: rec_close names the offset */
+        return 0;
+    if (memchr(r->p + r->pos, '\0', n)) {
+        argus_seterr(errbuf, errlen, "rank info: NUL byte inside the placement %s at offset %zu",
+                     what, r->pos);
+        return -EBADMSG;
+    }
+    memcpy(out, r->p + r->pos, n);
+    out[n] = '\0';
+    r->pos += n;
+    return 0;
+}
 
 static size_t payload_max(int type)
 {
@@ -296,6 +355,18 @@ int argus_rankinfo_decode(const uint8_t *rec, size_t len, struct argus_rank_info
             g->kind = get8(&r);
         }
         out->n_groups = r.bad ? 0 : ng;
+    }
+    if (!r.bad && r.pos < r.end) { /* placement (absent when not probed) */
+        struct argus_placement *p = &out->place;
+        p->flags = get8(&r);
+        p->gpu_numa = (int16_t)(get16(&r) - 1);
+        p->cpu_numa = (int16_t)(get16(&r) - 1);
+        if (get_pstr(&r, p->gpu_bus, sizeof p->gpu_bus, "GPU bus id", errbuf, errlen) ||
+            get_pstr(&r, p->nic, sizeof p->nic, "NIC", errbuf, errlen) ||
+            get_pstr(&r, p->cpuset, sizeof p->cpuset, "CPU set", errbuf, errlen))
+            return -EBADMSG;
+        if (r.bad)
+            memset(p, 0, sizeof *p);
     }
     return argus_wire_rec_close(&r, "rank info", errbuf, errlen);
 }

@@ -32,7 +32,7 @@
  * test_wire_step's 20 steps; a 0.5 s stall from the step's start takes 6 B. Name and
  * rank-info records have the same layout in every version; a rank-info record may end after the
  * host name (written so before communicator memberships were added): it decodes with no
- * memberships.
+ * memberships; and one that ends after the memberships decodes with no placement.
  *
  * Decoders never trust input: every length is bounds-checked, a bad magic, unknown version
  * or type, short buffer or checksum mismatch returns a negative code and fills errbuf
@@ -66,6 +66,29 @@ enum argus_rec_type {
 #define ARGUS_NAME_MAX 512  /* longest kernel name kept (longer names are truncated) */
 #define ARGUS_HOST_MAX 64
 
+/* Where a rank runs (tracer/placement.h fills it from hwloc; docs/REPORT_SCHEMA.md,
+ * "placement"). Plain data, fixed size; strings NUL-terminated, "" when unknown. */
+#define ARGUS_PLACE_BUS_MAX 20   /* "dddddddd:bb:dd.f" and the NUL */
+#define ARGUS_PLACE_NIC_MAX 16   /* an OS device name ("mlx5_0", "ib0", "eth0") */
+#define ARGUS_PLACE_CPUS_MAX 48  /* the bound CPUs in list form ("0-15,64-79") */
+enum {
+    ARGUS_PLACE_KNOWN = 1,       /* the rank read its topology (every other field is
+                                    meaningful only with this bit) */
+    ARGUS_PLACE_GPU = 2,         /* gpu_bus names a GPU found in that topology */
+    ARGUS_PLACE_CPUS = 4,        /* cpuset is the process's binding */
+    ARGUS_PLACE_LOCAL = 8,       /* GPU and CPUS: every bound CPU is local to the GPU (its
+                                    NUMA node or package) */
+    ARGUS_PLACE_CPUS_CUT = 16,   /* cpuset was longer than ARGUS_PLACE_CPUS_MAX - 1 */
+};
+struct argus_placement {
+    uint8_t flags;               /* ARGUS_PLACE_* */
+    int16_t gpu_numa;            /* the GPU's NUMA node, -1 unknown or several */
+    int16_t cpu_numa;            /* the NUMA node of every bound CPU, -1 unknown or several */
+    char gpu_bus[ARGUS_PLACE_BUS_MAX];  /* PCI bus id of the rank's GPU */
+    char nic[ARGUS_PLACE_NIC_MAX];      /* the NIC nearest to the GPU (else to the CPUs) */
+    char cpuset[ARGUS_PLACE_CPUS_MAX];
+};
+
 /* What a rank says about itself once per job. */
 struct argus_rank_info {
     uint32_t rank;
@@ -78,6 +101,7 @@ struct argus_rank_info {
     uint32_t n_groups;         /* valid entries of groups (<= ARGUS_MAX_COMM_GROUPS) */
     uint32_t groups_dropped;   /* memberships past ARGUS_MAX_COMM_GROUPS, not kept */
     struct argus_comm_group groups[ARGUS_MAX_COMM_GROUPS]; /* in creation order */
+    struct argus_placement place; /* flags 0: not probed (records of older builds) */
 };
 
 /* CRC32C (Castagnoli), reflected, init/final xor 0xffffffff. crc32c("123456789") ==

@@ -22,6 +22,8 @@
 #include "reduce/tracereq.h"
 #include "reduce/tree.h"
 #include "tracer/commgroups.h"
+#include "tracer/gpubus.h"
+#include "tracer/placement.h"
 #include "tracer/ring.h"
 #include "tracer/tracer.h"
 
@@ -39,6 +41,7 @@ static struct {
     struct argus_rank0 r0;     /* rank 0 only */
     struct argus_ring *ring;   /* the argus.h path's L4 ring (the GPU has its own) */
     int r0_left;               /* r0 is left to an abandoned Argus thread (it closes it) */
+    struct argus_placer *placer; /* this machine's topology, for the rank info's placement */
 } runtime = {.comm = MPI_COMM_NULL};
 
 static void rankinfo_fill(struct argus_rank_info *ri)
@@ -57,6 +60,13 @@ static void rankinfo_fill(struct argus_rank_info *ri)
     ri->host[sizeof ri->host - 1] = '\0';
     ri->n_groups = argus_commgroups_get(ri->groups, ARGUS_MAX_COMM_GROUPS,
                                         &ri->groups_dropped);
+    if (runtime.placer) { /* the GPU as CUDA names it now, the binding now */
+        char bus[32], err[256];
+        int have_bus = argus_gpubus_current(bus, sizeof bus) == 0;
+        if (argus_placer_fill(runtime.placer, have_bus ? bus : NULL, NULL, &ri->place, err,
+                              sizeof err) != 0)
+            argus_log_once(ARGUS_LOG_INFO, "placement-fill", "rank %d: %s", runtime.rank, err);
+    }
 }
 
 static void on_name(void *ctx, uint64_t hash, const char *name)
@@ -94,6 +104,8 @@ static int all_ok(int ok)
 static void runtime_off(void)
 {
     argus_tracer_stop();
+    argus_placer_free(runtime.placer); /* no summary, so no rank info, is delivered now */
+    runtime.placer = NULL;
     if (runtime.rank == 0 && !runtime.r0_left && runtime.r0.pl.js)
         argus_rank0_close(&runtime.r0);
     free(runtime.parent);
@@ -246,6 +258,13 @@ void argus_runtime_init(int thread_level)
             argus_ring_free(runtime.ring);
             runtime.ring = NULL;
         }
+    }
+    if (ok) { /* once, before the tracer can deliver a summary (rankinfo_fill reads it):
+               * loading the topology reads sysfs (docs/ARCHITECTURE.md, "Placement");
+               * rank 0 warns, the other ranks say it at info level */
+        if (argus_placer_create(NULL, &runtime.placer, err, sizeof err) != 0)
+            argus_log_once(runtime.rank == 0 ? ARGUS_LOG_WARN : ARGUS_LOG_INFO, "placement",
+                           "rank %d: %s; no placement from this rank", runtime.rank, err);
     }
     if (ok) {
         struct argus_tracer_opts to = {

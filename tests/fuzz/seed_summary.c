@@ -52,6 +52,13 @@ int main(int argc, char **argv)
     ri.rank = 1;
     ri.world_size = 2;
     snprintf(ri.host, sizeof ri.host, "node1");
+    /* with a placement (tracer/placement.h), so the fuzzer starts inside that block too */
+    ri.place.flags = ARGUS_PLACE_KNOWN | ARGUS_PLACE_GPU | ARGUS_PLACE_CPUS;
+    ri.place.gpu_numa = 1;
+    ri.place.cpu_numa = 0;
+    snprintf(ri.place.gpu_bus, sizeof ri.place.gpu_bus, "0000:b1:00.0");
+    snprintf(ri.place.nic, sizeof ri.place.nic, "mlx5_1");
+    snprintf(ri.place.cpuset, sizeof ri.place.cpuset, "0-3");
     a = argus_summary_encode(&s, buf, sizeof buf);
     if (a <= 0)
         return 1;
