@@ -22,6 +22,7 @@
 #include "reduce/pull.h"
 #include "reduce/recvpoll.h"
 #include "reduce/rootbatch.h"
+#include "reduce/stackxchg.h"
 #include "reduce/testknob.h"
 #include "reduce/tracereq.h"
 #include "reduce/treemsg.h"
@@ -458,6 +459,7 @@ static void run_loop(int threaded, uint64_t until)
             any |= argus_clockkeep_poll();
             atomic_store(&agent.offset, argus_clockkeep_offset());
             any |= argus_tracereq_poll(atomic_load(&agent.offset), 0);
+            any |= argus_stackxchg_poll(); /* host call stacks to rank 0 */
         }
         if (until && argus_clock_monotonic_ns() >= until)
             atomic_store(&agent.abort_now, 1);
@@ -501,6 +503,8 @@ static void run_loop(int threaded, uint64_t until)
     }
     argus_tracereq_finish(atomic_load(&agent.offset), threaded && !atomic_load(&agent.abort_now));
     argus_clockkeep_free();
+    if (threaded)
+        argus_stackxchg_finish(); /* rank 0: before its final report */
     if (agent.o.parent < 0) {
         agent.thread_cpu_s = thread_cpu_s();
         argus_rank0_report(agent.o.r0, 1);
@@ -510,6 +514,8 @@ static void run_loop(int threaded, uint64_t until)
                                       agent.bytes_in + agent.pull.bytes_in);
         argus_rank0_close(agent.o.r0);
     }
+    if (threaded)
+        argus_stackxchg_free();
 }
 
 /* The start-up clock offset (clocksync.h); with keep, kept current after (clockkeep.h). */
@@ -585,11 +591,16 @@ int argus_agent_go(void)
     int rc = 0;
 
     if (agent.o.threaded) {
+        /* host call stacks (before the thread, which alone polls them after) */
+        (void)argus_stackxchg_start(agent.o.comm, agent.o.rank,
+                                    agent.o.r0 ? &agent.o.r0->pl.rep : NULL);
         rc = -pthread_create(&agent.th, NULL, agent_main, NULL);
         if (rc == 0) {
             agent.thread_on = 1;
             return 0;
         }
+        argus_stackxchg_finish(); /* no Argus thread to carry them */
+        argus_stackxchg_free();
         agent.o.threaded = 0;
     }
     /* Nothing is consumed before MPI_Finalize: windows past the ring wait on local disk. */

@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -68,6 +69,12 @@ static struct {
     uint32_t api_corr;            /* sequence number of argus_kernel events */
     uint64_t clk[3]; /* qlock: the latest clock triple, 0s when none */
     atomic_int api_seen; /* argus_step_begin was called (even while inactive) */
+    atomic_uint no_cupti; /* enum argus_cupti_why once the GPU collector could not start */
+    /* What the step-loop thread is doing, for tracer/hoststack.c (argus_tracer_activity):
+     * monotonic ns of its latest mark, of the open step's begin, the open step, steps
+     * ended, the last step's length, its thread id. Relaxed atomics, one writer. */
+    _Atomic uint64_t act_mark_ns, act_begin_ns, act_step, act_done, act_last_ns;
+    atomic_int act_open, act_tid;
 } tracer_api = {.lock = PTHREAD_MUTEX_INITIALIZER, .qlock = PTHREAD_MUTEX_INITIALIZER,
        .dlock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -82,6 +89,9 @@ static void q_summary(void *ctx, const struct argus_step_summary *s)
     struct argus_step_summary *d = &tracer_api.sq[(tracer_api.sq_head + tracer_api.sq_n) % SUMQ];
     memcpy(d, s, offsetof(struct argus_step_summary, kmodes) +
                      s->n_kmodes * sizeof s->kmodes[0]);
+    unsigned why = atomic_load_explicit(&tracer_api.no_cupti, memory_order_relaxed);
+    if (why) /* the report says why this rank has no kernels */
+        d->flags |= ARGUS_SF_NO_CUPTI | (why & 0xfu) << ARGUS_SF_CUPTI_WHY_SHIFT;
     if (tracer_api.clk[1]) { /* the latest clock triple of the GPU tracer, when there is one */
         d->clock_gpu_ns = tracer_api.clk[0];
         d->clock_real_ns = tracer_api.clk[1];
@@ -166,6 +176,38 @@ static void leave(void)
 static uint64_t now_or(uint64_t t_ns)
 {
     return t_ns ? t_ns : argus_clock_realtime_ns();
+}
+
+/* A mark of the step-loop thread: kind 0 step begin, 1 step end, 2 any other mark. */
+static void act_note(int kind, uint64_t step)
+{
+    const uint64_t now = argus_clock_monotonic_ns();
+
+    atomic_store_explicit(&tracer_api.act_mark_ns, now, memory_order_relaxed);
+    if (kind == 0) {
+        atomic_store_explicit(&tracer_api.act_tid, (int)gettid(), memory_order_relaxed);
+        atomic_store_explicit(&tracer_api.act_step, step, memory_order_relaxed);
+        atomic_store_explicit(&tracer_api.act_begin_ns, now, memory_order_relaxed);
+        atomic_store_explicit(&tracer_api.act_open, 1, memory_order_release);
+    } else if (kind == 1 && atomic_load_explicit(&tracer_api.act_open, memory_order_relaxed)) {
+        atomic_store_explicit(&tracer_api.act_open, 0, memory_order_relaxed);
+        atomic_store_explicit(&tracer_api.act_last_ns,
+                              now - atomic_load_explicit(&tracer_api.act_begin_ns,
+                                                         memory_order_relaxed),
+                              memory_order_relaxed);
+        atomic_fetch_add_explicit(&tracer_api.act_done, 1, memory_order_release);
+    }
+}
+
+void argus_tracer_activity(struct argus_tracer_activity *out)
+{
+    out->open = atomic_load_explicit(&tracer_api.act_open, memory_order_acquire);
+    out->tid = atomic_load_explicit(&tracer_api.act_tid, memory_order_relaxed);
+    out->step = atomic_load_explicit(&tracer_api.act_step, memory_order_relaxed);
+    out->begin_ns = atomic_load_explicit(&tracer_api.act_begin_ns, memory_order_relaxed);
+    out->mark_ns = atomic_load_explicit(&tracer_api.act_mark_ns, memory_order_relaxed);
+    out->done = atomic_load_explicit(&tracer_api.act_done, memory_order_acquire);
+    out->last_ns = atomic_load_explicit(&tracer_api.act_last_ns, memory_order_relaxed);
 }
 
 ARGUS_EXPORT int argus_tracer_start(const struct argus_tracer_opts *o)
@@ -266,6 +308,11 @@ void argus_tracer_set_gpu_hooks(argus_gpu_mark_fn mark, argus_gpu_drain_fn drain
     tracer_api.ring = ring;
     atomic_store(&tracer_api.gpu_drain, drain);
     atomic_store(&tracer_api.gpu_mark, mark);
+}
+
+void argus_tracer_set_no_cupti(unsigned why)
+{
+    atomic_store(&tracer_api.no_cupti, why);
 }
 
 int argus_tracer_wanted(void)
@@ -389,6 +436,7 @@ static int gpu_mark(int kind, uint64_t step, uint64_t t_ns, unsigned phase)
 ARGUS_EXPORT void argus_step_begin(uint64_t step, uint64_t t_ns)
 {
     atomic_store_explicit(&tracer_api.api_seen, 1, memory_order_relaxed);
+    act_note(0, step);
     if (gpu_mark(0, step, t_ns, 0)) {
         argus_tracer_deliver();
         return;
@@ -402,6 +450,7 @@ ARGUS_EXPORT void argus_step_begin(uint64_t step, uint64_t t_ns)
 
 ARGUS_EXPORT void argus_step_end(uint64_t step, uint64_t t_ns)
 {
+    act_note(1, step);
     if (gpu_mark(1, step, t_ns, 0)) {
         argus_tracer_deliver();
         return;
@@ -415,6 +464,7 @@ ARGUS_EXPORT void argus_step_end(uint64_t step, uint64_t t_ns)
 
 ARGUS_EXPORT void argus_phase_push(const char *name, uint64_t t_ns)
 {
+    act_note(2, 0);
     if (gpu_mark(2, 0, t_ns, (unsigned)argus_phase_from_name(name)))
         return;
     if (!enter())
@@ -425,6 +475,7 @@ ARGUS_EXPORT void argus_phase_push(const char *name, uint64_t t_ns)
 
 ARGUS_EXPORT void argus_phase_pop(uint64_t t_ns)
 {
+    act_note(2, 0);
     if (gpu_mark(3, 0, t_ns, 0))
         return;
     if (!enter())
@@ -438,6 +489,7 @@ ARGUS_EXPORT void argus_kernel(const char *name, uint64_t start_ns, uint64_t end
 {
     if (atomic_load_explicit(&tracer_api.gpu_mark, memory_order_relaxed))
         return; /* the GPU is traced for real */
+    act_note(2, 0);
     if (!enter())
         return;
     uint64_t t0 = now_or(start_ns), t1 = now_or(end_ns);

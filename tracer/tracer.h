@@ -53,6 +53,11 @@ typedef void (*argus_gpu_drain_fn)(void);
 struct argus_ring;
 void argus_tracer_set_gpu_hooks(argus_gpu_mark_fn mark, argus_gpu_drain_fn drain,
                                 struct argus_ring *ring);
+/* Set once by InitializeInjection when GPU collection cannot start (why: enum
+ * argus_cupti_why): argus.h marks keep going to the summariser, and every summary queued
+ * after it carries ARGUS_SF_NO_CUPTI with why (common/types.h), so the report can say why
+ * the rank's diagnosis is at phase level. */
+void argus_tracer_set_no_cupti(unsigned why);
 /* 1 once this process has something to trace: the CUDA driver injected the GPU collector,
  * or the program marked a step through argus.h (reduce/selfinit.c initialises MPI only
  * for such processes, not for shells or helpers that merely inherit LD_PRELOAD). */
@@ -65,6 +70,16 @@ struct argus_ring *argus_tracer_ring(void);
  * carries the latest triple in its header (clock_gpu_ns, clock_real_ns, clock_mono_ns). */
 void argus_tracer_set_clock_triple(uint64_t cupti_ns, uint64_t real_ns, uint64_t mono_ns);
 void argus_tracer_clock_triple(uint64_t out[3]);
+
+/* What the step-loop thread is doing (argus.h marks), for the host stack sampler
+ * (tracer/hoststack.h): a step is open, its id, the thread that marked its begin, monotonic
+ * ns of its begin and of the thread's latest mark (step, phase, kernel), the steps ended
+ * so far and the last one's length. Any thread; reads relaxed atomics, never blocks. */
+struct argus_tracer_activity {
+    int open, tid;
+    uint64_t step, begin_ns, mark_ns, done, last_ns;
+};
+void argus_tracer_activity(struct argus_tracer_activity *out);
 
 /* Planned steps given by argus_set_total_steps (0 when none was given); any thread. */
 uint64_t argus_tracer_total_steps(void);
