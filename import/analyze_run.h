@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "import/import.h"
+#include "import/progress.h"
 #include "common/types.h"
 
 #ifndef PROG /* argus-predict, which reads the same inputs, names itself */
@@ -63,6 +64,8 @@ struct run {
     size_t n_pipe_fds, cap_pipe_fds;
     char jobid[256];
     struct argus_kineto_opts kopts;
+    struct argus_progress *progress; /* argus-analyze's progress line (import/progress.h);
+                                        NULL: none */
 };
 
 void argus_analyze_import_path(struct run *r, const char *path);

@@ -41,8 +41,9 @@ static void usage(FILE *out)
             "steps.csv, or trainer logs (Megatron-LM, tqdm, MLPerf, modded-nanogpt,\n"
             "DeepSpeed-Chat), one per rank. A PATH may be a directory; formats are detected\n"
             "from content.\n"
-            "Writes report.json, report.md, steps.csv and anomalies.jsonl into OUTDIR and\n"
-            "prints the report summary. Without -o, a new directory is made, never an\n"
+            "Writes report.json, report.md, report.html, steps.csv and anomalies.jsonl into\n"
+            "OUTDIR and prints the report summary (progress on stderr when it is a\n"
+            "terminal). Without -o, a new directory is made, never an\n"
             "existing one: JOBDIR.analysis beside the job directory the first PATH is or is\n"
             "in, else ./argus-<jobid>.analysis (.1, .2, ... when taken).\n"
             "  -o, --outdir DIR  write the report there (an existing directory of yours is\n"
@@ -206,9 +207,12 @@ int main(int argc, char **argv)
     struct argus_config cfg;
     struct argus_pipeline pl;
     struct run r;
+    struct argus_progress prog; /* on a terminal only (import/progress.h) */
     int c, status = 1, opened = 0;
 
     memset(&r, 0, sizeof r);
+    argus_progress_init(&prog, STDERR_FILENO, 1);
+    r.progress = &prog;
     while ((c = getopt_long(argc, argv, "o:m:R:r:hV", lopts, NULL)) != -1) {
         switch (c) {
         case 'o': outdir = optarg; break;
@@ -233,6 +237,7 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": %s\n", err);
     for (int i = optind; i < argc; i++)
         argus_analyze_import_path(&r, argv[i]);
+    argus_progress_clear(&prog);
     if (r.oom) {
         fprintf(stderr, PROG ": out of memory while importing\n");
         goto out;
@@ -263,7 +268,10 @@ int main(int argc, char **argv)
         goto out;
     }
     opened = 1;
-    if (fill_store(&r, &pl, err, sizeof err)) {
+    argus_progress_stage(&prog, "building the job store");
+    const int filled = fill_store(&r, &pl, err, sizeof err);
+    argus_progress_clear(&prog);
+    if (filled) {
         fprintf(stderr, PROG ": cannot build the job store for %u ranks\n", r.n_ranks);
         goto out;
     }
@@ -278,11 +286,17 @@ int main(int argc, char **argv)
         .n_notes = r.n_notes,
     };
     argus_pipeline_set_inputs(&pl, &in);
-    if (argus_pipeline_analyze(&pl, 1) != 0) {
+    argus_progress_stage(&prog, "analysing");
+    const int analysed = argus_pipeline_analyze(&pl, 1);
+    argus_progress_clear(&prog);
+    if (analysed != 0) {
         fprintf(stderr, PROG ": no step summaries to analyse\n");
         goto out;
     }
-    if (argus_pipeline_write(&pl, err, sizeof err) != 0) {
+    argus_progress_stage(&prog, "writing the report");
+    const int wrote = argus_pipeline_write(&pl, err, sizeof err);
+    argus_progress_clear(&prog);
+    if (wrote != 0) {
         fprintf(stderr, PROG ": %s; the report is not written\n", err);
         argus_pipeline_print_summary(&pl, stderr); /* what was and was not written */
         goto out;

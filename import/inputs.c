@@ -93,6 +93,7 @@ static void keep_line(struct run *r, char ***v, size_t *n, size_t *cap, const ch
 
 static void skip(struct run *r, const char *msg)
 {
+    argus_progress_clear(r->progress);
     fprintf(stderr, PROG ": %s; skipped\n", msg);
     keep_line(r, &r->skipped, &r->n_skipped, &r->cap_skipped, msg);
 }
@@ -107,6 +108,7 @@ static void lost_or_note(struct run *r, int lost, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    argus_progress_clear(r->progress);
     fprintf(stderr, PROG ": %s\n", msg);
     if (lost)
         keep_line(r, &r->lost, &r->n_lost, &r->cap_lost, msg);
@@ -448,6 +450,14 @@ static void import_file(struct run *r, const char *shown, int regular)
         import_csv(r, path, shown);
 }
 
+/* import_file with the progress line around it (import/progress.h). */
+static void import_one(struct run *r, const char *shown, int regular, uint64_t size)
+{
+    argus_progress_file(r->progress, shown, size);
+    import_file(r, shown, regular);
+    argus_progress_done(r->progress, size, r->n_ranks);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -466,7 +476,7 @@ void argus_analyze_import_path(struct run *r, const char *path)
         return;
     }
     if (!S_ISDIR(st.st_mode)) {
-        import_file(r, path, S_ISREG(st.st_mode));
+        import_one(r, path, S_ISREG(st.st_mode), S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0);
         return;
     }
     DIR *d = opendir(path);
@@ -494,7 +504,7 @@ void argus_analyze_import_path(struct run *r, const char *path)
     closedir(d);
     qsort(list, n, sizeof *list, cmp_str);
     for (size_t i = 0; i < n; i++) {
-        import_file(r, list[i], 1);
+        import_one(r, list[i], 1, stat(list[i], &st) == 0 ? (uint64_t)st.st_size : 0);
         free(list[i]);
     }
     free(list);

@@ -42,7 +42,9 @@ static int gen_ranks(yajl_gen g, const uint32_t *v, uint32_t n)
     return 0;
 }
 
-int an_gen_anomaly(yajl_gen g, const struct argus_jobstore *js, const struct argus_anomaly *a)
+/* One anomaly; with stk, its host call stacks (report/stacks.c) inside it. */
+static int gen_anomaly_with(yajl_gen g, const struct argus_jobstore *js,
+                            const struct argus_anomaly *a, const struct argus_stackset *stk)
 {
     char lv[8], kb[40];
     const char *gt = argus_group_type_name((enum argus_group_type)a->group_type);
@@ -129,8 +131,15 @@ int an_gen_anomaly(yajl_gen g, const struct argus_jobstore *js, const struct arg
         CKR(argus_json_num(g, a->w1_inter_ns / 1e3, 3));
         CK(yajl_gen_map_close(g));
     }
+    if (stk)
+        CKR(an_gen_stacks(g, stk, a));
     CK(yajl_gen_map_close(g));
     return 0;
+}
+
+int an_gen_anomaly(yajl_gen g, const struct argus_jobstore *js, const struct argus_anomaly *a)
+{
+    return gen_anomaly_with(g, js, a, NULL);
 }
 
 static const char *source_name(int s)
@@ -231,6 +240,96 @@ static int gen_inputs(yajl_gen g, const struct argus_report_inputs *in)
     return 0;
 }
 
+/* A string, null when empty. */
+static int gen_str_or_null(yajl_gen g, const char *s)
+{
+    if (!s[0]) {
+        CK(yajl_gen_null(g));
+        return 0;
+    }
+    return argus_json_str(g, s);
+}
+
+/* A node number, null when unknown (< 0). */
+static int gen_node(yajl_gen g, int node)
+{
+    if (node < 0)
+        CK(yajl_gen_null(g));
+    else
+        CK(yajl_gen_integer(g, node));
+    return 0;
+}
+
+/* "placement": where each rank runs and the misplacement findings (docs/REPORT_SCHEMA.md,
+ * "placement"); only when some rank said where it runs. */
+static int gen_placement(yajl_gen g, const struct argus_placement_map *m)
+{
+    CKR(argus_json_key(g, "placement"));
+    CK(yajl_gen_map_open(g));
+    CKR(argus_json_key(g, "ranks"));
+    CK(yajl_gen_array_open(g));
+    for (uint32_t i = 0; i < m->n_ranks; i++) {
+        const struct argus_place_rank *e = &m->ranks[i];
+        const struct argus_placement *p = &e->place;
+        const int gpu = (p->flags & ARGUS_PLACE_GPU) != 0;
+        const int cpus = (p->flags & ARGUS_PLACE_CPUS) != 0;
+        CK(yajl_gen_map_open(g));
+        CKR(argus_json_key(g, "rank"));
+        CKR(argus_json_uint(g, e->rank));
+        CKR(argus_json_key(g, "host"));
+        CKR(argus_json_str(g, e->host[0] ? e->host : "unknown"));
+        CKR(argus_json_key(g, "gpu_bus_id"));
+        CKR(gen_str_or_null(g, p->gpu_bus));
+        CKR(argus_json_key(g, "gpu_in_topology"));
+        CK(yajl_gen_bool(g, gpu));
+        CKR(argus_json_key(g, "gpu_numa"));
+        CKR(gen_node(g, gpu ? p->gpu_numa : -1));
+        CKR(argus_json_key(g, "nic"));
+        CKR(gen_str_or_null(g, p->nic));
+        CKR(argus_json_key(g, "cpuset"));
+        CKR(gen_str_or_null(g, cpus ? p->cpuset : ""));
+        CKR(argus_json_key(g, "cpuset_cut"));
+        CK(yajl_gen_bool(g, (p->flags & ARGUS_PLACE_CPUS_CUT) != 0));
+        CKR(argus_json_key(g, "cpu_numa"));
+        CKR(gen_node(g, cpus ? p->cpu_numa : -1));
+        CKR(argus_json_key(g, "local"));
+        if (gpu && cpus)
+            CK(yajl_gen_bool(g, (p->flags & ARGUS_PLACE_LOCAL) != 0));
+        else
+            CK(yajl_gen_null(g));
+        CK(yajl_gen_map_close(g));
+    }
+    CK(yajl_gen_array_close(g));
+    CKR(argus_json_key(g, "findings"));
+    CK(yajl_gen_array_open(g));
+    for (uint32_t i = 0; i < m->n_findings; i++) {
+        const struct argus_misplacement *f = &m->findings[i];
+        CK(yajl_gen_map_open(g));
+        CKR(argus_json_key(g, "kind"));
+        CKR(argus_json_str(g, "misplacement"));
+        CKR(argus_json_key(g, "reason"));
+        CKR(argus_json_str(g, argus_misplace_reason_name(f->reason)));
+        CKR(argus_json_key(g, "ranks"));
+        CKR(gen_ranks(g, f->ranks, f->n_ranks));
+        CKR(argus_json_key(g, "ranks_total"));
+        CKR(argus_json_uint(g, f->n_ranks_total));
+        CKR(argus_json_key(g, "host"));
+        CKR(gen_str_or_null(g, f->host));
+        CKR(argus_json_key(g, "gpu_bus_id"));
+        CKR(gen_str_or_null(g, f->gpu_bus));
+        CKR(argus_json_key(g, "host_stall_sources"));
+        CKR(argus_json_uint(g, f->n_host_stall));
+        CKR(argus_json_key(g, "evidence"));
+        CKR(argus_json_str(g, f->evidence));
+        CK(yajl_gen_map_close(g));
+    }
+    CK(yajl_gen_array_close(g));
+    CKR(argus_json_key(g, "findings_dropped"));
+    CKR(argus_json_uint(g, m->findings_dropped));
+    CK(yajl_gen_map_close(g));
+    return 0;
+}
+
 static int gen_report(yajl_gen g, const struct argus_jobstore *js, const struct argus_report *rep)
 {
     const struct argus_result *r = &rep->res;
@@ -292,12 +391,17 @@ static int gen_report(yajl_gen g, const struct argus_jobstore *js, const struct 
                             : 0));
     CKR(argus_json_key(g, "dropped_events"));
     CKR(argus_json_uint(g, r->dropped_events));
+    CKR(argus_json_key(g, "cupti_unavailable")); /* why a rank has no kernels; null: none */
+    if (r->cupti_unavailable)
+        CKR(argus_json_str(g, argus_cupti_why_name(r->cupti_unavailable)));
+    else
+        CK(yajl_gen_null(g));
     CK(yajl_gen_map_close(g));
 
     CKR(argus_json_key(g, "anomalies"));
     CK(yajl_gen_array_open(g));
     for (size_t i = 0; i < r->n_anomalies; i++)
-        CKR(an_gen_anomaly(g, js, &r->anomalies[i]));
+        CKR(gen_anomaly_with(g, js, &r->anomalies[i], rep->stacks));
     CK(yajl_gen_array_close(g));
 
     CKR(argus_json_key(g, "ranks"));
@@ -323,6 +427,8 @@ static int gen_report(yajl_gen g, const struct argus_jobstore *js, const struct 
         CK(yajl_gen_map_close(g));
     }
     CK(yajl_gen_array_close(g));
+    if (r->placement)
+        CKR(gen_placement(g, r->placement));
     if (rep->inputs)
         CKR(gen_inputs(g, rep->inputs));
     if (rep->forecast && rep->forecast->valid)
@@ -391,14 +497,23 @@ int argus_report_write_at(const struct argus_outdir *od, const struct argus_jobs
     if ((rc = write_json(od, js, rep, errbuf, errlen)))
         goto out;
     w |= ARGUS_REPORT_F_JSON;
+    if ((rc = an_write_stacks(od, r, rep->stacks, errbuf, errlen))) /* stacks.folded */
+        goto out;
     /* pictures first, so that report.md links only to files that exist */
     struct an_svg_set set;
-    if ((rc = an_write_svgs(od, js, r, &set, errbuf, errlen)))
-        goto out;
+    if ((rc = an_write_svgs(od, js, r, fcv, &set, errbuf, errlen)))
+        goto out_svg;
     w |= ARGUS_REPORT_F_SVG;
-    if ((rc = an_write_md(od, js, r, rep->inputs, &set, fcv, errbuf, errlen)))
-        goto out;
+    if ((rc = an_write_md(od, js, r, rep->inputs, &set, fcv, rep->stacks, errbuf, errlen)))
+        goto out_svg;
     w |= ARGUS_REPORT_F_MD;
+    /* report.html inlines the pictures' very text (report/html.c) */
+    rc = an_write_html(od, js, rep, &set, errbuf, errlen);
+out_svg:
+    an_svg_set_free(&set);
+    if (rc)
+        goto out;
+    w |= ARGUS_REPORT_F_HTML;
     if ((rc = an_write_prom(od, js, r, fcv, errbuf, errlen)))
         goto out;
     w |= ARGUS_REPORT_F_PROM;

@@ -106,7 +106,7 @@ static void headline(FILE *f, const struct argus_anomaly *a)
 }
 
 static void details(FILE *f, const struct argus_jobstore *js, const struct argus_anomaly *a,
-                    const struct an_svg_set *set, size_t idx)
+                    const struct an_svg_set *set, size_t idx, const struct argus_stackset *stk)
 {
     const char *gt = argus_group_type_name((enum argus_group_type)a->group_type);
     fprintf(f, "\n### %d. %s (L%d)\n\n", a->id,
@@ -149,6 +149,7 @@ static void details(FILE *f, const struct argus_jobstore *js, const struct argus
             a->slowdown, a->score, argus_data_level_name(a->data_level), a->confidence);
     if (a->trace[0])
         fprintf(f, "- Trace: [%s](%s) (open in https://ui.perfetto.dev)\n", a->trace, a->trace);
+    an_md_stacks(f, stk, a); /* host call stacks (report/stacks.c) */
     fprintf(f, "- What to look at next: %s.\n", next_step(a->kind));
     if (set && idx < AN_SVG_MAX && set->heat[idx])
         fprintf(f, "\n![anomaly %d: per-rank time over peer median](heatmap-%d.svg)\n", a->id,
@@ -226,6 +227,82 @@ static void rank_table(FILE *f, const struct argus_jobstore *js, const struct ar
     }
 }
 
+/* A table cell from a rank's own string: '|' and line ends would break the table. */
+static void md_cell(FILE *f, const char *s)
+{
+    if (!s[0]) {
+        fputs("—", f);
+        return;
+    }
+    for (; *s; s++)
+        fputc(*s == '|' || *s == '\n' || *s == '\r' ? '/' : *s, f);
+}
+
+#define MD_PLACEMENT_ROWS 64 /* rows of the placement table; report.json has them all */
+
+/* One line in the summary when some rank is misplaced. */
+static void placement_note(FILE *f, const struct argus_result *r)
+{
+    const struct argus_placement_map *m = r->placement;
+    if (!m || !m->n_findings)
+        return;
+    fprintf(f, "\n**misplacement**: %u finding%s about where ranks run (their CPUs or GPU), "
+               "listed under Placement below.\n", m->n_findings + m->findings_dropped,
+            m->n_findings + m->findings_dropped == 1 ? "" : "s");
+}
+
+/* "## Placement": the misplacement findings, then where each rank runs. */
+static void placement_table(FILE *f, const struct argus_result *r)
+{
+    const struct argus_placement_map *m = r->placement;
+    if (!m)
+        return;
+    fputs("\n## Placement\n\n", f);
+    for (uint32_t i = 0; i < m->n_findings; i++) {
+        const struct argus_misplacement *x = &m->findings[i];
+        fprintf(f, "- **misplacement** (%s): ", argus_misplace_reason_name(x->reason));
+        md_cell(f, x->evidence);
+        fputc('\n', f);
+    }
+    if (m->findings_dropped)
+        fprintf(f, "- %u more shared GPUs not listed.\n", m->findings_dropped);
+    uint32_t judged = 0;
+    for (uint32_t i = 0; i < m->n_ranks; i++)
+        judged += (m->ranks[i].place.flags & (ARGUS_PLACE_GPU | ARGUS_PLACE_CPUS)) ==
+                  (ARGUS_PLACE_GPU | ARGUS_PLACE_CPUS);
+    if (!m->n_findings && judged)
+        fprintf(f, "The %u rank%s whose GPU and CPUs are known run%s on CPUs local to the "
+                   "GPU, and no two ranks of a host share a GPU.\n", judged,
+                judged == 1 ? "" : "s", judged == 1 ? "s" : "");
+    else if (!m->n_findings)
+        fputs("No rank's GPU and binding are both known, so their locality is not judged; "
+              "no two ranks of a host share a known GPU.\n", f);
+    fputs("\n| rank | host | GPU | GPU NUMA | NIC | CPUs | local |\n"
+          "| ---: | --- | --- | ---: | --- | --- | --- |\n", f);
+    for (uint32_t i = 0; i < m->n_ranks && i < MD_PLACEMENT_ROWS; i++) {
+        const struct argus_place_rank *e = &m->ranks[i];
+        const struct argus_placement *p = &e->place;
+        const int gpu = (p->flags & ARGUS_PLACE_GPU) != 0;
+        const int cpus = (p->flags & ARGUS_PLACE_CPUS) != 0;
+        fprintf(f, "| %u | ", e->rank);
+        md_cell(f, e->host);
+        fputs(" | ", f);
+        md_cell(f, p->gpu_bus);
+        if (gpu && p->gpu_numa >= 0)
+            fprintf(f, " | %d | ", p->gpu_numa);
+        else
+            fputs(" | — | ", f);
+        md_cell(f, p->nic);
+        fputs(" | ", f);
+        md_cell(f, cpus ? p->cpuset : "");
+        fprintf(f, " | %s |\n", gpu && cpus ? ((p->flags & ARGUS_PLACE_LOCAL) ? "yes" : "**no**")
+                                            : "—");
+    }
+    if (m->n_ranks > MD_PLACEMENT_ROWS)
+        fprintf(f, "\n%u more ranks in report.json (`placement.ranks`).\n",
+                m->n_ranks - MD_PLACEMENT_ROWS);
+}
+
 /* "## Inputs skipped": each entry of in->skipped is "FILE: why" (argus-analyze's error
  * line); nothing when no input was skipped. */
 /* One "- `FILE` — why" line per "FILE: why" entry. */
@@ -267,8 +344,8 @@ static void md_inputs(FILE *f, const struct argus_report_inputs *in)
 
 int an_write_md(const struct argus_outdir *od, const struct argus_jobstore *js,
                 const struct argus_result *r, const struct argus_report_inputs *in,
-                const struct an_svg_set *set, const struct argus_forecast *fc, char *errbuf,
-                size_t errlen)
+                const struct an_svg_set *set, const struct argus_forecast *fc,
+                const struct argus_stackset *stacks, char *errbuf, size_t errlen)
 {
     const struct argus_job_meta *m = argus_jobstore_meta_c(js);
     char *data = NULL, t0[40], t1[40];
@@ -306,6 +383,7 @@ int an_write_md(const struct argus_outdir *od, const struct argus_jobstore *js,
     for (size_t i = 0; i < r->n_anomalies; i++)
         headline(f, &r->anomalies[i]);
     next_steps(f, r);
+    placement_note(f, r);
     md_inputs(f, in);
     fputs("\n## Step time\n\n| steps | median ms | p99 ms | cv |\n| ---: | ---: | ---: | ---: |\n",
           f);
@@ -321,15 +399,44 @@ int an_write_md(const struct argus_outdir *od, const struct argus_jobstore *js,
                "%llu events dropped.\n",
             (unsigned long long)r->kernels_seen, r->summary_bytes_per_rank_step,
             (unsigned long long)r->dropped_events);
+    if (r->cupti_unavailable) /* why the diagnosis is at phase level */
+        fprintf(f, "No GPU kernels traced on some ranks: CUPTI %s; they are judged from "
+                   "their steps and phases.\n", argus_cupti_why_name(r->cupti_unavailable));
     if (fc)
         an_md_forecast(f, fc);
+    if (set && set->steps)
+        fputs("\n![step time over the run: median and max across ranks, anomalies shaded]"
+              "(steptime.svg)\n", f);
+    if (set && set->breakdown)
+        fputs("\n![where each rank's step time goes: compute, communication, host gap]"
+              "(breakdown.svg)\n", f);
+    if (set && set->phases)
+        fputs("\n![each rank's time per phase](phases.svg)\n", f);
+    if (set && set->forecast)
+        fputs("\n![forecast: elapsed time and the P10-P99 fan of the steps left]"
+              "(forecast.svg)\n", f);
     if (set && set->job)
-        fputs("\n![median GPU compute per step and rank (rows DP replica, columns PP stage / TP "
-              "index)](heatmap.svg)\n", f);
+        fputs("\n![median GPU compute per step and rank over its peer class median (rows DP "
+              "replica, columns PP stage / TP index)](heatmap.svg)\n", f);
     if (r->n_anomalies)
         fputs("\n## Anomalies\n", f);
     for (size_t i = 0; i < r->n_anomalies; i++)
-        details(f, js, &r->anomalies[i], set, i);
+        details(f, js, &r->anomalies[i], set, i, stacks);
     rank_table(f, js, r);
+    placement_table(f, r);
     return an_emit_memstream(f, &data, &len, od, "report.md", errbuf, errlen);
+}
+
+/* report.md's wording, shared with report.html (report_int.h). */
+const char *an_md_what(int kind)
+{
+    return what(kind);
+}
+const char *an_md_next_step(int kind)
+{
+    return next_step(kind);
+}
+const char *an_md_sureness(const struct argus_anomaly *a)
+{
+    return sureness(a);
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "analysis/analysis.h"
+#include "common/stackrec.h"
 #include "forecast/forecast.h"
 #include "store/jobstore.h"
 
@@ -36,6 +37,9 @@ struct argus_report {
     struct argus_result res;                  /* the analysis; its arrays stay the owner's */
     const struct argus_report_inputs *inputs; /* NULL: a live run (no "inputs") */
     const struct argus_forecast *forecast;    /* NULL (or not valid): no "forecast" */
+    const struct argus_stackset *stacks;      /* host call stack samples (common/stackrec.h)
+                                               * merged per anomaly (report/stacks.c);
+                                               * NULL: none */
 };
 
 /* The report files, as bits of argus_report_write_at's *written. */
@@ -45,11 +49,13 @@ enum {
     ARGUS_REPORT_F_MD = 4,    /* report.md */
     ARGUS_REPORT_F_PROM = 8,  /* metrics.prom */
     ARGUS_REPORT_F_CSV = 16,  /* steps.csv */
-    ARGUS_REPORT_F_ALL = 31
+    ARGUS_REPORT_F_HTML = 32, /* report.html */
+    ARGUS_REPORT_F_ALL = 63
 };
 
-/* Write report.json, the SVG heatmaps (heatmap.svg, heatmap-<id>.svg, w1-<id>.svg),
- * report.md, metrics.prom and steps.csv of rep, in that order, into the output directory
+/* Write report.json, the SVG pictures (heatmap.svg, heatmap-<id>.svg, w1-<id>.svg,
+ * steptime.svg, breakdown.svg, phases.svg, forecast.svg), report.md, report.html (the
+ * pictures inlined), metrics.prom and steps.csv of rep, in that order, into the output directory
  * od, every file relative to od->fd (common/outdir.h: <name>.partial, then renamed). Stops
  * at the first failure: 0 or negative errno (errbuf); *written (may be NULL) gets the
  * files written by this call either way. */

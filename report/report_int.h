@@ -34,10 +34,21 @@ void an_describe_sources(const struct argus_anomaly *a, char *buf, size_t len);
 /* Pictures written for a report (report/svg.c): job = heatmap.svg, heat[i] =
  * heatmap-<id>.svg and w1[i] = w1-<id>.svg of the i-th anomaly (i < AN_SVG_MAX). */
 #define AN_SVG_MAX 16
+#define AN_SVG_KEEP_MAX (24u << 20)
 struct an_svg_set {
     uint8_t job;
     uint8_t heat[AN_SVG_MAX], w1[AN_SVG_MAX];
+    /* steptime.svg, breakdown.svg, phases.svg, forecast.svg (report/plot_*.c) */
+    uint8_t steps, breakdown, phases, forecast;
+    /* The text of each picture written, kept for report.html (report/html.c), which
+     * inlines the very same SVG; NULL when not written, or when keeping it would take
+     * the texts kept past AN_SVG_KEEP_MAX bytes (the page links to that file instead).
+     * an_svg_set_free frees them. */
+    char *t_job, *t_steps, *t_breakdown, *t_phases, *t_forecast;
+    char *t_heat[AN_SVG_MAX], *t_w1[AN_SVG_MAX];
+    size_t kept; /* bytes of the texts kept */
 };
+void an_svg_set_free(struct an_svg_set *set);
 /* Close the memstream f (opened on *data, *len) and write its text atomically to name
  * in the output directory (relative to od->fd: common/outdir.h); frees and clears *data.
  * 0 or negative errno with errbuf. */
@@ -45,15 +56,26 @@ struct argus_outdir;
 int an_emit_memstream(FILE *f, char **data, size_t *len, const struct argus_outdir *od,
                       const char *name, char *errbuf, size_t errlen);
 int an_write_svgs(const struct argus_outdir *od, const struct argus_jobstore *js,
-                  const struct argus_result *r, struct an_svg_set *set, char *errbuf,
-                  size_t errlen);
+                  const struct argus_result *r, const struct argus_forecast *fc,
+                  struct an_svg_set *set, char *errbuf, size_t errlen);
+/* report.html (report/html.c): the page of rep, inlining set's pictures. */
+struct argus_report;
+int an_write_html(const struct argus_outdir *od, const struct argus_jobstore *js,
+                  const struct argus_report *rep, const struct an_svg_set *set,
+                  char *errbuf, size_t errlen);
+/* report.md's wording (report/markdown.c), shared with report.html: what an anomaly kind
+ * is, what to look at next for it, how sure a finding is ("high", "moderate", "low"). */
+const char *an_md_what(int kind);
+const char *an_md_next_step(int kind);
+const char *an_md_sureness(const struct argus_anomaly *a);
 /* report.md, embedding the pictures of set (may be NULL), with an "Inputs skipped"
  * section when in (may be NULL) names skipped inputs. */
 struct argus_report_inputs;
+struct argus_stackset;
 int an_write_md(const struct argus_outdir *od, const struct argus_jobstore *js,
                 const struct argus_result *r, const struct argus_report_inputs *in,
-                const struct an_svg_set *set, const struct argus_forecast *fc, char *errbuf,
-                size_t errlen);
+                const struct an_svg_set *set, const struct argus_forecast *fc,
+                const struct argus_stackset *stacks, char *errbuf, size_t errlen);
 int an_write_csv(const struct argus_outdir *od, const struct argus_jobstore *js,
                  char *errbuf, size_t errlen);
 /* metrics.prom (report/prometheus.c). */
@@ -65,5 +87,14 @@ int an_write_prom(const struct argus_outdir *od, const struct argus_jobstore *js
 int an_gen_forecast(yajl_gen g, const struct argus_forecast *fc);
 void an_md_forecast(FILE *f, const struct argus_forecast *fc);
 void an_prom_forecast(FILE *f, const char *L, const struct argus_forecast *fc);
+
+/* Host call stacks (report/stacks.c): an anomaly's "stacks" key and object in report.json
+ * (nothing when no sample matched it), its report.md lines, and stacks.folded (nothing
+ * written when no anomaly has samples). */
+struct argus_stackset;
+int an_gen_stacks(yajl_gen g, const struct argus_stackset *set, const struct argus_anomaly *a);
+void an_md_stacks(FILE *f, const struct argus_stackset *set, const struct argus_anomaly *a);
+int an_write_stacks(const struct argus_outdir *od, const struct argus_result *r,
+                    const struct argus_stackset *set, char *errbuf, size_t errlen);
 
 #endif /* ARGUS_REPORT_REPORT_INT_H */

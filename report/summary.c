@@ -34,7 +34,7 @@ static void print_kernel(FILE *out, const struct argus_jobstore *js, uint64_t h)
 static void list_files(FILE *out, unsigned mask)
 {
     static const char *const names[] = {"report.json", "the SVG pictures", "report.md",
-                                        "metrics.prom", "steps.csv"};
+                                        "metrics.prom", "steps.csv", "report.html"};
     int first = 1;
 
     for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)

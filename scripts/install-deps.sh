@@ -4,9 +4,11 @@
 set -euo pipefail
 PKGS=(build-essential autoconf automake libtool pkg-config
       openmpi-bin libopenmpi-dev libhwloc-dev libzstd-dev libyajl-dev zlib1g-dev libcmocka-dev
+      libunwind-dev
       python3 python3-torch prometheus groff-base
       clang libclang-rt-14-dev
       softflowd tshark
+      chromium
       slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -126,7 +126,8 @@ def main():
         except ET.ParseError as e:
             fail(f"{f}: not XML: {e}")
         if root.tag != '{http://www.w3.org/2000/svg}svg': fail(f"{f}: root is {root.tag}")
-        if len(root.findall('{http://www.w3.org/2000/svg}rect')) < 2: fail(f"{f}: no cells")
+        # cells, bars or bands, possibly grouped (<g class="cell">, <g class="bar">)
+        if len(list(root.iter('{http://www.w3.org/2000/svg}rect'))) < 2: fail(f"{f}: no cells")
     md = open(os.path.join(d, 'report.md'), encoding='utf-8').read()
     pics = re.findall(r'!\[[^\]]*\]\(([^)]+)\)', md)
     if 'heatmap.svg' not in pics: fail("report.md does not embed heatmap.svg")

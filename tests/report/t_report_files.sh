@@ -21,6 +21,10 @@ for c in clean straggler comm host regression; do
     fi
     python3 "$top_srcdir/tests/report/check_report.py" "$W/$c" "$c" || {
         echo "FAIL: report files of $c" >&2; exit 1; }
+    # report.html and the plots against report.json (the browser: t_html.sh)
+    python3 "$top_srcdir/tests/report/check_html.py" "$W/$c" \
+        "$([ "$c" = clean ] && echo clean || echo case)" >/dev/null || {
+        echo "FAIL: report.html of $c" >&2; exit 1; }
 done
 [ -f "$W/comm/w1-1.svg" ] || { echo "FAIL: no W1 matrix for the comm case" >&2; exit 1; }
 ls "$W/straggler"/heatmap-*.svg >/dev/null || { echo "FAIL: no anomaly heatmap" >&2; exit 1; }

@@ -190,6 +190,7 @@ static void test_json(void **state)
     assert_true(YAJL_IS_INTEGER(get(root, "collection", "summary_bytes_per_rank_step")));
     assert_true(YAJL_IS_INTEGER(get(root, "collection", "raw_bytes_per_rank_step")));
     assert_true(YAJL_IS_INTEGER(get(root, "collection", "dropped_events")));
+    assert_true(YAJL_IS_NULL(get(root, "collection", "cupti_unavailable")));
 
     yajl_val an = get(root, "anomalies", NULL);
     assert_true(YAJL_IS_ARRAY(an));
@@ -448,7 +449,8 @@ static void test_summary_says_what_was_written(void **state)
              "write: No space left on device\n", fx->dir);
     assert_non_null(strstr(s, want));
     assert_non_null(strstr(s, "argus: written: report.json, the SVG pictures; not written: "
-                              "report.md, metrics.prom, steps.csv (what is there of them is an "
+                              "report.md, metrics.prom, steps.csv, report.html (what is there "
+                              "of them is an "
                               "earlier, provisional report)\n"));
     assert_non_null(strstr(s, "anomalies.jsonl misses anomalies: x/anomalies.jsonl: append"));
     free(s);
@@ -459,7 +461,7 @@ static void test_summary_says_what_was_written(void **state)
     s = summary_of(fx, &oc);
     assert_null(strstr(s, "report written to"));
     assert_non_null(strstr(s, "argus: not written: report.json, the SVG pictures, report.md, "
-                              "metrics.prom, steps.csv\n"));
+                              "metrics.prom, steps.csv, report.html\n"));
     free(s);
     fx->r.anomalies[0].trace[0] = '\0';
 }
@@ -476,6 +478,29 @@ static void test_empty_store(void **state)
     argus_jobstore_free(js);
 }
 
+/* A rank whose CUPTI another tool held (issue 19): both files say why. */
+static void test_cupti_unavailable(void **state)
+{
+    struct fixture *fx = *state;
+    char err[256], p[512], ebuf[256];
+    fx->r.cupti_unavailable = ARGUS_CUPTI_HELD_KINETO;
+    assert_int_equal(argus_report_write(fx->dir, fx->js, &fx->r, err, sizeof err), 0);
+    snprintf(p, sizeof p, "%s/report.json", fx->dir);
+    char *txt = slurp(p, NULL);
+    assert_non_null(txt);
+    yajl_val root = yajl_tree_parse(txt, ebuf, sizeof ebuf);
+    assert_non_null(root);
+    assert_string_equal(YAJL_GET_STRING(get(root, "collection", "cupti_unavailable")),
+                        "held by the PyTorch profiler (Kineto)");
+    yajl_tree_free(root);
+    free(txt);
+    snprintf(p, sizeof p, "%s/report.md", fx->dir);
+    txt = slurp(p, NULL);
+    assert_non_null(txt);
+    assert_non_null(strstr(txt, "CUPTI held by the PyTorch profiler (Kineto)"));
+    free(txt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -487,6 +512,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_line_and_summary, setup, teardown),
         cmocka_unit_test_setup_teardown(test_planted_links, setup, teardown),
         cmocka_unit_test_setup_teardown(test_summary_says_what_was_written, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cupti_unavailable, setup, teardown),
         cmocka_unit_test(test_empty_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
