@@ -340,6 +340,7 @@ static int fill_collection(struct an_ctx *c, struct argus_result *r)
     const size_t cells = (size_t)c->n * c->S, held = c->held;
     r->kernels_seen = c->kernels_seen;
     r->dropped_events = c->dropped;
+    r->cupti_unavailable = c->cupti_why;
     if (!held)
         return 0;
     const size_t cap = argus_summary_encoded_max(ARGUS_MAX_KMODES);
@@ -432,6 +433,7 @@ int argus_analyze(const struct argus_jobstore *js, const struct argus_analysis_o
     if ((rc = fill_anomalies(&c, r)))
         goto out;
     flag_ranks(&c, r);
+    rc = an_placement(js, r);
 out:
     if (rc == -ENOENT) {
         /* An empty store is a valid (empty) result: layout unknown, no steps. */
@@ -451,5 +453,6 @@ void argus_result_free(struct argus_result *r)
         return;
     free(r->anomalies);
     free(r->ranks);
+    argus_placement_map_free(r->placement);
     memset(r, 0, sizeof *r);
 }

@@ -90,6 +90,42 @@ struct argus_rank_row {
     uint32_t flags;               /* bit k set: rank is a source of some anomaly of kind k */
 };
 
+/* Where each rank runs (its rank info's placement, tracer/placement.h) and what is wrong
+ * with it: a misplacement finding (analysis/placement.c; docs/ALGORITHMS.md, "Placement";
+ * docs/REPORT_SCHEMA.md, "placement"). */
+enum argus_misplace_reason {
+    ARGUS_MP_CPUS_NOT_LOCAL = 1, /* bound CPUs outside the GPU's NUMA node or package */
+    ARGUS_MP_SHARED_GPU = 2,     /* several ranks of one host on one GPU */
+};
+/* "cpus_not_local", "shared_gpu"; "unknown" for anything else. */
+const char *argus_misplace_reason_name(int reason);
+
+struct argus_place_rank {
+    uint32_t rank;
+    char host[ARGUS_HOST_MAX];
+    struct argus_placement place; /* flags has ARGUS_PLACE_KNOWN */
+};
+
+#define ARGUS_PLACEMENT_MAX_FINDINGS 64
+struct argus_misplacement {
+    int reason;                    /* enum argus_misplace_reason */
+    char host[ARGUS_HOST_MAX];     /* shared_gpu: the host; cpus_not_local: the first rank's */
+    char gpu_bus[ARGUS_PLACE_BUS_MAX]; /* shared_gpu: the GPU; cpus_not_local: "" */
+    uint32_t n_ranks, ranks[ARGUS_ANOMALY_MAX_RANKS]; /* the first ranks, ascending */
+    uint32_t n_ranks_total;        /* all ranks of the finding (>= n_ranks) */
+    uint32_t n_host_stall;         /* of them, sources of a host_stall anomaly */
+    char evidence[512];
+};
+
+struct argus_placement_map {
+    uint32_t n_ranks;              /* ranks that said where they run, ascending rank ids */
+    struct argus_place_rank *ranks;
+    uint32_t n_findings;           /* at most ARGUS_PLACEMENT_MAX_FINDINGS */
+    uint32_t findings_dropped;     /* shared GPUs past that */
+    struct argus_misplacement findings[ARGUS_PLACEMENT_MAX_FINDINGS];
+};
+void argus_placement_map_free(struct argus_placement_map *m);
+
 struct argus_layout {
     int tp, pp, dp, ep;
     int inferred;                 /* 1 when not given by the program */
@@ -109,6 +145,8 @@ struct argus_result {
     uint64_t kernels_seen;
     double summary_bytes_per_rank_step;
     uint64_t dropped_events;
+    unsigned cupti_unavailable;      /* enum argus_cupti_why (common/types.h) of a rank that
+                                        traced no GPU activity, 0 when every rank could */
     /* Steps held but not judged because some rank's data is missing or incomplete there
      * (docs/ALGORITHMS.md, "Missing data"): how many, and the first of them. */
     uint64_t incomplete_steps, incomplete_first;
@@ -116,6 +154,8 @@ struct argus_result {
      * one was judged): live, the steps from it on may still complete, and a store with a
      * horizon keeps them pinned (pipeline/pipeline.c). 0 when nothing is held. */
     uint64_t judge_next;
+    /* Where the ranks run: NULL when no rank said (older spools, no hwloc). Owned. */
+    struct argus_placement_map *placement;
 };
 
 struct argus_analysis_opts {

@@ -75,6 +75,12 @@ struct an_own {
     size_t n;      /* steps judged */
 };
 
+/* placement.c */
+/* r->placement from the rank infos of js, its findings tied to r's host_stall sources
+ * (r->ranks flags, so after the anomalies are final). 0 (NULL when no rank said where it
+ * runs) or -ENOMEM. */
+int an_placement(const struct argus_jobstore *js, struct argus_result *r);
+
 /* own.c */
 /* The own level of a rank from its per-step ratios to its peers q[0..S) (entries <= 0 or
  * not finite are not judged): base = the lower of its lower quartile and the median of
