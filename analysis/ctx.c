@@ -1,13 +1,13 @@
 /* ctx.c — the analysis context: a dense view of a job store (the ranks present as dense
- * slots, distinct step ids, a slot ×
- * step table of summaries with missing ranks cut off and of the per-cell values the
- * detectors read most, resolved layout and peer classes, the job-wide kernel-name table,
- * the job step-time series, each class's median step wall) and small shared helpers.
- * Reads the store only (its rows, and a summary only for kernel modes and coordinates);
- * the rank × step tables live in the store's scratch, everything else in the context.
+ * slots, distinct step ids, a slot × step table of summaries with missing ranks cut off
+ * and of the per-cell values the detectors read most, the job-wide kernel-name table, the
+ * job step-time series, each class's median step wall), the scratch it lends (tmp1..3)
+ * and the slot/rank mapping; the layout and peer classes are layout.c's (an_build_layout),
+ * the runs and candidates cands.c's. Reads the store only (its rows, and a summary only
+ * for kernel modes and coordinates); the rank × step tables live in the store's scratch,
+ * everything else in the context.
  */
 #include "analysis/internal.h"
-#include "common/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -145,182 +145,6 @@ static int build_steps(struct an_ctx *c)
     }
     c->S = u;
     return u ? 0 : -ENOENT;
-}
-
-static int coords_known(const struct argus_coords *x)
-{
-    return x->tp_size && x->pp_size && x->dp_size;
-}
-
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Without coordinates: ranks that launch the same set of compute kernels (those seen in
- * at least half of their steps) do the same work, as the ranks of one PP stage do (the
- * first stage has the embedding, the last the loss). Classes are numbered by their lowest
- * rank. Returns the number of classes (cls[r] filled), 0 on allocation failure. */
-static uint32_t infer_classes(struct an_ctx *c, uint32_t *cls)
-{
-    const size_t K = c->names.n;
-    uint32_t *cnt = calloc(K + 1, sizeof *cnt), *stamp = calloc(K + 1, sizeof *stamp);
-    uint64_t *sig = calloc(c->n, sizeof *sig);
-    uint32_t ncls = 0;
-
-    if (!cnt || !stamp || !sig)
-        goto out;
-    for (uint32_t r = 0; r < c->n; r++) {
-        uint32_t held = 0;
-        if (!c->kmr[r]) { /* no kernel modes: the empty signature, nothing to count */
-            uint32_t q = 0;
-            while (q < r && sig[q] != 0)
-                q++;
-            cls[r] = q < r ? cls[q] : ncls++;
-            continue;
-        }
-        memset(cnt, 0, (K + 1) * sizeof *cnt);
-        memset(stamp, 0, (K + 1) * sizeof *stamp);
-        for (size_t si = 0; si < c->S; si++) {
-            const struct argus_step_summary *s = an_kcell(c, r, si); /* thin: no kernels */
-            if (!s)
-                continue;
-            held++;
-            for (uint32_t k = 0; k < s->n_kmodes && k < ARGUS_MAX_KMODES; k++) {
-                long at = an_name_find(&c->names, s->kmodes[k].name_hash);
-                if (at >= 0 && s->kmodes[k].kclass == ARGUS_KC_COMPUTE &&
-                    stamp[at] != held) {
-                    stamp[at] = held;
-                    cnt[at]++;
-                }
-            }
-        }
-        for (size_t k = 0; k < K; k++)
-            if (cnt[k] && 2 * cnt[k] >= held)
-                sig[r] += mix64(c->names.hash[k]);
-        uint32_t q = 0;
-        while (q < r && sig[q] != sig[r])
-            q++;
-        cls[r] = q < r ? cls[q] : ncls++;
-    }
-out:
-    free(cnt);
-    free(stamp);
-    free(sig);
-    return ncls;
-}
-
-/* Coordinates of every slot: from its summaries (build_cells), else its rank info, else
- * from its rank id in Megatron order once the sizes are known; the layout when some
- * rank said where it sits. */
-static void resolve_coords(struct an_ctx *c)
-{
-    struct argus_coords sizes = { 0 };
-    uint8_t *have = c->co_have; /* co[r] from r's summaries (build_cells) */
-
-    for (uint32_t r = 0; r < c->n; r++) {
-        const struct argus_rank_info *ri = argus_jobstore_rankinfo(c->js, c->rank_of[r]);
-        if (!have[r] && ri && coords_known(&ri->coords)) {
-            c->co[r] = ri->coords;
-            have[r] = 1;
-        }
-        if (have[r] && !coords_known(&sizes))
-            sizes = c->co[r];
-    }
-    c->layout_known = coords_known(&sizes);
-    if (c->layout_known) {
-        c->lay.tp = sizes.tp_size;
-        c->lay.pp = sizes.pp_size;
-        c->lay.dp = sizes.dp_size;
-        c->lay.ep = sizes.ep_size ? sizes.ep_size : 1;
-        c->lay.inferred = 0;
-        for (uint32_t r = 0; r < c->n; r++) {
-            if (have[r] && c->co[r].tp_size == sizes.tp_size &&
-                c->co[r].pp_size == sizes.pp_size && c->co[r].dp_size == sizes.dp_size)
-                continue;
-            struct argus_coords *x = &c->co[r];
-            const uint32_t id = c->rank_of[r]; /* Megatron order is of rank ids */
-            *x = sizes;
-            x->tp = (uint16_t)(id % sizes.tp_size);
-            x->dp = (uint16_t)((id / sizes.tp_size) % sizes.dp_size);
-            x->pp = (uint16_t)(id / ((uint32_t)sizes.tp_size * sizes.dp_size));
-            x->ep = 0;
-        }
-    }
-    free(c->co_have);
-    c->co_have = NULL;
-}
-
-/* Without a layout: peer classes from the kernels each rank runs (c->cls, n_cls), joined
- * along the program's communicators (groups.c) or else grouped by collective end times
- * (groups_infer.c); the classes are reported as stages when they split the ranks evenly.
- * 0 or -ENOMEM. */
-static int infer_layout(struct an_ctx *c)
-{
-    c->n_cls = infer_classes(c, c->cls);
-    if (c->n_cls == 0)
-        return -ENOMEM;
-    int rc = an_groups_build(c); /* groups from communicators; may merge classes */
-    if (rc || (rc = an_groups_infer(c))) /* else from collective end times */
-        return rc;
-    uint32_t *size = calloc(c->n_cls, sizeof *size);
-    if (!size)
-        return -ENOMEM;
-    for (uint32_t r = 0; r < c->n; r++)
-        size[c->cls[r]]++;
-    int even = c->n % c->n_cls == 0;
-    for (uint32_t k = 0; k < c->n_cls; k++)
-        even &= size[k] == c->n / c->n_cls;
-    free(size);
-    c->lay.tp = 1;
-    c->lay.pp = even ? (int)c->n_cls : 1;
-    c->lay.dp = (int)c->n / c->lay.pp;
-    c->lay.ep = 1;
-    c->lay.inferred = 1;
-    return an_speed_classes(c); /* after the layout: speed classes are no stages */
-}
-
-/* The members of each peer class, ascending (CSR: cls_off, cls_mem). 0 or -ENOMEM. */
-static int class_members(struct an_ctx *c)
-{
-    c->cls_off = calloc(c->n_cls + 1, sizeof *c->cls_off);
-    c->cls_mem = calloc(c->n, sizeof *c->cls_mem);
-    if (!c->cls_off || !c->cls_mem)
-        return -ENOMEM;
-    for (uint32_t r = 0; r < c->n; r++)
-        c->cls_off[c->cls[r] + 1]++;
-    for (uint32_t k = 0; k < c->n_cls; k++)
-        c->cls_off[k + 1] += c->cls_off[k];
-    uint32_t *fill = calloc(c->n_cls, sizeof *fill);
-    if (!fill)
-        return -ENOMEM;
-    for (uint32_t r = 0; r < c->n; r++)
-        c->cls_mem[c->cls_off[c->cls[r]] + fill[c->cls[r]]++] = r;
-    free(fill);
-    return 0;
-}
-
-/* Coordinates, layout and peer classes: the classes are the PP stages, or inferred from
- * the kernels each rank runs when no rank said where it sits (infer_layout). */
-static int build_layout(struct an_ctx *c)
-{
-    resolve_coords(c);
-    c->cls = calloc(c->n, sizeof *c->cls);
-    if (!c->cls)
-        return -ENOMEM;
-    if (c->layout_known) {
-        c->n_cls = (uint32_t)c->lay.pp;
-        for (uint32_t r = 0; r < c->n; r++)
-            c->cls[r] = c->co[r].pp < c->n_cls ? c->co[r].pp : c->n_cls - 1;
-    } else {
-        int rc = infer_layout(c);
-        if (rc)
-            return rc;
-    }
-    return class_members(c);
 }
 
 /* A hole of the rank x step table. */
@@ -576,7 +400,7 @@ int an_ctx_build(struct an_ctx *c, const struct argus_jobstore *js,
         return rc;
     if ((rc = an_tmp_reserve(c, (c->n > c->S ? c->n : c->S) + 16)))
         return rc;
-    if ((rc = build_cells(c)) || (rc = build_layout(c)) || (rc = build_series(c)) ||
+    if ((rc = build_cells(c)) || (rc = an_build_layout(c)) || (rc = build_series(c)) ||
         (rc = build_class_walls(c)))
         return rc;
     memset(c->cflag, 0, (size_t)c->n * c->S);
@@ -610,70 +434,4 @@ void an_ctx_free(struct an_ctx *c)
     free(c->tmp2);
     free(c->tmp3);
     memset(c, 0, sizeof *c);
-}
-
-size_t an_runs(const uint8_t *flag, size_t S, uint32_t min_flags, struct an_span *out,
-               size_t cap)
-{
-    size_t n = 0, i = 0;
-
-    while (i < S && n < cap) {
-        if (!flag[i]) {
-            i++;
-            continue;
-        }
-        struct an_span sp = { i, i, 1 };
-        for (size_t k = i + 1; k < S && k - sp.b - 1 <= AN_MAX_GAP; k++) {
-            if (flag[k]) {
-                sp.b = k;
-                sp.nflag++;
-            }
-        }
-        if (sp.nflag >= min_flags)
-            out[n++] = sp;
-        i = sp.b + 1;
-    }
-    return n;
-}
-
-int an_list_push(struct an_list *l, struct an_cand **out)
-{
-    if (argus_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, 16))
-        return -ENOMEM;
-    *out = &l->v[l->n++];
-    memset(*out, 0, sizeof **out);
-    (*out)->a.phase = -1;
-    return 0;
-}
-
-void an_cand_add_rank(struct an_cand *k, uint32_t rank)
-{
-    uint32_t i = 0;
-    while (i < k->a.n_ranks && k->a.ranks[i] < rank)
-        i++;
-    if (i < k->a.n_ranks && k->a.ranks[i] == rank)
-        return;
-    if (k->a.n_ranks == ARGUS_ANOMALY_MAX_RANKS)
-        return;
-    memmove(&k->a.ranks[i + 1], &k->a.ranks[i], (k->a.n_ranks - i) * sizeof k->a.ranks[0]);
-    k->a.ranks[i] = rank;
-    k->a.n_ranks++;
-}
-
-struct an_rrun *an_rruns_push(struct an_rruns *l, uint32_t rank, size_t a, size_t b)
-{
-    if (argus_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, 16))
-        return NULL;
-    struct an_rrun *u = &l->v[l->n++];
-    memset(u, 0, sizeof *u);
-    u->rank = rank;
-    u->a = a;
-    u->b = b;
-    return u;
-}
-
-size_t an_overlap(size_t a0, size_t b0, size_t a1, size_t b1)
-{
-    size_t a = a0 > a1 ? a0 : a1, b = b0 < b1 ? b0 : b1;
-    return b >= a ? b - a + 1 : 0;
 }

@@ -1,6 +1,6 @@
 /* gather.c — an_class_gather (internal.h): the values of a rank x step table over the
  * members of one peer class, step by step, in columns that the medians per class and step
- * (ctx.c, l2.c) select on in place. The tables are rank-major: gathering one step at a
+ * (ctx.c, episodes.c) select on in place. The tables are rank-major: gathering one step at a
  * time read one double of each member's row per pass (a cache line for 8 bytes); this
  * reads each row once for a block of steps. Scratch lives in the context, allocated once.
  */

@@ -1,6 +1,6 @@
 /* internal.h — what the files of analysis/ share and nobody else sees: the fixed
  * thresholds, per-rank runs of flagged steps, and the entry points of the detectors (l1.c,
- * l2.c, l3.c, l3comm.c, peers.c), of the groups (groups.c, groups_infer.c) and of the
+ * l2.c, l2host.c, l3.c, l3comm.c, peers.c), of the groups (groups.c, groups_infer.c) and of the
  * explanations (explain.c). The context they all work on is analysis/context.h, the words
  * of their sentences analysis/labels.h. Everything hangs off one struct an_ctx owned by
  * argus_analyze(); no globals.
@@ -152,7 +152,13 @@ long an_name_find(const struct an_names *nm, uint64_t hash);
 /* Add ns to the total of name `hash` (a new entry of class kclass when unseen). 0 or
  * -ENOMEM. */
 int an_names_add(struct an_names *nm, uint64_t hash, uint8_t kclass, double ns);
-/* ctx.c: helpers */
+/* layout.c */
+/* Coordinates, layout and peer classes (c->co, layout_known, lay, cls, n_cls, cls_off,
+ * cls_mem): the classes are the PP stages, or inferred from the kernels each rank runs
+ * when no rank said where it sits. After the cells are built. 0 or -ENOMEM. */
+int an_build_layout(struct an_ctx *c);
+/* cands.c: runs and candidates (an_slots_to_ranks and an_tmp_reserve are ctx.c's,
+ * an_format_slots labels.c's) */
 /* Runs of flagged steps (gaps <= AN_MAX_GAP bridged) with >= min_flags flagged steps.
  * Returns the count written to out (at most cap). */
 size_t an_runs(const uint8_t *flag, size_t S, uint32_t min_flags, struct an_span *out,
@@ -180,7 +186,7 @@ size_t an_class_gather(struct an_ctx *c, const double *v, uint32_t k, size_t s0)
 /* Allocate an_class_gather's scratch (once the classes are known). 0 or -ENOMEM. */
 int an_gather_alloc(struct an_ctx *c);
 
-/* l2.c: rank-level (compute, host gap) and stage-level detectors. */
+/* cands.c: per-rank runs into candidates */
 /* Medians of per-step ratio, z and excess over the flagged steps of [a,b]; buf holds
  * S doubles. */
 void an_run_stats(const double *ratio, const double *z, const double *exc,
@@ -191,6 +197,9 @@ int an_push_cand(struct an_ctx *c, int kind, int level, size_t a, size_t b, size
 /* Merge per-rank runs of the same kind (and main kernel for kernel_degradation) whose
  * windows overlap by half of the shorter one; one candidate per merged set. */
 int an_merge_runs(struct an_ctx *c, struct an_rrun *v, size_t n, int level);
+/* l2.c (compute_straggler, kernel_degradation, pipeline_bubble through bubbles.c) and
+ * l2host.c (host_stall): the rank-level and stage-level detectors; their shared
+ * machinery is analysis/l2.h. */
 int an_detect_compute(struct an_ctx *c);
 int an_detect_host(struct an_ctx *c);
 /* l3.c: the kernel-level detector, and the per-kernel excess that names the kernels of
@@ -248,7 +257,9 @@ int an_detect_l1(struct an_ctx *c);
  * either is empty. */
 double an_w1_sorted(const double *a, size_t na, const double *b, size_t nb);
 
-/* explain.c */
+/* victims.c */
+/* Whether r is one of k's sources. */
+int an_is_source(const struct an_cand *k, uint32_t r);
 /* Victims of a source anomaly; fills k->a.victims, returns the median growth of their
  * communication time (fraction) and names the collective/p2p kernels that grew most. */
 double an_victims(struct an_ctx *c, struct an_cand *k, uint64_t *names, size_t *n_names);
@@ -259,6 +270,16 @@ int an_phase_growth(struct an_ctx *c, const uint32_t *ranks, size_t nr, size_t a
                     int compute);
 /* Phase whose compute grew most against the peers' per-step reference. */
 int an_phase_vs_peers(struct an_ctx *c, const uint32_t *ranks, size_t nr, size_t a, size_t b);
+/* Late-arriver test: the share of (source, step) pairs of k's window (at most 64 steps,
+ * strided) where the source's communication time is >= 10% shorter than the median of
+ * its other DP-group members; -1 when it cannot be judged (no layout nor DP-role
+ * communicators, no DP peers). Uses c->tmp3. */
+double an_late_arriver(struct an_ctx *c, const struct an_cand *k);
+/* Without kernels: k->a.victims = the ranks whose time outside the source's phase (the
+ * whole step at the steps level) grew by a quarter of k's excess and 5% of their own
+ * median outside the window. Uses c->tmp3. */
+void an_level_victims(struct an_ctx *c, struct an_cand *k);
+/* explain.c */
 /* Fill evidence, phase, kernels, victims of every candidate. */
 int an_explain(struct an_ctx *c);
 

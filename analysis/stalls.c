@@ -1,7 +1,7 @@
 /* stalls.c — intermittent host stalls (docs/ALGORITHMS.md, "Intermittent host stalls"):
  * one rank's host stops launching work for a large share of a step at a few steps that
  * need not be consecutive (JIT compilation, garbage collection, a data-loader hiccup).
- * The run detector (l2.c) needs persistence and misses them; the step-time detectors
+ * The run detector (l2host.c) needs persistence and misses them; the step-time detectors
  * see the spikes but no rank.
  *
  * Per rank, its host time (GPU idle at the kernel level, the time outside its marked
@@ -170,7 +170,7 @@ static int waited(const struct an_ctx *c, const struct stall_scratch *w, uint32_
     return c->vwall[(size_t)q * c->S + si] - w->wall[q].ref >= AN_STALL_WAITED * stall;
 }
 
-/* Host-stall runs of the run detector (l2.c) that this finding explains: their ranks are
+/* Host-stall runs of the run detector (l2host.c) that this finding explains: their ranks are
  * the source or its victims and their window lies inside the finding's: dropped. */
 static void drop_echoes(struct an_ctx *c, const struct an_cand *k, size_t before)
 {
