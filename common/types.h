@@ -159,6 +159,36 @@ static inline const char *argus_cupti_why_name(unsigned why)
  * gives no kernel verdict on it. */
 #define ARGUS_OTHER_KERNEL "[other]"
 
+/* What NCCL's profiler plugin said about one communicator in one step (tracer/
+ * nccl_profiler_stats.h has the full aggregate; tracer/ keeps the communicators with the
+ * most wait + transfer time). Times in ns; last_start_ns in the rank's clock like the
+ * summary's start_ns. */
+#define ARGUS_NCCL_SUM_COMMS 2 /* communicators kept per summary (the rest are counted;
+                                  two keep a realistic rank-step within 1,024 B) */
+struct argus_nccl_comm_sum {
+    uint64_t comm_hash;    /* commId / commHash: the same on every member */
+    uint32_t colls;        /* collectives and p2p calls completed in the step */
+    int32_t peer;          /* the peer (rank in the communicator) with the most transfer
+                              time, -1 when NCCL named none; < ARGUS_NCCL_PEER_LIMIT */
+    uint64_t peer_wait_ns; /* waiting for peers (SendPeerWait + RecvWait), all channels */
+    uint64_t xfer_ns;      /* on the wire (SendWait + RecvFlushWait) */
+    uint64_t gpu_wait_ns;  /* waiting for this rank's own kernel */
+    uint64_t peer_xfer_ns; /* peer's share of xfer_ns (0 with peer -1) */
+    uint64_t last_seq;     /* seqNumber of the step's last collective on it; with
+                              last_start_ns 0 there is none (p2p calls only) */
+    uint64_t last_start_ns;/* when this rank arrived at it (NCCL started the call) */
+};
+#define ARGUS_NCCL_PEER_LIMIT ((1 << 19) - 1) /* peers at or past it travel as -1 */
+#define ARGUS_NCCL_DROPPED_MAX 127           /* comms_dropped saturates there */
+struct argus_nccl_sum {
+    uint32_t n_comms;      /* valid entries of comm, by descending peer_wait + xfer */
+    uint32_t comms_dropped;/* further communicators with activity in the step (at most
+                              ARGUS_NCCL_DROPPED_MAX: these two limits keep a record's
+                              size bound, argus_summary_encoded_max, within 512 B for
+                              a summary without kernel modes) */
+    struct argus_nccl_comm_sum comm[ARGUS_NCCL_SUM_COMMS];
+};
+
 struct argus_step_summary {
     uint64_t step;         /* the job's step id (ProfilerStep#N or the tracer's counter) */
     uint32_t rank;         /* global rank */
@@ -192,6 +222,7 @@ struct argus_step_summary {
     uint64_t idle_long_end_ns; /* where that interval ends, ns after start_ns (a source's
                                   host stall ends before its waiting peers' idle does);
                                   0 when unknown */
+    struct argus_nccl_sum nccl; /* NCCL profiler plugin view; n_comms 0 when none */
     uint32_t n_kmodes;     /* valid entries in kmodes */
     uint32_t pad;
     struct argus_kmode_stats kmodes[ARGUS_MAX_KMODES];

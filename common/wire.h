@@ -10,9 +10,10 @@
  *   u32 CRC32C over magic..payload
  * Only used kmodes are encoded, and of each sketch only its used bucket span.
  *
- * Summaries are written as version 4 (wire_summary.c has the byte layout) and versions 1
- * (fixed widths), 2 (varints) and 3 (version 4 without the idle interval: idle_long_ns and
- * idle_long_end_ns decode as 0) are still read. Versions 3 and 4 are LOSSLESS: every field
+ * Summaries are written as version 5 (wire_summary.c has the byte layout) and versions 1
+ * (fixed widths), 2 (varints), 3 (version 4 without the idle interval: idle_long_ns and
+ * idle_long_end_ns decode as 0) and 4 (version 5 without the NCCL block: nccl decodes as
+ * zeros) are still read. Versions 3 to 5 are LOSSLESS: every field
  * of struct argus_step_summary decodes to exactly the value encoded (no precision is lost;
  * tests/common/test_wire_summary.c checks it bit for bit), except last_end_ns of kernel modes
  * that are not collectives, which types.h defines as 0 and which decodes as 0. Its savings
@@ -29,7 +30,10 @@
  * past 1,024 B. Version 4 adds the step's longest GPU idle interval (its length and end; clk
  * bit 2, no bytes when both are 0) with the end counted from the nearer side of the step (clk
  * bit 3): 3 B more on that step (its longest idle, 1 us, ends the step), 947 B at most over
- * test_wire_step's 20 steps; a 0.5 s stall from the step's start takes 6 B. Name and
+ * test_wire_step's 20 steps; a 0.5 s stall from the step's start takes 6 B. Version 5 adds
+ * the NCCL profiler plugin's block (clk bit 4, after the kernel modes; wire_nccl.h): two
+ * communicators take 68 B at most on test_wire_step's realistic block, 1,015 B in all
+ * (10,640x). Name and
  * rank-info records have the same layout in every version; a rank-info record may end after the
  * host name (written so before communicator memberships were added): it decodes with no
  * memberships; and one that ends after the memberships decodes with no placement.
@@ -47,9 +51,9 @@
 #include "common/types.h"
 
 #define ARGUS_WIRE_MAGIC 0x53475241u /* "ARGS" read little-endian */
-#define ARGUS_WIRE_VERSION 4     /* written; 2: varint summaries with overhead + clock triple;
+#define ARGUS_WIRE_VERSION 5     /* written; 2: varint summaries with overhead + clock triple;
                                     3: lossless compact summaries (see above); 4: with the
-                                    longest idle interval */
+                                    longest idle interval; 5: with the NCCL plugin block */
 #define ARGUS_WIRE_VERSION_MIN 1 /* oldest still read (spools written by older builds) */
 #define ARGUS_WIRE_HDR 12  /* magic + version + type + length */
 #define ARGUS_WIRE_TRAILER 4
@@ -111,9 +115,10 @@ uint32_t argus_crc32c(const void *data, size_t len);
 /* Upper bound of the encoded size of a summary with n kmodes. */
 size_t argus_summary_encoded_max(uint32_t n_kmodes);
 
-/* Encode into buf[cap] (summaries as version 4). Returns bytes written (> 0) or -ENOSPC
+/* Encode into buf[cap] (summaries as version 5). Returns bytes written (> 0) or -ENOSPC
  * (nothing written) / -EINVAL (NULL, more than ARGUS_MAX_KMODES kmodes, a sketch wider than
- * ARGUS_QSKETCH_BUCKETS, or a kmode class or phase out of range). */
+ * ARGUS_QSKETCH_BUCKETS, a kmode class or phase out of range, or an NCCL block that
+ * common/wire_nccl.h refuses). */
 long argus_summary_encode(const struct argus_step_summary *s, uint8_t *buf, size_t cap);
 long argus_name_encode(uint64_t hash, const char *name, uint8_t *buf, size_t cap);
 long argus_rankinfo_encode(const struct argus_rank_info *ri, uint8_t *buf, size_t cap);

@@ -1,8 +1,11 @@
-/* wire_summary.c — the step-summary record of wire.h (contract 3), encoded as version 4
- * and decoded as version 1, 2, 3 or 4. Every field is written byte by byte (never a struct
+/* wire_summary.c — the step-summary record of wire.h (contract 3), encoded as version 5
+ * and decoded as version 1, 2, 3, 4 or 5. Every field is written byte by byte (never a struct
  * memcpy), so the format does not depend on the host's layout; the decoder trusts
  * nothing and names the offset of the first bad field. No allocation.
  *
+ * Version 5 is version 4 with clk bit 4: the NCCL profiler plugin's block (struct
+ * argus_nccl_sum; layout in wire_nccl.h) follows the last kernel mode; without the bit
+ * (and in every older version) nccl decodes as all zeros.
  * Version 4 payload (uv: LEB128 varint; zz: zigzag varint of a u64 difference taken
  * modulo 2^64, so every value round-trips exactly; wall = end_ns - start_ns):
  *   uv step, uv rank, uv flags, uv start_ns, uv wall, sv clock_offset_ns,
@@ -48,6 +51,7 @@
 #include "common/wire.h"
 #include "common/errbuf.h"
 #include "common/wire_io.h"
+#include "common/wire_nccl.h"
 
 #include <errno.h>
 #include <string.h>
@@ -59,6 +63,7 @@
 #define SUM_V3 (10 + 5 + 5 + 10 + 10 + 10 + 8 * 3 + 2 * ARGUS_PH_COUNT * 10 + 9 * 10 + 1 + \
                 3 * 10 + 5)
 #define SUM_V4 (SUM_V3 + 2 * 10)
+#define SUM_V5 (SUM_V4 + ARGUS_WIRE_NCCL_MAX)
 #define KMODE_V3 (1 + 1 + 8 + 1 + 3 + 5 + 10 + 10 + 5 + ARGUS_QSKETCH_BUCKETS * 5 + 5 + 10 + \
                   10)
 
@@ -72,6 +77,7 @@
 #define CLK_LAST_END 0x2u  /* collective kernel modes carry last_end_ns */
 #define CLK_IDLE 0x4u      /* v4: idle_long_ns and its end follow the clocks */
 #define CLK_IDLE_FROM_END 0x8u /* v4: the idle end's code counts back from the step end */
+#define CLK_NCCL 0x10u     /* v5: the NCCL block follows the kernel modes */
 
 _Static_assert(ARGUS_KC_COUNT * ARGUS_PH_COUNT <= 32, "v3 key byte: class x phase in 5 bits");
 _Static_assert(ARGUS_QSKETCH_BUCKETS <= 63, "v3 sketch byte: nbuckets in 6 bits");
@@ -80,14 +86,14 @@ size_t argus_wire_summary_payload_max(void)
 {
     size_t v1 = SUM_V1 + (size_t)ARGUS_MAX_KMODES * (KMODE_V1 + ARGUS_QSKETCH_BUCKETS * 4);
     size_t v2 = SUM_V2 + (size_t)ARGUS_MAX_KMODES * KMODE_V2;
-    size_t v4 = SUM_V4 + (size_t)ARGUS_MAX_KMODES * KMODE_V3; /* v3 is no larger */
+    size_t v4 = SUM_V5 + (size_t)ARGUS_MAX_KMODES * KMODE_V3; /* v3, v4 are no larger */
     size_t m = v1 > v2 ? v1 : v2;
     return m > v4 ? m : v4;
 }
 
 size_t argus_summary_encoded_max(uint32_t n_kmodes)
 {
-    return ARGUS_WIRE_HDR + SUM_V4 + (size_t)n_kmodes * KMODE_V3 + ARGUS_WIRE_TRAILER;
+    return ARGUS_WIRE_HDR + SUM_V5 + (size_t)n_kmodes * KMODE_V3 + ARGUS_WIRE_TRAILER;
 }
 
 /* The v3 predictor of a sketch's base bucket from min_ns: about ceil(log_gamma(v)) for
@@ -180,8 +186,8 @@ static void put_kmode_v3(struct wbuf *w, const struct argus_kmode_stats *k,
         put_uv(w, last_end_code(k->last_end_ns, end));
 }
 
-/* The whole v4 payload; with w->p == NULL this only sizes it. */
-static void put_summary_v4(struct wbuf *w, const struct argus_step_summary *s)
+/* The whole v5 payload; with w->p == NULL this only sizes it. */
+static void put_summary_v5(struct wbuf *w, const struct argus_step_summary *s)
 {
     const uint64_t wall = s->end_ns - s->start_ns;
     const uint16_t c[] = {s->coords.tp_size, s->coords.pp_size, s->coords.dp_size,
@@ -212,9 +218,10 @@ static void put_summary_v4(struct wbuf *w, const struct argus_step_summary *s)
     const int idle = s->idle_long_ns || s->idle_long_end_ns;
     const uint64_t from_start = zz_of(s->idle_long_end_ns - s->idle_long_ns);
     const uint64_t from_end = zz_of(wall - s->idle_long_end_ns);
-    const int back = idle && from_end < from_start;
+    const int back = idle && from_end < from_start, nccl = argus_wire_nccl_present(&s->nccl);
     put8(w, (uint8_t)((clk ? CLK_CLOCKS : 0) | (last_ends ? CLK_LAST_END : 0) |
-                      (idle ? CLK_IDLE : 0) | (back ? CLK_IDLE_FROM_END : 0)));
+                      (idle ? CLK_IDLE : 0) | (back ? CLK_IDLE_FROM_END : 0) |
+                      (nccl ? CLK_NCCL : 0)));
     if (clk) {
         put_zz(w, s->clock_real_ns - s->end_ns);
         put_zz(w, s->clock_gpu_ns - s->clock_real_ns);
@@ -227,11 +234,13 @@ static void put_summary_v4(struct wbuf *w, const struct argus_step_summary *s)
     put_uv(w, s->n_kmodes);
     for (uint32_t i = 0; i < s->n_kmodes; i++)
         put_kmode_v3(w, &s->kmodes[i], i ? &s->kmodes[i - 1] : NULL, s->end_ns, last_ends);
+    if (nccl)
+        argus_wire_nccl_put(w, &s->nccl, s->start_ns);
 }
 
 long argus_summary_encode(const struct argus_step_summary *s, uint8_t *buf, size_t cap)
 {
-    if (!s || !buf || s->n_kmodes > ARGUS_MAX_KMODES)
+    if (!s || !buf || s->n_kmodes > ARGUS_MAX_KMODES || argus_wire_nccl_check(&s->nccl))
         return -EINVAL;
     for (uint32_t i = 0; i < s->n_kmodes; i++) {
         const struct argus_kmode_stats *k = &s->kmodes[i];
@@ -240,12 +249,12 @@ long argus_summary_encode(const struct argus_step_summary *s, uint8_t *buf, size
             return -EINVAL;
     }
     struct wbuf w = {NULL, 0, 0};
-    put_summary_v4(&w, s);
+    put_summary_v5(&w, s);
     if (ARGUS_WIRE_HDR + w.pos + ARGUS_WIRE_TRAILER > cap)
         return -ENOSPC;
     w = (struct wbuf){buf, 0, cap};
     argus_wire_rec_start(&w, ARGUS_REC_SUMMARY);
-    put_summary_v4(&w, s);
+    put_summary_v5(&w, s);
     return argus_wire_rec_finish(&w);
 }
 
@@ -255,7 +264,8 @@ struct sdec {
     struct rbuf r;
     int varint;      /* v2 and later: varints where v1 had fixed widths */
     size_t range_at; /* offset of the first out-of-range value, 0 when none */
-    int last_ends;   /* v3, v4: collective kernel modes carry last_end_ns (clk bit 1) */
+    int last_ends;   /* v3 and later: collective kernel modes carry last_end_ns (clk bit 1) */
+    int nccl;        /* v5: the NCCL block follows the kernel modes (clk bit 4) */
 };
 
 static void out_of_range(struct sdec *d, size_t at)
@@ -322,7 +332,8 @@ static void header_v12(struct sdec *d, struct argus_step_summary *out)
         *hv[i] = rd_u(d, 8, UINT64_MAX);
 }
 
-/* The header of versions 3 and 4 (v4 adds the idle interval: clk bits 2 and 3). */
+/* The header of versions 3 to 5 (v4 adds the idle interval: clk bits 2 and 3; v5 the
+ * NCCL block: clk bit 4). */
 static void header_v34(struct sdec *d, struct argus_step_summary *out)
 {
     struct rbuf *r = &d->r;
@@ -351,10 +362,12 @@ static void header_v34(struct sdec *d, struct argus_step_summary *out)
     size_t at = r->pos;
     uint8_t clk = get8(r);
     const unsigned known = CLK_CLOCKS | CLK_LAST_END |
-                           (r->version >= 4 ? CLK_IDLE | CLK_IDLE_FROM_END : 0);
+                           (r->version >= 4 ? CLK_IDLE | CLK_IDLE_FROM_END : 0) |
+                           (r->version >= 5 ? CLK_NCCL : 0);
     if ((clk & ~known) || ((clk & CLK_IDLE_FROM_END) && !(clk & CLK_IDLE)))
         out_of_range(d, at);
     d->last_ends = (clk & CLK_LAST_END) != 0;
+    d->nccl = (clk & known & CLK_NCCL) != 0;
     if (clk & CLK_CLOCKS) {
         out->clock_real_ns = out->end_ns + get_zz(r);
         out->clock_gpu_ns = out->clock_real_ns + get_zz(r);
@@ -476,7 +489,7 @@ int argus_summary_decode(const uint8_t *rec, size_t len, struct argus_step_summa
         return rc;
     if (!out)
         return -EINVAL;
-    const int v3 = d.r.version >= 3; /* v3 and v4: the compact layout */
+    const int v3 = d.r.version >= 3; /* v3 and later: the compact layout */
     d.varint = d.r.version >= 2;
     memset(out, 0, offsetof(struct argus_step_summary, kmodes));
     out->step = rd_u(&d, 8, UINT64_MAX);
@@ -500,6 +513,8 @@ int argus_summary_decode(const uint8_t *rec, size_t len, struct argus_step_summa
         if (rc < 0)
             return rc;
     }
+    if (d.nccl && !d.r.bad)
+        argus_wire_nccl_get(&d.r, &out->nccl, out->start_ns, &d.range_at);
     if (d.range_at && !d.r.bad) {
         argus_seterr(errbuf, errlen, "summary: value out of range at offset %zu", d.range_at);
         return -EBADMSG;

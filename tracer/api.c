@@ -11,7 +11,8 @@
  * thread (argus.h replay) or on the GPU collector's drain thread, they reach
  * opts.on_summary / on_name on the application thread (argus_tracer_deliver, called at the
  * end of argus_step_end, from the NVTX step callbacks and from stop), so reduce/ never
- * sees another thread.
+ * sees another thread. Queuing a summary also takes what NCCL's profiler plugin recorded
+ * since the previous one (nccl_profiler_stats.h) into its compact NCCL block.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -28,6 +29,12 @@
 #include "common/log.h"
 #include "common/wire.h"
 #include "tracer/argus.h"
+#include "tracer/nccl_profiler_stats.h"
+
+/* libargus.so links nccl_profiler_stats.c; the unit tests and benches that link this file
+ * without it run as if NCCL's profiler plugin never reported (weak references, NULL). */
+#pragma weak argus_nccl_step_stats
+#pragma weak argus_nccl_compact
 #include "tracer/ring.h"
 #include "tracer/tracer.h"
 
@@ -68,6 +75,7 @@ static struct {
     _Atomic uint64_t api_step;    /* the last argus_step_begin, for its events */
     uint32_t api_corr;            /* sequence number of argus_kernel events */
     uint64_t clk[3]; /* qlock: the latest clock triple, 0s when none */
+    struct argus_nccl_step_stats nccl; /* qlock: scratch for the NCCL plugin's step */
     atomic_int api_seen; /* argus_step_begin was called (even while inactive) */
     atomic_uint no_cupti; /* enum argus_cupti_why once the GPU collector could not start */
     /* What the step-loop thread is doing, for tracer/hoststack.c (argus_tracer_activity):
@@ -96,6 +104,13 @@ static void q_summary(void *ctx, const struct argus_step_summary *s)
         d->clock_gpu_ns = tracer_api.clk[0];
         d->clock_real_ns = tracer_api.clk[1];
         d->clock_mono_ns = tracer_api.clk[2];
+    }
+    /* what NCCL's profiler plugin saw since the previous summary (its sink, same process):
+     * collectives finish after their step's kernels were traced, so this is that step's
+     * communication, give or take the calls still in flight at its end */
+    if (argus_nccl_step_stats && argus_nccl_compact) {
+        argus_nccl_step_stats(&tracer_api.nccl);
+        argus_nccl_compact(&tracer_api.nccl, &d->nccl);
     }
     tracer_api.sq_n++;
     pthread_mutex_unlock(&tracer_api.qlock);

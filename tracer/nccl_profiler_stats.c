@@ -149,3 +149,67 @@ uint32_t argus_nccl_step_stats(struct argus_nccl_step_stats *out)
     pthread_mutex_unlock(&ncclstats_state.mu);
     return n;
 }
+
+/* Is a ranked before b (more wait + transfer, then more calls, then the lower hash)? */
+static int comm_before(const struct argus_nccl_comm_stats *a,
+                       const struct argus_nccl_comm_stats *b)
+{
+    const uint64_t ta = a->peer_wait_ns + a->xfer_ns, tb = b->peer_wait_ns + b->xfer_ns;
+    if (ta != tb)
+        return ta > tb;
+    if (a->colls + a->p2ps != b->colls + b->p2ps)
+        return a->colls + a->p2ps > b->colls + b->p2ps;
+    return a->comm_hash < b->comm_hash;
+}
+
+static void compact_one(const struct argus_nccl_step_stats *st,
+                        const struct argus_nccl_comm_stats *c, struct argus_nccl_comm_sum *o)
+{
+    *o = (struct argus_nccl_comm_sum){.comm_hash = c->comm_hash, .colls = c->colls + c->p2ps,
+                                      .peer = -1, .peer_wait_ns = c->peer_wait_ns,
+                                      .xfer_ns = c->xfer_ns, .gpu_wait_ns = c->gpu_wait_ns};
+    for (uint32_t i = 0; i < c->n_peers && i < ARGUS_NCCL_MAX_PEERS; i++)
+        if (o->peer < 0 || c->peer[i].xfer_ns > o->peer_xfer_ns) {
+            o->peer = c->peer[i].peer;
+            o->peer_xfer_ns = c->peer[i].xfer_ns;
+        }
+    for (uint32_t i = 0; i < st->n_arrivals && i < ARGUS_NCCL_MAX_SEQ; i++) {
+        const struct argus_nccl_arrival *a = &st->arrival[i];
+        if (a->comm_hash != c->comm_hash || (o->last_start_ns && a->seq < o->last_seq))
+            continue;
+        o->last_seq = a->seq;
+        o->last_start_ns = a->start_ns ? a->start_ns : 1; /* 0 means "none" */
+    }
+}
+
+void argus_nccl_compact(const struct argus_nccl_step_stats *st, struct argus_nccl_sum *out)
+{
+    const struct argus_nccl_comm_stats *top[ARGUS_NCCL_SUM_COMMS];
+    uint32_t n = 0, active = 0;
+
+    memset(out, 0, sizeof *out);
+    for (uint32_t i = 0; st && i < st->n_comms && i < ARGUS_NCCL_MAX_COMMS; i++) {
+        const struct argus_nccl_comm_stats *c = &st->comm[i];
+        if (!c->colls && !c->p2ps && !c->peer_wait_ns && !c->xfer_ns && !c->gpu_wait_ns)
+            continue; /* known, but idle in this step */
+        active++;
+        uint32_t j = n < ARGUS_NCCL_SUM_COMMS ? n++ : n;
+        if (j == ARGUS_NCCL_SUM_COMMS) { /* full: replace the last if c ranks before it */
+            if (!comm_before(c, top[j - 1]))
+                continue;
+            j--;
+        }
+        while (j > 0 && comm_before(c, top[j - 1])) {
+            top[j] = top[j - 1];
+            j--;
+        }
+        top[j] = c;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        compact_one(st, top[i], &out->comm[i]);
+        if (out->comm[i].peer >= ARGUS_NCCL_PEER_LIMIT) /* no room on the wire */
+            out->comm[i].peer = -1;
+    }
+    out->n_comms = n;
+    out->comms_dropped = active - n; /* <= ARGUS_NCCL_MAX_COMMS */
+}

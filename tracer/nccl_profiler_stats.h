@@ -25,6 +25,8 @@
 
 #include <stdint.h>
 
+#include "common/types.h"
+
 /* Collective functions (argus_nccl_func). */
 enum argus_nccl_func {
     ARGUS_NCCL_F_OTHER = 0,
@@ -119,7 +121,16 @@ struct argus_nccl_step_stats {
 
 /* Copy what was recorded since the last call into *out and start a new step: counters
  * reset, the communicators (identity, name, size) stay. Returns the number of
- * communicators known. Any thread; no allocation. */
+ * communicators known. Any thread; no allocation. In libargus.so its one caller is
+ * tracer/api.c, as it queues each step summary (a second caller would split the steps). */
 uint32_t argus_nccl_step_stats(struct argus_nccl_step_stats *out);
+
+/* The step summary's compact form of an aggregate (common/types.h, struct
+ * argus_nccl_sum): of the communicators with any call or proxy time in the step, the
+ * ARGUS_NCCL_SUM_COMMS with the most peer_wait + xfer time (ties: more calls, then the
+ * lower hash), the others counted in comms_dropped; per communicator its busiest peer by
+ * transfer time and the collective with the largest seqNumber among st's arrivals (its
+ * start: this rank's arrival). Pure; no allocation. */
+void argus_nccl_compact(const struct argus_nccl_step_stats *st, struct argus_nccl_sum *out);
 
 #endif /* ARGUS_TRACER_NCCL_PROFILER_STATS_H */

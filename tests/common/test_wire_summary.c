@@ -22,7 +22,7 @@ static long roundtrip(const struct argus_step_summary *s)
     long n = argus_summary_encode(s, buf, sizeof buf);
     assert_true(n > 0);
     assert_true((size_t)n <= argus_summary_encoded_max(s->n_kmodes));
-    assert_int_equal(buf[4], 4);
+    assert_int_equal(buf[4], ARGUS_WIRE_VERSION);
     assert_int_equal(argus_record_peek(buf, (size_t)n, 0, &type, err, sizeof err), n);
     assert_int_equal(type, ARGUS_REC_SUMMARY);
     memset(&out, 0x5a, sizeof out);
@@ -161,6 +161,8 @@ static void test_v3_exact_edges(void **state)
     roundtrip(&in);
     memset(&in, 0xff, sizeof in);
     in.n_kmodes = 2;
+    in.nccl.n_comms = ARGUS_NCCL_SUM_COMMS; /* peer -1, every other NCCL field all ones */
+    in.nccl.comms_dropped = ARGUS_NCCL_DROPPED_MAX;
     for (int i = 0; i < 2; i++) {
         in.kmodes[i].kclass = ARGUS_KC_COUNT - 1;
         in.kmodes[i].phase = ARGUS_PH_COUNT - 1;
@@ -332,10 +334,15 @@ static void test_v3_field_checks(void **state)
     m = splice(buf, (size_t)n, k0 + 12, 1, (const uint8_t[]){0x80, 0x80, 0x80, 0x80, 0x20}, 5);
     snprintf(want, sizeof want, "value out of range at offset %zu", k0 + 12);
     expect_bad((long)m, want);
-    /* The clock byte has bits 0 to 3 only, bit 3 only with bit 2; coords fit 16 bits
-     * (tp_size is at offset 18). */
+    /* The clock byte has bits 0 to 4 only (bit 4, the NCCL block, from version 5), bit 3
+     * only with bit 2; coords fit 16 bits (tp_size is at offset 18). */
     snprintf(want, sizeof want, "value out of range at offset %zu", k0 - 3);
-    for (unsigned bad = 16; bad <= 128; bad <<= 1) {
+    small_record(&k0);
+    buf[k0 - 3] = 16;
+    buf[4] = 4;
+    reseal(buf, (size_t)n);
+    expect_bad(n, want);
+    for (unsigned bad = 32; bad <= 128; bad <<= 1) {
         small_record(&k0);
         buf[k0 - 3] = (uint8_t)bad;
         reseal(buf, (size_t)n);

@@ -2,7 +2,7 @@
  * tests/common/test_wire_summary.c): the byte-level writers of the test's own (LE fixed widths,
  * LEB128, zigzag), sealing a hand-made record (length + CRC), splicing bytes into one, the offset
  * in an error message, and independent writers of the version-1, version-2 and version-3
- * summary layouts (what older builds wrote; the library now writes only version 4).
+ * summary layouts (what older builds wrote; the library now writes only version 5).
  * Test-only code: every function is static and may go unused.
  */
 #ifndef ARGUS_TESTS_COMMON_TEST_WIRE_UTIL_H
