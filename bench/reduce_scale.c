@@ -296,7 +296,8 @@ static size_t count_summaries(const struct argus_bytebuf *b)
  * default retention that takes every rank's row of every step (as from the condensing
  * root's rows records) for a job long enough that the forecast's series is full: the
  * median over the last STEADY windows, and the worst of them. No analysis result is
- * passed (the pipeline passes its own; the forecast only reads its anomaly list). */
+ * passed (the pipeline passes its own; the forecast only reads its anomaly list). The
+ * forecast reads the store's per-step figures (argus_jobstore_step_figs), no cell. */
 #define FC_SERIES 2048u
 
 struct fc_cost {

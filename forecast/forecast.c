@@ -100,11 +100,10 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
     f.P = argus_jobstore_nranks(js);
     if ((rc = fc_build(&f, o->n_whatif > 0,
                        o->max_series && o->max_series < FC_MAX_SERIES ? o->max_series
-                                                                      : FC_MAX_SERIES,
-                       o->max_cells ? o->max_cells : FC_MAX_CELLS)) != 0)
+                                                                      : FC_MAX_SERIES)) != 0)
         goto out;
-    out->steps_done = f.n_before + f.n_skip + f.n;
-    out->elapsed_s = (f.ms_before + f.ms_skip) / 1e3;
+    out->steps_done = f.n_before + f.n;
+    out->elapsed_s = f.ms_before / 1e3;
     if (f.n < FC_MIN_STEPS) {
         fc_note(out->warn, &out->n_warn, "too few steps to forecast: %zu (at least %d)", f.n,
                 FC_MIN_STEPS);
@@ -126,11 +125,6 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
             fc_note(out->warn, &out->n_warn, "the planned %llu steps are done",
                     (unsigned long long)o->total_steps);
     }
-
-    if (f.n_skip)
-        fc_note(out->assume, &out->n_assume, "the newest %zu held steps read on every rank, "
-                "the %zu held before them timed from %u ranks (cells read per window "
-                "bounded)", f.nh, f.n_skip, f.est_ranks);
 
     /* periodic events, then change points on what is left */
     fc_periodic(&f, res, out);

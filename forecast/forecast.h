@@ -20,12 +20,12 @@
  * Pure computation: no I/O, no globals; deterministic for a seed (its own RNG). Memory:
  * O(held steps) temporaries, and with what-ifs the store's scratch for held steps x
  * ranks tables (argus_jobstore_scratch: the caller must not be using it, as after
- * argus_analyze); all freed or left to the store before return. Time: O(cells read + the
- * last max_series steps seen + n_sims x ARGUS_FC_MAX_BLOCKS), whatever the steps left;
- * the cells read are every held one offline or with what-ifs, and at most
- * max(max_cells, P) plus a few ranks' on a store that evicts (opts.max_cells); older
- * evicted steps are only counted and summed. struct argus_forecast is plain data (no
- * pointers).
+ * argus_analyze); all freed or left to the store before return. Time: O(the last
+ * max_series steps seen + n_sims x ARGUS_FC_MAX_BLOCKS + the critical rank's summary of
+ * each held step), whatever the steps left, the job's length and P: the held steps'
+ * figures are the store's (argus_jobstore_step_figs), older evicted steps are counted and
+ * summed from its running sum; only what-ifs read every held cell. struct
+ * argus_forecast is plain data (no pointers).
  */
 #ifndef ARGUS_FORECAST_FORECAST_H
 #define ARGUS_FORECAST_FORECAST_H
@@ -63,11 +63,6 @@ struct argus_forecast_opts {
     uint32_t n_sims;              /* Monte Carlo draws; 0: 1,000 (at most 100,000) */
     uint32_t max_series;          /* the most recent steps looked at (older ones only
                                      counted and summed); 0 or more than 16,384: 16,384 */
-    uint32_t max_cells;           /* held rank x step cells read per run once the store has
-                                     evicted steps to fit on (the newest held steps, at
-                                     least one; older held ones timed from a few ranks);
-                                     0: 16,384. Not with what-ifs (they read every held
-                                     cell) */
     int step_dist;                /* 1: the per-step quantiles too (step_q_ms) */
     size_t n_whatif;              /* at most ARGUS_FC_MAX_WHATIF */
     struct argus_fc_whatif_spec whatif[ARGUS_FC_MAX_WHATIF];

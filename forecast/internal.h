@@ -30,9 +30,6 @@ double fc_quantile_sel(double *v, size_t n, double p);
 #define FC_MIN_STEPS 8
 #define FC_MAX_CHANGES 16
 #define FC_MAX_SERIES 16384u  /* the most recent steps looked at (older: counted, summed) */
-#define FC_MAX_CELLS 16384u   /* held rank x step cells walked per run by default, once
-                                 the store has evicted enough steps to fit on */
-#define FC_EST_RANKS 8u       /* ranks that time the held steps not walked */
 
 /* Everything one run works on; freed by fc_free. */
 struct fc {
@@ -49,7 +46,7 @@ struct fc {
     double *work, *comm; /* only with what-ifs (NULL otherwise) */
     size_t nh;
     /* per held step, always: the slowest rank's work and its rank (-1: none), the sum and
-     * count of the ranks' work (the sync tax), built walking rank by rank */
+     * count of the ranks' work (the sync tax): the store's figures, or the walk's */
     double *mxw, *sumw;
     int32_t *argw;
     uint32_t *cntw;
@@ -57,11 +54,6 @@ struct fc {
      * summed only */
     size_t n_before;
     double ms_before;
-    /* held steps older than the ones walked (bounded cells per run, see fc_build):
-     * counted, timed from the first FC_EST_RANKS ranks' walls */
-    size_t n_skip;
-    double ms_skip;
-    uint32_t est_ranks;
     /* own change points (indices into the series), ascending */
     size_t chg[FC_MAX_CHANGES];
     double chg_lr[FC_MAX_CHANGES];
@@ -69,17 +61,16 @@ struct fc {
 };
 
 /* forecast/series.c. fc_build: the job series of f (f->js, f->P set, the rest zero):
- * the evicted steps' walls (the last max_series steps in all; older ones counted and
- * summed), then the held steps' slowest rank. With a store that has evicted at least
- * FC_MIN_STEPS steps and more held cells than max_cells (and no tables asked), only the
- * newest max(1, max_cells / P) held steps are walked: the older held ones are counted
- * and timed from the first FC_EST_RANKS ranks (f->n_skip, f->ms_skip), so that a run
- * reads O(max_cells + P) cells whatever P. tables: the held steps x ranks work and
- * collective tables too (what-ifs; the store's scratch). 0 or -ENOMEM.
+ * the evicted steps' walls (the last max_series steps in all; older ones counted, and
+ * summed from the store's running sum), then the held steps' slowest rank and the
+ * per-held-step work figures, from the store's per-step figures
+ * (argus_jobstore_step_figs): O(max_series) whatever P and the job's length. tables: the
+ * held steps x ranks work and collective tables too (what-ifs; the store's scratch),
+ * walking every held cell, which gives the same figures. 0 or -ENOMEM.
  * fc_periodic: the analysis' periodic iteration_jitter findings marked in f->ev.
  * fc_changes: own change points (binary segmentation of the log step times). 0 or
  * -ENOMEM. fc_free: f's own memory. */
-int fc_build(struct fc *f, int tables, size_t max_series, size_t max_cells);
+int fc_build(struct fc *f, int tables, size_t max_series);
 void fc_periodic(struct fc *f, const struct argus_result *res, struct argus_forecast *o);
 int fc_changes(struct fc *f);
 void fc_free(struct fc *f);

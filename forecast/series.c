@@ -1,8 +1,8 @@
 /* series.c — the forecast's series (forecast/internal.h: fc_build, fc_periodic,
  * fc_changes, fc_free; docs/ALGORITHMS.md, "Forecast (PRISM)"): the job step-time series
- * from the store (evicted steps' walls, then the held steps' slowest rank, walked rank by
- * rank within a bound on the cells read), the analysis' periodic events, and own change
- * points. Pure computation; temporaries freed before return.
+ * from the store (evicted steps' walls, then the held steps' slowest rank from the store's
+ * per-step figures, or walked rank by rank for the what-ifs' tables), the analysis'
+ * periodic events, and own change points. Pure computation; temporaries freed before return.
  */
 #include "config.h"
 
@@ -28,52 +28,21 @@ void fc_free(struct fc *f)
 
 /* ---- the series ---------------------------------------------------------------------- */
 
-/* Held steps ids[0..nskip) not walked: counted, and each timed by the longest wall of the
- * first f->est_ranks ranks that hold it (the ranks of a synchronous job wait for each
- * other: each one's step wall is close to the slowest one's). O(nskip x FC_EST_RANKS). */
-static void fc_skip(struct fc *f, const uint64_t *ids, size_t nskip)
-{
-    double *est = calloc(nskip, sizeof *est);
-    f->n_skip = nskip;
-    f->est_ranks = f->P < FC_EST_RANKS ? f->P : FC_EST_RANKS;
-    for (uint32_t r = 0; est && r < f->est_ranks; r++) {
-        const uint64_t *rid;
-        const struct argus_jobstore_row *rows;
-        const size_t m = argus_jobstore_rank_step_ids(f->js, r, &rid);
-        argus_jobstore_rank_rows(f->js, r, &rows);
-        for (size_t k = 0, i = 0; k < m && rid[k] < ids[nskip - 1] + 1; k++) {
-            while (i < nskip && ids[i] < rid[k])
-                i++;
-            if (i < nskip && ids[i] == rid[k] && rows[k].wall_ns / 1e6 > est[i])
-                est[i] = rows[k].wall_ns / 1e6;
-        }
-    }
-    for (size_t i = 0; est && i < nskip; i++)
-        f->ms_skip += est[i];
-    free(est);
-}
-
-int fc_build(struct fc *f, int tables, size_t max_series, size_t max_cells)
+int fc_build(struct fc *f, int tables, size_t max_series)
 {
     const struct argus_jobstore_gone *gone;
+    const struct argus_jobstore_stepfig *fig;
     const uint64_t *ids;
     size_t ng = argus_jobstore_evicted(f->js, &gone);
     size_t nh = argus_jobstore_steps(f->js, &ids);
     const uint32_t P = f->P;
 
-    /* bounded cells: with enough evicted steps (their walls the store keeps) to fit on,
-     * only the newest held steps are walked */
-    if (!tables && ng >= FC_MIN_STEPS && P && (uint64_t)nh * P > max_cells) {
-        size_t k = max_cells / P;
-        k = k < 1 ? 1 : k > nh ? nh : k;
-        fc_skip(f, ids, nh - k);
-        ids += nh - k;
-        nh = k;
-    }
     if (ng + nh > max_series) { /* bounded time: the oldest only counted and summed */
         const size_t drop = ng + nh - max_series < ng ? ng + nh - max_series : ng;
-        for (size_t i = 0; i < drop; i++)
-            f->ms_before += (double)gone[i].wall_ns / 1e6;
+        uint64_t kept = 0; /* the store's running sum less the walls kept: O(series) */
+        for (size_t i = drop; i < ng; i++)
+            kept += gone[i].wall_ns;
+        f->ms_before = (double)(argus_jobstore_evicted_wall_sum(f->js) - kept) / 1e6;
         f->n_before = drop;
         gone += drop;
         ng -= drop;
@@ -112,14 +81,25 @@ int fc_build(struct fc *f, int tables, size_t max_series, size_t max_cells)
         f->step[ng + i] = ids[i];
         f->t[ng + i] = 0;
     }
+    if (!tables) { /* the store's per-step figures: O(held steps), no cell read */
+        argus_jobstore_step_figs(f->js, &fig);
+        for (size_t i = 0; i < nh; i++) {
+            f->t[ng + i] = fig[i].wall_max_ns / 1e6;
+            f->mxw[i] = fig[i].work_max_ns / 1e6;
+            f->sumw[i] = fig[i].work_sum_ns / 1e6;
+            f->argw[i] = (int32_t)fig[i].work_arg;
+            f->cntw[i] = fig[i].n;
+        }
+        return 0;
+    }
+    /* what-ifs: every held cell walked, rank by rank (the same figures, and the tables) */
     for (uint32_t r = 0; nh && r < P; r++) {
         const uint64_t *rid;
         const struct argus_jobstore_row *rows;
         const struct argus_step_summary *const *sv = NULL;
         const size_t m = argus_jobstore_rank_step_ids(f->js, r, &rid);
         argus_jobstore_rank_rows(f->js, r, &rows);
-        if (tables)
-            argus_jobstore_rank_steps(f->js, r, &sv); /* a summary per cell: what-ifs only */
+        argus_jobstore_rank_steps(f->js, r, &sv); /* a summary per cell: what-ifs only */
         size_t k = m, i = 0;
         while (k > 0 && rid[k - 1] >= ids[0]) /* the walked steps are the newest ones */
             k--;
@@ -138,11 +118,9 @@ int fc_build(struct fc *f, int tables, size_t max_series, size_t max_cells)
             }
             f->sumw[i] += wk;
             f->cntw[i]++;
-            if (tables) {
-                const double coll = (double)sv[k]->collective_ns / 1e6;
-                f->work[i * P + r] = wk;
-                f->comm[i * P + r] = coll > 0 && coll < w ? coll : 0;
-            }
+            const double coll = (double)sv[k]->collective_ns / 1e6;
+            f->work[i * P + r] = wk;
+            f->comm[i * P + r] = coll > 0 && coll < w ? coll : 0;
             if (w > f->t[ng + i])
                 f->t[ng + i] = w;
         }

@@ -49,7 +49,8 @@ static int add_row(struct argus_jobstore *js, const struct argus_agg_row *row)
     if (rc)
         return rc;
     struct argus_step_summary *c = jobstore_arena_block(&js->arena, THIN_BLOCK);
-    if (!c || jobstore_step_hold(js, row->step) != 0) {
+    size_t fat;
+    if (!c || jobstore_step_hold(js, row->step, &fat) != 0) {
         if (c)
             jobstore_arena_put(&js->arena, c, THIN_BLOCK);
         return -ENOMEM;
@@ -59,6 +60,7 @@ static int add_row(struct argus_jobstore *js, const struct argus_agg_row *row)
     rs->sums[at] = c;
     rs->ids[at] = row->step;
     jobstore_row_of(c, &rs->rows[at]);
+    jobstore_fig_add(js, fat, row->rank, &rs->rows[at]);
     rs->n++;
     js->total++;
     jobstore_enforce_horizon(js);

@@ -1,8 +1,9 @@
 /* cells.c — the job store's core (store/jobstore.h): per rank its held cells (a
  * trimmed summary, its step id and its row) in ascending step order, the set of distinct
- * held steps, and the lookups over them. Calls store/arena.c only; must know nothing of
- * retention (store/retain.c evicts on top of it), rank info and names, nor wire records
- * (store/ingest.c).
+ * held steps with each one's figures over its ranks (argus_jobstore_step_figs: folded in
+ * as cells are put, a replaced maximum folded again on read), and the lookups over them.
+ * Calls store/arena.c only; must know nothing of retention (store/retain.c evicts on top
+ * of it), rank info and names, nor wire records (store/ingest.c).
  *
  * Summaries are stored trimmed: only offsetof(kmodes) + n_kmodes entries are allocated, so
  * readers must never touch kmodes[i] for i >= n_kmodes. Their blocks come from the arena
@@ -32,9 +33,11 @@ void jobstore_cells_fini(struct argus_jobstore *js)
             free(js->ranks[r].sums);
     free(js->ranks);
     free(js->st);
+    free(js->figs);
     free(js->scratch);
     js->ranks = NULL;
     js->st = NULL;
+    js->figs = NULL;
     js->scratch = NULL;
 }
 
@@ -93,26 +96,114 @@ static size_t step_lower(const struct argus_jobstore *js, uint64_t step)
     return lo;
 }
 
-int jobstore_step_hold(struct argus_jobstore *js, uint64_t step)
+int jobstore_step_hold(struct argus_jobstore *js, uint64_t step, size_t *at_out)
 {
-    if (js->st_n && js->st[js->st_head + js->st_n - 1] == step)
-        return 0; /* the newest step: most adds (P ranks a step), no search */
-    size_t at = step_lower(js, step);
-    if (at < js->st_n && js->st[js->st_head + at] == step)
+    if (js->st_n && js->st[js->st_head + js->st_n - 1] == step) {
+        *at_out = js->st_head + js->st_n - 1; /* the newest step: most adds, no search */
         return 0;
+    }
+    size_t at = step_lower(js, step);
+    if (at < js->st_n && js->st[js->st_head + at] == step) {
+        *at_out = js->st_head + at;
+        return 0;
+    }
     if (js->st_head + js->st_n == js->st_cap) {
         if (js->st_head > 0) {
             memmove(js->st, js->st + js->st_head, js->st_n * sizeof *js->st);
+            memmove(js->figs, js->figs + js->st_head, js->st_n * sizeof *js->figs);
             js->st_head = 0;
         } else if (argus_grow(&js->st, &js->st_cap, js->st_n + 1, sizeof *js->st, 64) != 0) {
             return -ENOMEM;
         }
     }
+    if (js->figs_cap < js->st_cap &&
+        argus_grow(&js->figs, &js->figs_cap, js->st_cap, sizeof *js->figs, 64) != 0)
+        return -ENOMEM;
     uint64_t *v = js->st + js->st_head;
+    struct argus_jobstore_stepfig *fv = js->figs + js->st_head;
     memmove(&v[at + 1], &v[at], (js->st_n - at) * sizeof *v);
+    memmove(&fv[at + 1], &fv[at], (js->st_n - at) * sizeof *fv);
     v[at] = step;
+    fv[at] = (struct argus_jobstore_stepfig){0};
     js->st_n++;
+    *at_out = js->st_head + at;
     return 0;
+}
+
+static size_t lower_bound(const struct rank_slot *rs, uint64_t step);
+
+/* ---- per-step figures (argus_jobstore_step_figs) ------------------------------------ */
+
+/* A row's own work: its wall less its collective and p2p time when that is less than
+ * the wall, else the wall (what the forecast counts as the rank's work). */
+static double row_work(const struct argus_jobstore_row *w)
+{
+    return w->comm_ns > 0 && w->comm_ns < w->wall_ns ? w->wall_ns - w->comm_ns : w->wall_ns;
+}
+
+#define FIG_DIRTY UINT32_MAX
+
+void jobstore_fig_add(struct argus_jobstore *js, size_t at, uint32_t rank,
+                      const struct argus_jobstore_row *w)
+{
+    struct argus_jobstore_stepfig *g = &js->figs[at];
+    const double wk = row_work(w);
+
+    g->work_sum_ns += wk;
+    if (g->n++ == 0) {
+        g->wall_max_ns = w->wall_ns;
+        g->work_max_ns = wk;
+        g->work_arg = rank;
+        return;
+    }
+    if (g->work_arg == FIG_DIRTY)
+        return;
+    if (w->wall_ns > g->wall_max_ns)
+        g->wall_max_ns = w->wall_ns;
+    if (wk > g->work_max_ns || (wk == g->work_max_ns && rank < g->work_arg)) {
+        g->work_max_ns = wk;
+        g->work_arg = rank;
+    }
+}
+
+/* The cell of rank at held step index at replaced: row o by row w. The sum moves by the
+ * difference (exact: integers below 2^53); a maximum that the old row held and the new
+ * one no longer reaches can only be found again from the cells: marked. */
+static void fig_replace(struct argus_jobstore *js, size_t at, uint32_t rank,
+                        const struct argus_jobstore_row *o, const struct argus_jobstore_row *w)
+{
+    struct argus_jobstore_stepfig *g = &js->figs[at];
+    const double wo = row_work(o), wk = row_work(w);
+
+    g->work_sum_ns += wk - wo;
+    if (g->work_arg == FIG_DIRTY)
+        return;
+    int dirty = w->wall_ns < o->wall_ns && o->wall_ns == g->wall_max_ns;
+    if (w->wall_ns > g->wall_max_ns)
+        g->wall_max_ns = w->wall_ns;
+    if (rank == g->work_arg)
+        dirty |= wk < wo;
+    if (wk > g->work_max_ns || (wk == g->work_max_ns && rank <= g->work_arg)) {
+        g->work_max_ns = wk;
+        g->work_arg = rank;
+    }
+    if (dirty) {
+        g->work_arg = FIG_DIRTY;
+        js->figs_dirty++;
+    }
+}
+
+/* Fold held step index at's figures again from every rank's cell of it: O(P log n). */
+static void fig_refold(struct argus_jobstore *js, size_t at)
+{
+    const uint64_t step = js->st[at];
+    js->figs[at] = (struct argus_jobstore_stepfig){0};
+    for (uint32_t r = 0; r < js->n_ranks; r++) {
+        const struct rank_slot *rs = &js->ranks[r];
+        const size_t k = lower_bound(rs, step);
+        if (k < rs->n && rs->ids[rs->head + k] == step)
+            jobstore_fig_add(js, at, r, &rs->rows[rs->head + k]);
+    }
 }
 
 /* ---- per-rank arrays --------------------------------------------------------------- */
@@ -221,14 +312,18 @@ int jobstore_cell_put(struct argus_jobstore *js, const struct argus_step_summary
         memmove(c, s, summary_bytes(s));
         sort_kmodes(js, c);
         rs->sums[rs->head + at] = c;
+        const struct argus_jobstore_row o = rs->rows[rs->head + at];
         jobstore_row_of(c, &rs->rows[rs->head + at]);
+        fig_replace(js, js->st_head + step_lower(js, s->step), s->rank, &o,
+                    &rs->rows[rs->head + at]);
         return 0;
     }
     int rc = jobstore_slot_room(js, rs);
     if (rc)
         return rc;
     struct argus_step_summary *c = jobstore_arena_block(&js->arena, size);
-    if (!c || jobstore_step_hold(js, s->step) != 0) {
+    size_t fat;
+    if (!c || jobstore_step_hold(js, s->step, &fat) != 0) {
         if (c)
             jobstore_arena_put(&js->arena, c, size);
         return -ENOMEM;
@@ -246,6 +341,7 @@ int jobstore_cell_put(struct argus_jobstore *js, const struct argus_step_summary
     sv[at] = c;
     iv[at] = s->step;
     jobstore_row_of(c, &wv[at]);
+    jobstore_fig_add(js, fat, s->rank, &wv[at]);
     rs->n++;
     js->total++;
     return 1;
@@ -306,6 +402,21 @@ size_t argus_jobstore_rank_rows(const struct argus_jobstore *js, uint32_t rank,
 size_t argus_jobstore_steps(const struct argus_jobstore *js, const uint64_t **ids)
 {
     *ids = js->st_n ? js->st + js->st_head : NULL;
+    return js->st_n;
+}
+
+size_t argus_jobstore_step_figs(const struct argus_jobstore *cjs,
+                                const struct argus_jobstore_stepfig **figs)
+{
+    struct argus_jobstore *js = (struct argus_jobstore *)cjs; /* see store/jobstore.h */
+
+    for (size_t i = 0; js->figs_dirty && i < js->st_n; i++)
+        if (js->figs[js->st_head + i].work_arg == FIG_DIRTY) {
+            fig_refold(js, js->st_head + i);
+            js->figs_dirty--;
+        }
+    js->figs_dirty = 0;
+    *figs = js->st_n ? js->figs + js->st_head : NULL;
     return js->st_n;
 }
 

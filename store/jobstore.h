@@ -24,7 +24,11 @@
  *     were not missing then (argus_jobstore_evicted): the job step-time series, so that
  *     the step count, range, median, p99 and variability of a report stay exact;
  *   - per rank a quantile sketch of its evicted step walls (argus_jobstore_rank_gone):
- *     its median step time stays within ARGUS_QSKETCH_ALPHA (2 %) of the exact one.
+ *     its median step time stays within ARGUS_QSKETCH_ALPHA (2 %) of the exact one;
+ *   - the running sum of the evicted steps' walls (argus_jobstore_evicted_wall_sum).
+ * Per held step the store also keeps a few figures over its ranks (the slowest wall, the
+ * slowest and summed own work, who is slowest: argus_jobstore_step_figs), updated as
+ * cells come in, 32 bytes a held step.
  * Everything else (summaries, kernel statistics, steps.csv rows, the analysis' view and so
  * the anomalies of a report) covers the held steps only: anomalies found in earlier
  * windows stay in anomalies.jsonl, which rank 0 appends after every window, and the spool
@@ -163,6 +167,29 @@ size_t argus_jobstore_evicted(const struct argus_jobstore *js,
  * mark; NULL when none. */
 const struct argus_qsketch *argus_jobstore_rank_gone(const struct argus_jobstore *js,
                                                      uint32_t rank);
+/* The sum of the walls of the steps evicted so far (argus_jobstore_evicted's wall_ns),
+ * kept as they are evicted: O(1). */
+uint64_t argus_jobstore_evicted_wall_sum(const struct argus_jobstore *js);
+
+/* What the store keeps per held step, folded in as the step's cells are added or
+ * replaced, so that a reader of the job's step series (the forecast, every window) needs
+ * no pass over the P cells of a step. Over every rank that holds the step (marked missing
+ * or not), from its row (struct argus_jobstore_row): */
+struct argus_jobstore_stepfig {
+    double wall_max_ns;   /* the longest wall_ns */
+    double work_max_ns;   /* the largest own work: wall_ns - comm_ns when 0 < comm_ns <
+                           * wall_ns, else wall_ns */
+    double work_sum_ns;   /* the sum of their own work (exact while below 2^53 ns) */
+    uint32_t work_arg;    /* the lowest rank with work_max_ns */
+    uint32_t n;           /* the ranks that hold the step */
+};
+/* The held steps' figures, (*figs)[i] for step ids[i] of argus_jobstore_steps: *figs
+ * points into the store (valid until the next add or retention change). O(held steps);
+ * a step whose slowest cell was replaced by a faster one is folded again from its cells
+ * on this call (O(P log held) once per such step). Through a const store, like the
+ * scratch below: one reader at a time. */
+size_t argus_jobstore_step_figs(const struct argus_jobstore *js,
+                                const struct argus_jobstore_stepfig **figs);
 /* Summaries dropped because their step had been evicted. */
 uint64_t argus_jobstore_stale(const struct argus_jobstore *js);
 

@@ -8,6 +8,7 @@
  *   names.c     the kernel-name dictionary;
  *   ranks.c     what is known of a rank besides its steps: rank info, missing mark;
  *   cells.c     the core: per rank its held cells (summary, step id, row) in step order,
+ *               the per-step figures of the distinct held steps,
  *               the distinct held steps, lookups; no retention, no wire records;
  *   retain.c    retention on the core: the adds it admits (stale steps dropped), eviction
  *               past the horizon, the pin, what eviction leaves behind;
@@ -17,8 +18,9 @@
  *               metadata.
  * A file writes only the fields the layout below gives it, with two exceptions, both for
  * speed at P ranks (they write cells.c's fields as cells.c would): retain.c drops the
- * oldest cell of each rank and the oldest distinct step (head, n, total, st_head, st_n),
- * add_rows.c appends a thin cell (a rank's arrays at head + n, n, total). One owner; not
+ * oldest cell of each rank and the oldest distinct step (head, n, total, st_head, st_n;
+ * its figures go with it), add_rows.c appends a thin cell (a rank's arrays at head + n, n,
+ * total; the step's figures through jobstore_fig_add). One owner; not
  * thread-safe.
  */
 #ifndef ARGUS_STORE_JOBSTORE_INT_H
@@ -60,6 +62,12 @@ struct argus_jobstore {
     /* distinct step ids held by some rank, st[st_head .. st_head + st_n), ascending */
     uint64_t *st;
     size_t st_head, st_n, st_cap;
+    /* per distinct held step its figures (argus_jobstore_step_figs), figs[i] for st[i]
+     * (valid in [st_head, st_head + st_n); figs_cap >= st_head + st_n); work_arg ==
+     * UINT32_MAX marks one to fold again from its cells (its slowest cell was replaced by
+     * a faster one), figs_dirty counts them */
+    struct argus_jobstore_stepfig *figs;
+    size_t figs_cap, figs_dirty;
     struct argus_step_summary *scratch; /* jobstore_scratch_summary */
     /* arena.c: summary blocks, the reader's work memory */
     struct jobstore_arena arena;
@@ -76,6 +84,7 @@ struct argus_jobstore {
     uint64_t stale;                     /* summaries dropped: their step was already gone */
     struct argus_jobstore_gone *gone;
     size_t n_gone, cap_gone;
+    uint64_t gone_wall_sum;             /* the sum of gone[0 .. n_gone).wall_ns */
     /* ingest.c: decode targets, allocated once */
     struct argus_agg_row *rowbuf;       /* a rows record decoded */
     char name_scratch[ARGUS_NAME_MAX + 1];
@@ -106,8 +115,13 @@ struct argus_step_summary *jobstore_scratch_summary(struct argus_jobstore *js);
 int jobstore_cell_put(struct argus_jobstore *js, const struct argus_step_summary *s);
 /* Room for one more cell at the end of rs. 0 or -ENOMEM. */
 int jobstore_slot_room(struct argus_jobstore *js, struct rank_slot *rs);
-/* Add step to the distinct held steps unless it is there. 0 or -ENOMEM. */
-int jobstore_step_hold(struct argus_jobstore *js, uint64_t step);
+/* Add step to the distinct held steps unless it is there (a new one with empty
+ * figures); *at: its index in js->st and js->figs. 0 or -ENOMEM (nothing added). */
+int jobstore_step_hold(struct argus_jobstore *js, uint64_t step, size_t *at);
+/* Fold the row of a new cell of rank into the figures of held step index at (from
+ * jobstore_step_hold). */
+void jobstore_fig_add(struct argus_jobstore *js, size_t at, uint32_t rank,
+                      const struct argus_jobstore_row *w);
 /* A summary's row (struct argus_jobstore_row). */
 void jobstore_row_of(const struct argus_step_summary *s, struct argus_jobstore_row *w);
 

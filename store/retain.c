@@ -2,8 +2,8 @@
  * (store/cells.c): which adds it admits (a summary of a step already evicted is dropped
  * and counted), eviction of the oldest held step from every rank when the store holds
  * more distinct steps than its horizon, what eviction leaves behind (each rank's evicted
- * walls, the job's step walls, the step range), and the pin that keeps steps no reader
- * has analysed yet. Calls store/cells.c and store/arena.c only; must know nothing of wire
+ * walls, the job's step walls and their running sum, the step range), and the pin that
+ * keeps steps no reader has analysed yet. Calls store/cells.c and store/arena.c only; must know nothing of wire
  * records. Layout: store/jobstore_int.h. One owner; not thread-safe.
  */
 #include "store/jobstore_int.h"
@@ -43,6 +43,7 @@ void jobstore_retain_fini(struct argus_jobstore *js)
     free(js->gone);
     js->gone = NULL;
     js->n_gone = js->cap_gone = 0;
+    js->gone_wall_sum = 0;
 }
 
 static int gone_push(struct argus_jobstore *js, uint64_t step, uint64_t wall)
@@ -50,6 +51,7 @@ static int gone_push(struct argus_jobstore *js, uint64_t step, uint64_t wall)
     if (argus_grow(&js->gone, &js->cap_gone, js->n_gone + 1, sizeof *js->gone, 256) != 0)
         return -ENOMEM;
     js->gone[js->n_gone++] = (struct argus_jobstore_gone){ step, wall };
+    js->gone_wall_sum += wall;
     return 0;
 }
 
@@ -180,6 +182,11 @@ const struct argus_qsketch *argus_jobstore_rank_gone(const struct argus_jobstore
                                                      uint32_t rank)
 {
     return js && rank < js->n_ranks ? js->ranks[rank].gone : NULL;
+}
+
+uint64_t argus_jobstore_evicted_wall_sum(const struct argus_jobstore *js)
+{
+    return js ? js->gone_wall_sum : 0;
 }
 
 uint64_t argus_jobstore_stale(const struct argus_jobstore *js)

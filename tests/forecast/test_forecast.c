@@ -5,8 +5,9 @@
  * within 3 %; the band is wider than the one that treats steps as independent (it would
  * miss); the checkpoints are counted, the regime refitted; the same seed gives the same
  * figures; the what-ifs move the way they must; short and odd inputs are refused; a
- * regime just changed widens the band until it has enough steps; a store that evicts is
- * read within a bound on the cells; the per-step law matches the held-out steps. */
+ * regime just changed widens the band until it has enough steps; a store that evicts
+ * gives the same series from its per-step figures as from its cells; the per-step law
+ * matches the held-out steps. */
 #include "tests/common/testgen.h"
 
 #include <errno.h>
@@ -284,47 +285,69 @@ static void test_edges(void **state)
     argus_jobstore_free(js);
 }
 
-/* A store that evicts (16 steps held) read within a bound on the cells: the newest held
- * steps walked on every rank, the older held ones timed from a few ranks; the same
- * counts and elapsed time, nearly the same forecast, and it says so. */
-static void test_bounded(void **state)
+/* A store that evicts (16 steps held): the series from the store's per-step figures
+ * equals the one from the full walk over every held cell (what-ifs' path), figure for
+ * figure (fc_build both ways), the elapsed time of the steps older than the series from
+ * the store's running sum equals their sum, and so the forecasts are the same. */
+static void test_store_figures(void **state)
 {
     static struct job j;
-    static struct argus_forecast full, bnd;
+    static struct argus_forecast fig, walk;
     (void)state;
 
     make_job(&j, 4, 1.0);
     struct argus_jobstore *js = store_of(&j, FIT, 1);
     assert_int_equal(argus_jobstore_set_retention(js, 16 * NR, 16), 0);
     assert_int_equal(argus_jobstore_horizon(js), 16);
-    struct argus_forecast_opts o = {.total_steps = NSTEPS, .seed = 7, .max_cells = 100000};
-    assert_int_equal(argus_forecast_run(js, NULL, &o, &full), 0);
-    o.max_cells = 2 * NR; /* two steps of every rank */
-    assert_int_equal(argus_forecast_run(js, NULL, &o, &bnd), 0);
-    assert_true(full.valid && bnd.valid);
-    assert_int_equal(full.steps_done, FIT);
-    assert_int_equal(bnd.steps_done, FIT);
-    assert_int_equal(bnd.last_step, FIT - 1);
+    struct fc a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    a.js = b.js = js;
+    a.P = b.P = NR;
+    assert_int_equal(fc_build(&a, 0, 100), 0); /* 100 of 200 steps: 100 before the series */
+    assert_int_equal(fc_build(&b, 1, 100), 0);
+    assert_true(a.n == 100 && b.n == 100 && a.nh == 16 && b.nh == 16 && a.n_before == 100);
+    double before = 0;
+    const struct argus_jobstore_gone *gone;
+    assert_true(argus_jobstore_evicted(js, &gone) == FIT - 16);
+    for (int s = 0; s < 100; s++)
+        before += (double)gone[s].wall_ns / 1e6;
+    assert_true(fabs(a.ms_before - before) <= 1e-9 * before && a.ms_before == b.ms_before);
+    for (size_t i = 0; i < a.n; i++)
+        assert_true(a.step[i] == b.step[i] && a.t[i] == b.t[i]);
+    for (size_t i = 0; i < a.nh; i++) {
+        assert_true(a.argw[i] == b.argw[i] && a.cntw[i] == b.cntw[i] && a.cntw[i] == NR);
+        assert_true(a.mxw[i] == b.mxw[i]);
+        assert_true(fabs(a.sumw[i] - b.sumw[i]) <= 1e-12 * b.sumw[i]);
+    }
+    fc_free(&a);
+    fc_free(&b);
+    /* the forecasts: one from the figures, one (a what-if asked) from the walk */
+    struct argus_forecast_opts o = {.total_steps = NSTEPS, .seed = 7};
+    assert_int_equal(argus_forecast_run(js, NULL, &o, &fig), 0);
+    o.n_whatif = 1;
+    o.whatif[0].kind = ARGUS_FC_WI_DROP_SLOWEST;
+    assert_int_equal(argus_forecast_run(js, NULL, &o, &walk), 0);
+    assert_true(fig.valid && walk.valid);
+    assert_int_equal(fig.steps_done, FIT);
+    assert_int_equal(fig.last_step, FIT - 1);
     double truth = 0;
     for (int s = 0; s < FIT; s++)
         truth += j.step_ms[s] / 1e3;
-    assert_true(fabs(full.elapsed_s - truth) < 1e-6 * truth);
-    assert_true(fabs(bnd.elapsed_s - truth) < 0.002 * truth); /* 14 steps from 4 ranks */
-    assert_true(fabs(bnd.remaining_s.p50 - full.remaining_s.p50) < 0.02 * full.remaining_s.p50);
-    int said = 0;
-    for (size_t i = 0; i < bnd.n_assume; i++)
-        said |= strstr(bnd.assume[i], "the newest 2 held steps read on every rank") != NULL;
-    assert_true(said);
-    for (size_t i = 0; i < full.n_assume; i++)
-        assert_null(strstr(full.assume[i], "held steps read on every rank"));
-    /* the critical path from the steps walked: rank 3 is no slower here, some rank is */
-    assert_true(bnd.n_crit >= 1);
-    /* what-ifs read every held cell: the bound does not apply */
-    o.n_whatif = 1;
-    o.whatif[0].kind = ARGUS_FC_WI_DROP_SLOWEST;
-    assert_int_equal(argus_forecast_run(js, NULL, &o, &bnd), 0);
-    for (size_t i = 0; i < bnd.n_assume; i++)
-        assert_null(strstr(bnd.assume[i], "held steps read on every rank"));
+    assert_true(fabs(fig.elapsed_s - truth) < 1e-6 * truth);
+    assert_true(fabs(fig.elapsed_s - walk.elapsed_s) <= 1e-12 * truth);
+    assert_true(fig.remaining_s.p10 == walk.remaining_s.p10 &&
+                fig.remaining_s.p50 == walk.remaining_s.p50 &&
+                fig.remaining_s.p90 == walk.remaining_s.p90 &&
+                fig.remaining_s.p99 == walk.remaining_s.p99);
+    assert_true(fabs(fig.sync_tax - walk.sync_tax) <= 1e-12 && fig.sync_tax >= 1);
+    assert_int_equal(fig.n_crit, walk.n_crit);
+    for (size_t i = 0; i < fig.n_crit; i++)
+        assert_true(fig.crit[i].rank == walk.crit[i].rank &&
+                    fig.crit[i].share == walk.crit[i].share);
+    assert_int_equal(fig.n_contrib, walk.n_contrib);
+    for (size_t i = 0; i < fig.n_contrib; i++)
+        assert_true(fabs(fig.contrib[i].ms - walk.contrib[i].ms) <= 1e-9);
     argus_jobstore_free(js);
 }
 
@@ -498,7 +521,7 @@ int main(void)
         cmocka_unit_test(test_known_total),
         cmocka_unit_test(test_whatifs),
         cmocka_unit_test(test_edges),
-        cmocka_unit_test(test_bounded),
+        cmocka_unit_test(test_store_figures),
         cmocka_unit_test(test_step_dist),
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_tail),
