@@ -85,7 +85,12 @@
       "under mpirun/srun --mpi, initialise MPI on Argus's thread when the program never " \
       "calls MPI_Init (PyTorch with NCCL), so its summaries still reach rank 0")          \
     X(ARGUS_MPI_SELF_INIT_MS, mpi_self_init_ms, INT, "2000", 0, 600000,                   \
-      "how long after the program starts Argus waits for its own MPI_Init first")
+      "how long after the program starts Argus waits for its own MPI_Init first")         \
+    X(ARGUS_STACKS, stacks, MODE, "on", 0, 0,                                             \
+      "host call stacks of a stalled step loop (in process, no ptrace); off: none")       \
+    X(ARGUS_STACKS_MIN_MS, stacks_min_ms, INT, "200", 10, 600000,                         \
+      "a stall: no mark for this long (and 2x the median step); argus-analyze: a Python " \
+      "call this long inside one step")
 
 enum argus_mode { ARGUS_MODE_OFF = 0, ARGUS_MODE_ON = 1 };
 
@@ -130,6 +135,8 @@ struct argus_config {
     double coverage;
     int mpi_self_init;
     long mpi_self_init_ms;
+    int stacks;          /* enum argus_mode: host call stacks (tracer/hoststack.h) */
+    long stacks_min_ms;  /* the stall threshold */
 };
 
 /* One row of the table, for printing and documentation. */

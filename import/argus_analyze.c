@@ -28,6 +28,8 @@
 #include "common/log.h"
 #include "import/import.h"
 #include "pipeline/pipeline.h"
+#include "import/pystacks.h"
+#include "common/stackrec.h"
 #include "store/jobstore.h"
 
 #include "import/analyze_run.h"
@@ -63,6 +65,9 @@ static void usage(FILE *out)
             "analysed, 2 usage error. ARGUS_RATIO and ARGUS_LOG apply as in a live run.\n");
 }
 
+
+/* Host call stack samples kept for the report (as a live rank 0, reduce/stackxchg.h). */
+#define PYSTACKS_SET_MAX 1024
 
 /* ---- where the report goes ------------------------------------------------------------ */
 
@@ -209,6 +214,7 @@ int main(int argc, char **argv)
     struct run r;
     struct argus_progress prog; /* on a terminal only (import/progress.h) */
     int c, status = 1, opened = 0;
+    struct argus_stackset stk = {0}; /* host call stacks from python_function events */
 
     memset(&r, 0, sizeof r);
     argus_progress_init(&prog, STDERR_FILENO, 1);
@@ -235,6 +241,9 @@ int main(int argc, char **argv)
     argus_config_defaults(&cfg);
     if (argus_config_load(&cfg, getenv, err, sizeof err) != 0)
         fprintf(stderr, PROG ": %s\n", err);
+    if (cfg.stacks == ARGUS_MODE_ON && /* ARGUS_STACKS: Python stacks of the stalls */
+        !(r.kopts.pystacks = argus_pystacks_new((uint32_t)cfg.stacks_min_ms)))
+        fprintf(stderr, PROG ": out of memory for host stacks; none in the report\n");
     for (int i = optind; i < argc; i++)
         argus_analyze_import_path(&r, argv[i]);
     argus_progress_clear(&prog);
@@ -293,6 +302,11 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": no step summaries to analyse\n");
         goto out;
     }
+    if (r.kopts.pystacks && argus_pystacks_stalls(r.kopts.pystacks) &&
+        argus_stackset_init(&stk, PYSTACKS_SET_MAX) == 0) {
+        argus_pystacks_fill(r.kopts.pystacks, &stk); /* per anomaly in the report */
+        pl.rep.stacks = &stk;
+    }
     argus_progress_stage(&prog, "writing the report");
     const int wrote = argus_pipeline_write(&pl, err, sizeof err);
     argus_progress_clear(&prog);
@@ -309,6 +323,8 @@ int main(int argc, char **argv)
 out:
     if (opened)
         argus_pipeline_close(&pl);
+    argus_pystacks_free(r.kopts.pystacks);
+    argus_stackset_free(&stk);
     run_free(&r);
     return status;
 }

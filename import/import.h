@@ -80,12 +80,15 @@ struct argus_kineto_info {
     uint64_t coll_end[ARGUS_KINETO_MAX_COLL];
 };
 
+struct argus_pystacks;
 struct argus_kineto_opts {
     size_t max_events;       /* summariser events per step (0: 1M) */
     size_t max_mem;          /* bytes of event tables held in memory (0: 48 MiB, at least
                                 32 KiB); past it they are spilled to a temporary file in
                                 $TMPDIR and summarised step by step from there */
     uint32_t max_ranks;      /* a rank id at or past it is refused (0: the default) */
+    struct argus_pystacks *pystacks; /* python_function spans go there (import/pystacks.h,
+                                        argus_pystacks_steps at the end); NULL: skipped */
 };
 
 /* Import one Kineto trace file: its summaries go to sink (clock_offset_ns 0) and the info

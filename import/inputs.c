@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "import/analyze_run.h"
+#include "import/pystacks.h"
 #include "import/steplog.h"
 #include "store/jobstore.h"
 #include "common/grow.h"
@@ -143,6 +144,8 @@ static void import_kineto(struct run *r, const char *path, const char *shown)
     }
     r->kopts.max_ranks = r->max_ranks;
     if (argus_kineto_import(path, &r->kopts, &sink, in, err, sizeof err) != 0) {
+        if (r->kopts.pystacks)
+            argus_pystacks_discard(r->kopts.pystacks); /* its host stacks go with it */
         unstage_file(r, r->cur_file);
         rename_msg(err, sizeof err, path, shown);
         skip(r, err);
@@ -154,6 +157,8 @@ static void import_kineto(struct run *r, const char *path, const char *shown)
         if (r->kinfo[i]->rank == in->rank) {
             snprintf(msg, sizeof msg, "%s: duplicate rank %d (an earlier file has it)", path,
                      in->rank);
+            if (r->kopts.pystacks)
+                argus_pystacks_discard(r->kopts.pystacks);
             unstage_file(r, r->cur_file);
             skip(r, msg);
             free(in);
@@ -162,17 +167,24 @@ static void import_kineto(struct run *r, const char *path, const char *shown)
     if (in->steps == 0) {
         snprintf(msg, sizeof msg, "%s: empty rank %d: no step could be built", path,
                  in->rank);
+        if (r->kopts.pystacks)
+            argus_pystacks_discard(r->kopts.pystacks);
         unstage_file(r, r->cur_file);
         skip(r, msg);
         free(in);
         return;
     }
     if (argus_grow(&r->kinfo, &r->cap_kinfo, r->n_kinfo + 1, sizeof *r->kinfo, 16) != 0) {
+        if (r->kopts.pystacks)
+            argus_pystacks_discard(r->kopts.pystacks);
         free(in);
         r->oom = 1;
         return;
     }
     r->kinfo[r->n_kinfo++] = in;
+    if (r->kopts.pystacks) /* its python_function stalls, as this rank (import/pystacks.h) */
+        argus_pystacks_commit(r->kopts.pystacks, (uint32_t)in->rank, in->pg_kinds != 0,
+                              &in->coords);
     if ((uint32_t)in->rank + 1 > r->n_ranks)
         r->n_ranks = (uint32_t)in->rank + 1;
     r->any_kineto = 1;

@@ -23,6 +23,7 @@
 
 #include "common/kclass.h"
 #include "common/wire.h"
+#include "import/pystacks.h"
 
 #define CHUNK 65536
 #define MAX_DEPTH 64
@@ -34,7 +35,7 @@
 /* Keys we act on. */
 enum key {
     K_OTHER = 0, K_TRACE_EVENTS, K_DIST_INFO, K_BASE_TIME,   /* top level */
-    K_PH, K_CAT, K_NAME, K_TS, K_DUR, K_ARGS,                /* event */
+    K_PH, K_CAT, K_NAME, K_TS, K_DUR, K_ARGS, K_TID,         /* event */
     K_STREAM, K_DEVICE, K_CORR,                              /* event args */
     K_RANK, K_WORLD, K_PG_CONFIG,                            /* distributedInfo */
     K_PG_DESC, K_PG_SIZE, K_PG_RANKS,                        /* one pg_config group */
@@ -44,7 +45,7 @@ struct ev {
     char ph;
     char cat[CAT_MAX];
     char name[ARGUS_NAME_MAX + 1];
-    int64_t ts, dur, stream, device, corr;
+    int64_t ts, dur, stream, device, corr, tid;
     unsigned have; /* bits: 1 ts, 2 dur, 4 name, 8 cat, 16 corr, 32 stream, 64 device */
     int bad;       /* a field of the wrong type */
     int bad_time;  /* ts or dur not a number of µs within int64 */
@@ -62,6 +63,7 @@ struct parser {
     char err[256];              /* set by a callback that stops the parse */
     char unknown[16][CAT_MAX];
     struct kt_pg pg;            /* the pg_config group being read */
+    struct argus_pystacks *ps;  /* python_function spans go there (NULL: skipped) */
 };
 
 /* ---- one finished event ---------------------------------------------------------- */
@@ -188,8 +190,16 @@ static void end_event(struct parser *p)
         }
         return;
     }
+    if (is_cat(e, "python_function")) { /* with_stack=True: host stacks (pystacks.h) */
+        if (p->ps && (e->have & 7) == 7 && !e->bad_time && e->dur >= 0 &&
+            e->dur <= KT_MAX_DUR_NS && p->base_ns + e->ts >= 0 &&
+            p->base_ns + e->ts < KT_MAX_TS_NS)
+            (void)argus_pystacks_span(p->ps, (uint64_t)(p->base_ns + e->ts), (uint64_t)e->dur,
+                                      e->tid, e->name);
+        return;
+    }
     if (is_cat(e, "ac2g") || is_cat(e, "fwdbwd") || is_cat(e, "trace") ||
-        is_cat(e, "python_function") || is_cat(e, "cpu_instant_event") ||
+        is_cat(e, "cpu_instant_event") ||
         is_cat(e, "overhead") || is_cat(e, "cuda_sync"))
         return; /* known, not needed */
     count_unknown(p, e->cat[0] ? e->cat : "(no cat)");
@@ -214,6 +224,7 @@ static enum key key_of(const struct parser *p, const unsigned char *k, size_t n)
         if (IS("ts")) return K_TS;
         if (IS("dur")) return K_DUR;
         if (IS("args")) return K_ARGS;
+        if (IS("tid")) return K_TID;
         return K_OTHER;
     }
     if (p->ev_depth && d == p->ev_depth + 1 && p->key[d - 1] == K_ARGS) {
@@ -382,6 +393,9 @@ static int cb_number(void *ctx, const char *s, size_t n)
                 p->e.ts = v, p->e.have |= 1;
             else
                 p->e.dur = v, p->e.have |= 2;
+        } else if (k == K_TID) {
+            if (kt_parse_int(s, n, &v) == 0)
+                p->e.tid = v; /* the thread: only python_function events use it */
         } else if (k != K_OTHER) {
             p->e.bad = 1;
         }
@@ -439,6 +453,9 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
             p->e.have |= 8;
         } else if (k == K_PH) {
             p->e.ph = n ? (char)s[0] : 0;
+        } else if (k == K_TID) {
+            int64_t v; /* a thread named by a string ("11"); anything else is thread 0 */
+            p->e.tid = kt_parse_int((const char *)s, n, &v) == 0 ? v : 0;
         } else {
             wrong_type(p);
         }
@@ -551,6 +568,21 @@ out:
     return rc;
 }
 
+/* The trace's CPU ProfilerStep ranges to the host stack collector (pystacks.h). */
+static void py_steps(struct argus_pystacks *ps, const struct kt_trace *t)
+{
+    const struct kt_range *r = t->steps.v;
+    struct argus_pystacks_step *st = t->steps.n ? malloc(t->steps.n * sizeof *st) : NULL;
+    size_t n = 0;
+    if (!st)
+        return;
+    for (size_t i = 0; i < t->steps.n; i++)
+        if (!r[i].gpu)
+            st[n++] = (struct argus_pystacks_step){r[i].step, r[i].start, r[i].end};
+    argus_pystacks_steps(ps, st, n);
+    free(st);
+}
+
 int argus_kineto_import(const char *path, const struct argus_kineto_opts *o,
                         const struct argus_import_sink *sink, struct argus_kineto_info *info,
                         char *errbuf, size_t errlen)
@@ -577,6 +609,9 @@ int argus_kineto_import(const char *path, const struct argus_kineto_opts *o,
         return -ENOMEM;
     }
     p->t = &t;
+    p->ps = o ? o->pystacks : NULL;
+    if (p->ps)
+        argus_pystacks_discard(p->ps); /* a new trace: nothing of an earlier one pending */
     rc = parse_file(path, p, errbuf, errlen);
     if (rc)
         goto out;
@@ -633,6 +668,8 @@ int argus_kineto_import(const char *path, const struct argus_kineto_opts *o,
     else
         rc = kt_feed(&t, path, o, sink, errbuf, errlen);
     info->spill_bytes = t.spill_bytes;
+    if (rc == 0 && p->ps)
+        py_steps(p->ps, &t);
 out:
     kt_trace_free(&t);
     free(p);

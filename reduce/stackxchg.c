@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "common/config.h"
 #include "common/log.h"
 #include "common/stackrec.h"
 #include "pipeline/pipeline.h"
@@ -22,6 +23,8 @@
 #define ASKS 8         /* requests in flight (rank 0); more are skipped */
 #define PEERS 2        /* healthy peers asked per stall sample */
 #define FLUSH_MS 200   /* the longest a rank sends what is left at finish */
+#define ASKED 16       /* (rank, step) stalls whose peers were asked, remembered */
+#define UNKNOWN_GAP_MS 1000 /* peers of a rank no host_stall verdict names: this far apart */
 
 static struct {
     int on, rank, size, sending;
@@ -36,6 +39,10 @@ static struct {
     struct argus_report *rep;  /* rank 0 */
     struct argus_hoststack_sample hs;
     struct argus_stackrec rec;
+    uint32_t asked_rank[ASKED]; /* rank 0: stalls already asked for, a ring */
+    uint64_t asked_step[ASKED];
+    unsigned n_asked;
+    uint64_t unknown_at;        /* monotonic ns of the last ask for an unnamed rank */
 } stackxchg;
 
 static void to_rec(const struct argus_hoststack_sample *s, struct argus_stackrec *r)
@@ -56,7 +63,15 @@ static void to_rec(const struct argus_hoststack_sample *s, struct argus_stackrec
 
 int argus_stackxchg_start(MPI_Comm comm, int rank, struct argus_report *rep)
 {
+    struct argus_config cfg; /* ARGUS_STACKS, ARGUS_STACKS_MIN_MS (a bad value: argus-run
+                              * refused it already; here the default stands) */
+    argus_config_load(&cfg, NULL, NULL, 0);
     memset(&stackxchg, 0, sizeof stackxchg);
+    if (cfg.stacks != ARGUS_MODE_ON) {
+        argus_log_once(ARGUS_LOG_INFO, "stackxchg-off", "host stacks off (ARGUS_STACKS=off)");
+        return -ECANCELED;
+    }
+    argus_hoststack_set_min_ms((uint32_t)cfg.stacks_min_ms);
     stackxchg.comm = comm;
     stackxchg.rank = rank;
     if (MPI_Comm_size(comm, &stackxchg.size) != MPI_SUCCESS)
@@ -76,17 +91,49 @@ int argus_stackxchg_start(MPI_Comm comm, int rank, struct argus_report *rep)
     return 0;
 }
 
-/* Rank 0: a stall sample of rank r at step s came in: ask its neighbours (r-1, r+1) what
- * they do now, the healthy peers' view of the same moment (rank 0 asks itself directly). */
+/* Rank 0: whether the latest analysis names rank as a source of a host_stall. */
+static int known_source(uint32_t rank)
+{
+    const struct argus_result *res = stackxchg.rep ? &stackxchg.rep->res : NULL;
+    return res && res->ranks && rank < res->n_ranks && res->ranks[rank].rank == rank &&
+           (res->ranks[rank].flags & (1u << ARGUS_AK_HOST_STALL));
+}
+
+/* Rank 0: whether the stall of r at step s gets its peers asked: once per stall (r, s);
+ * at once when a host_stall verdict names r, else at most once per UNKNOWN_GAP_MS (before
+ * any verdict the first stalls still get a view of their peers; a flood does not). */
+static int should_ask(uint32_t r, uint64_t s)
+{
+    for (unsigned i = 0; i < ASKED && i < stackxchg.n_asked; i++)
+        if (stackxchg.asked_rank[i] == r && stackxchg.asked_step[i] == s)
+            return 0;
+    if (!known_source(r)) {
+        const uint64_t now = argus_clock_monotonic_ns();
+        if (stackxchg.unknown_at && now - stackxchg.unknown_at < UNKNOWN_GAP_MS * 1000000ull)
+            return 0;
+        stackxchg.unknown_at = now;
+    }
+    stackxchg.asked_rank[stackxchg.n_asked % ASKED] = r;
+    stackxchg.asked_step[stackxchg.n_asked % ASKED] = s;
+    stackxchg.n_asked++;
+    return 1;
+}
+
+/* Rank 0: a stall sample of rank r at step s came in: ask two healthy peers what they do
+ * now, the view of the same moment (rank 0 asks itself directly). Rank 0 knows no layout
+ * in band, so the peers are the nearest other ranks (r-1, r+1, r-2, ...) that no
+ * host_stall verdict names as a source. */
 static void ask_peers(uint32_t r, uint64_t s)
 {
     const int n = stackxchg.size;
     int asked = 0;
+    if (!should_ask(r, s))
+        return;
     for (int d = 1; d <= n / 2 && asked < PEERS; d++) {
         for (int sign = -1; sign <= 1 && asked < PEERS; sign += 2) {
             const int p = (((int)r + sign * d) % n + n) % n;
-            if (p == (int)r || (sign == 1 && d * 2 == n))
-                continue; /* itself; the opposite rank once */
+            if (p == (int)r || (sign == 1 && d * 2 == n) || known_source((uint32_t)p))
+                continue; /* itself; the opposite rank once; a stalling rank */
             asked++;
             if (p == 0) {
                 if (stackxchg.on)

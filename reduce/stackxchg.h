@@ -3,9 +3,12 @@
  * sample as one small message (common/stackrec.h, tag 0x4180 of the private communicator)
  * to rank 0, which keeps them in a bounded set (ARGUS_STACKXCHG_MAX samples, later ones
  * counted as dropped) that its reports merge per anomaly (report.json anomalies[].stacks,
- * report.md, stacks.folded). For every stall sample that comes in, rank 0 asks two healthy
- * neighbours of the stalled rank (tag 0x4181) for one sample of the same moment; a rank
- * that is asked has its sampler take it (argus_hoststack_request).
+ * report.md, stacks.folded). For each stall (rank, step) a sample comes in from, once, rank
+ * 0 asks two healthy peers (the nearest other ranks no host_stall verdict names; tag
+ * 0x4181) for one sample of the same moment: at once when a host_stall verdict of its
+ * latest analysis names the stalled rank, else at most once a second in all; a rank that
+ * is asked has its sampler take it (argus_hoststack_request). ARGUS_STACKS=off: nothing
+ * starts (-ECANCELED, said once at info); ARGUS_STACKS_MIN_MS sets the stall threshold.
  *
  * Called only from the Argus thread (start from the MPI_Init thread before it runs);
  * never blocks: one non-blocking send in flight per rank, rank 0 takes what has arrived.

@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(build-essential autoconf automake libtool pkg-config
       openmpi-bin libopenmpi-dev libhwloc-dev libzstd-dev libyajl-dev zlib1g-dev libcmocka-dev
-      libunwind-dev
+      libunwind-dev libdw-dev
       python3 python3-torch prometheus groff-base
       clang libclang-rt-14-dev
       softflowd tshark

@@ -10,6 +10,7 @@
 #include "tracer/hoststack.h"
 
 #include <dlfcn.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libunwind.h>
@@ -31,7 +32,8 @@
 #define HS_MAX_PC 128       /* native frames kept */
 #define HS_PYTEXT 16384     /* bytes of the dumper's text read per sample */
 #define HS_POOL 64          /* finished samples waiting for the Argus thread */
-#define HS_POLL_MS 10       /* the watcher's look at the step loop */
+#define HS_POLL_MS 10       /* the watcher's shortest sleep between looks at the step loop */
+#define HS_IDLE_MS 200      /* ... its longest (= HS_MIN_STALL_MS: no stall is seen late) */
 #define HS_MIN_STALL_MS 200 /* a stall: no mark for longer than this ... */
 #define HS_STALL_X 2        /* ... and than this many median steps */
 #define HS_HANG_X 10        /* a hang: the step open for this many median steps */
@@ -50,6 +52,9 @@ typedef const char *(*py_version_fn)(void);
 
 static struct {
     int sig, installed, pipe_r, pipe_w;
+    uint32_t min_ms; /* the stall threshold's floor (ARGUS_STACKS_MIN_MS); 0: HS_MIN_STALL_MS */
+    Dwfl *dwfl;      /* sampler only: this process's modules, for names dladdr lacks */
+    int dwfl_failed; /* dwfl could not be set up: dladdr alone, for good */
     atomic_int lost; /* the program installed its own handler since: off for good */
     /* the one slot the handler fills */
     atomic_int state;
@@ -74,6 +79,9 @@ static struct {
     pthread_t th;
     int th_on;
     atomic_int stop;
+    pthread_mutex_t wmu;       /* the watcher's sleep: woken by stop and by a request */
+    pthread_cond_t wcv;        /* (CLOCK_MONOTONIC) */
+    unsigned kicks;            /* under wmu */
     atomic_int req;            /* a peer request is waiting (req_rank, req_step) */
     _Atomic uint32_t req_rank;
     _Atomic uint64_t req_step;
@@ -158,10 +166,53 @@ static uint16_t fold(char frames[][256], size_t n, char *out, size_t cap)
     return (uint16_t)keep;
 }
 
+/* The name of the function holding pc from the ELF symbol tables (.symtab: static
+ * functions too) of this process's modules, through elfutils' libdwfl: what dladdr, which
+ * reads only the dynamic symbols, cannot name. Sampler only; the module list is read once
+ * (file reads on the sampler thread, never in the handler) and again once for an address
+ * in no module (a library loaded since). NULL when unknown. */
+static const char *elf_name(uintptr_t pc)
+{
+    static const Dwfl_Callbacks cb = {
+        .find_elf = dwfl_linux_proc_find_elf,
+        .find_debuginfo = dwfl_standard_find_debuginfo,
+    };
+    if (hoststack.dwfl_failed)
+        return NULL;
+    int fresh = 0;
+    if (!hoststack.dwfl) {
+        if (!(hoststack.dwfl = dwfl_begin(&cb))) {
+            hoststack.dwfl_failed = 1;
+            return NULL;
+        }
+        fresh = 1;
+    }
+    Dwfl_Module *m = NULL;
+    for (int pass = 0; pass < 2 && !m; pass++) {
+        if (fresh || pass == 1) {
+            dwfl_report_begin(hoststack.dwfl);
+            const int rc = dwfl_linux_proc_report(hoststack.dwfl, getpid());
+            if (dwfl_report_end(hoststack.dwfl, NULL, NULL) != 0 || rc != 0) {
+                dwfl_end(hoststack.dwfl);
+                hoststack.dwfl = NULL;
+                hoststack.dwfl_failed = 1;
+                argus_log_once(ARGUS_LOG_INFO, "hoststack-dwfl", "host stacks: cannot read "
+                               "this process's modules; native frames named by dladdr only");
+                return NULL;
+            }
+            fresh = 0;
+        }
+        m = dwfl_addrmodule(hoststack.dwfl, (Dwarf_Addr)pc);
+    }
+    return m ? dwfl_module_addrname(m, (GElf_Addr)pc) : NULL;
+}
+
+/* Names of the slot's native frames: dladdr, else the ELF symbol table (elf_name). */
 static void name_native(struct argus_hoststack_sample *o, int n)
 {
     for (int i = 0; i < n; i++) {
         /* a return address points after its call: name the call */
+        const char *sym = NULL;
         const uintptr_t pc = hoststack.pc[i] - (i ? 1 : 0);
         Dl_info di;
         const char *obj = "?";
@@ -172,8 +223,10 @@ static void name_native(struct argus_hoststack_sample *o, int n)
             di.dli_sname = NULL;
             di.dli_fbase = NULL;
         }
-        if (di.dli_sname)
-            snprintf(hoststack.frames[i], sizeof hoststack.frames[i], "%s (%s)", di.dli_sname, obj);
+        if (!(sym = di.dli_sname))
+            sym = elf_name(pc); /* a static function: the ELF symbol table */
+        if (sym)
+            snprintf(hoststack.frames[i], sizeof hoststack.frames[i], "%s (%s)", sym, obj);
         else
             snprintf(hoststack.frames[i], sizeof hoststack.frames[i], "0x%lx (%s)",
                      (unsigned long)(pc - (uintptr_t)di.dli_fbase), obj);
@@ -364,19 +417,51 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The watcher's sleep: until monotonic `until` (cut to [HS_POLL_MS, HS_IDLE_MS] from
+ * now), a stop or a peer request. */
+static void watch_sleep(uint64_t until)
+{
+    const uint64_t now = argus_clock_monotonic_ns();
+    const uint64_t idle_ms = hoststack.min_ms && hoststack.min_ms < HS_IDLE_MS
+                                 ? hoststack.min_ms : HS_IDLE_MS; /* never later than a stall */
+    const uint64_t lo = now + HS_POLL_MS * 1000000ull, hi = now + idle_ms * 1000000ull;
+    until = until < lo ? lo : until > hi ? hi : until;
+    struct timespec ts = {(time_t)(until / 1000000000ull), (long)(until % 1000000000ull)};
+    pthread_mutex_lock(&hoststack.wmu);
+    const unsigned k = hoststack.kicks;
+    while (!atomic_load(&hoststack.stop) && hoststack.kicks == k &&
+           pthread_cond_timedwait(&hoststack.wcv, &hoststack.wmu, &ts) != ETIMEDOUT)
+        ;
+    pthread_mutex_unlock(&hoststack.wmu);
+}
+
+static void watch_kick(void)
+{
+    pthread_mutex_lock(&hoststack.wmu);
+    hoststack.kicks++;
+    pthread_cond_broadcast(&hoststack.wcv);
+    pthread_mutex_unlock(&hoststack.wmu);
+}
+
+/* Looks at the step loop when something may be due: a stall (no mark for thr), a hang, the
+ * next sample of a stall, a peer's request; else every HS_IDLE_MS (a step that began
+ * meanwhile cannot have stalled yet: thr >= HS_MIN_STALL_MS). */
 static void *watch_main(void *arg)
 {
     (void)arg;
     uint64_t lens[HS_MED], sorted[HS_MED], seen_done = 0, median = 0;
     uint64_t stall_mark = 0, stall_step = UINT64_MAX, next_at = 0, hang_step = UINT64_MAX;
     size_t nlen = 0, taken = 0;
-    const struct timespec poll = {0, HS_POLL_MS * 1000000L};
+    uint64_t wake_at = 0; /* monotonic ns of the next look */
+    uint64_t ndone = 0;   /* steps completed since the watcher started */
 
     while (!atomic_load(&hoststack.stop)) {
-        nanosleep(&poll, NULL);
+        watch_sleep(wake_at);
+        wake_at = UINT64_MAX;
         struct argus_tracer_activity a;
         argus_tracer_activity(&a);
-        if (a.done != seen_done) {
+        if (a.done != seen_done) { /* one length per look: steps between looks are unseen */
+            ndone += a.done - seen_done;
             seen_done = a.done;
             lens[nlen % HS_MED] = a.last_ns;
             nlen++;
@@ -390,14 +475,24 @@ static void *watch_main(void *arg)
             const uint64_t fs = atomic_load(&hoststack.req_step);
             sample_for(a.tid, a.step, 0, ARGUS_HOSTSTACK_PEER, HS_WAIT_MS, fr, fs);
         }
-        if (!a.open || a.tid <= 0 || nlen < HS_WARM)
+        if (!a.open || a.tid <= 0 || ndone < HS_WARM)
             continue;
         const uint64_t now = argus_clock_monotonic_ns();
         const uint64_t last = a.mark_ns > a.begin_ns ? a.mark_ns : a.begin_ns;
         const uint64_t idle = now > last ? now - last : 0;
         uint64_t thr = HS_STALL_X * median;
-        if (thr < HS_MIN_STALL_MS * 1000000ull)
-            thr = HS_MIN_STALL_MS * 1000000ull;
+        const uint64_t floor_ns = (hoststack.min_ms ? hoststack.min_ms : HS_MIN_STALL_MS) *
+                                  1000000ull;
+        if (thr < floor_ns)
+            thr = floor_ns;
+        if (hang_step != a.step) { /* next look: when this step would be a hang */
+            const uint64_t h = a.begin_ns + (HS_HANG_X * median > thr ? HS_HANG_X * median : thr);
+            wake_at = h < wake_at ? h + 1 : wake_at;
+        }
+        if (stall_step != a.step || stall_mark != last || taken < HS_PER_STALL) {
+            const uint64_t st = idle <= thr ? last + thr + 1 : next_at;
+            wake_at = st < wake_at ? st : wake_at; /* ... a stall or its next sample */
+        }
         if (now > a.begin_ns && now - a.begin_ns > HS_HANG_X * median &&
             now - a.begin_ns > thr && hang_step != a.step) {
             hang_step = a.step;
@@ -417,6 +512,7 @@ static void *watch_main(void *arg)
             continue;
         taken++;
         next_at = now + HS_GAP_MS * 1000000ull;
+        wake_at = taken < HS_PER_STALL && next_at < wake_at ? next_at : wake_at;
         argus_hoststack_sample_tid(a.tid, a.step, (uint32_t)(idle / 1000000ull),
                                    ARGUS_HOSTSTACK_STALL, HS_WAIT_MS);
     }
@@ -424,6 +520,12 @@ static void *watch_main(void *arg)
 }
 
 /* ---- start, stop, pool -------------------------------------------------------------- */
+
+void argus_hoststack_set_min_ms(uint32_t ms)
+{
+    if (!hoststack.installed)
+        hoststack.min_ms = ms;
+}
 
 int argus_hoststack_start(int watch)
 {
@@ -467,6 +569,12 @@ int argus_hoststack_start(int watch)
     if (watch) {
         sigset_t all, prev;
         sigfillset(&all);
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_mutex_init(&hoststack.wmu, NULL);
+        pthread_cond_init(&hoststack.wcv, &ca);
+        pthread_condattr_destroy(&ca);
         pthread_sigmask(SIG_SETMASK, &all, &prev); /* the watcher takes no signal */
         rc = -pthread_create(&hoststack.th, NULL, watch_main, NULL);
         pthread_sigmask(SIG_SETMASK, &prev, NULL);
@@ -498,8 +606,12 @@ void argus_hoststack_stop(void)
     if (!hoststack.th_on)
         return;
     atomic_store(&hoststack.stop, 1);
+    watch_kick();
     pthread_join(hoststack.th, NULL);
     hoststack.th_on = 0;
+    if (hoststack.dwfl) /* the sampler has ended: nobody names frames now */
+        dwfl_end(hoststack.dwfl);
+    hoststack.dwfl = NULL;
 }
 
 void argus_hoststack_request(uint32_t for_rank, uint64_t for_step)
@@ -507,6 +619,8 @@ void argus_hoststack_request(uint32_t for_rank, uint64_t for_step)
     atomic_store(&hoststack.req_rank, for_rank);
     atomic_store(&hoststack.req_step, for_step);
     atomic_store(&hoststack.req, 1);
+    if (hoststack.th_on)
+        watch_kick();
 }
 
 int argus_hoststack_take(struct argus_hoststack_sample *out)

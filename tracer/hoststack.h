@@ -10,8 +10,8 @@
  * (dladdr; the dumper's "File, line, function") off the training thread.
  *
  * When: a watcher thread looks every HS_POLL_MS at the step loop. While a step is open and
- * the loop has made no mark (step, phase, kernel) for longer than max(200 ms, 2x the
- * median step), a stall is in progress: up to 8 samples per stall, 40 ms apart. A step
+ * the loop has made no mark (step, phase, kernel) for longer than max(ARGUS_STACKS_MIN_MS,
+ * default 200 ms, 2x the median step), a stall is in progress: up to 8 samples per stall, 40 ms apart. A step
  * open for more than 10x the median (a hang) gets one more. Rank 0 may ask a healthy peer
  * for one sample now (argus_hoststack_request). Nothing is sampled otherwise.
  * Python frames are refused (one line) in a free-threaded CPython; a signal another owner
@@ -56,6 +56,9 @@ struct argus_hoststack_stats {
  * nothing is left and the reason has been logged once. watch 0: no watcher (only
  * argus_hoststack_sample_tid, for tests). */
 int argus_hoststack_start(int watch);
+/* The stall threshold's floor in ms (ARGUS_STACKS_MIN_MS; 0: 200), before start (later
+ * calls are ignored). The watcher never sleeps longer than it between looks. */
+void argus_hoststack_set_min_ms(uint32_t ms);
 /* Stop the watcher and wait for it; the handler stays installed (a late signal finds no
  * armed slot and returns). Idempotent. */
 void argus_hoststack_stop(void);

@@ -44,8 +44,10 @@ static void test_defaults(void **state)
     assert_int_equal(c.log, ARGUS_LOG_WARN);
     assert_true(fabs(c.ratio - 1.15) < 1e-12);
     assert_int_equal(c.spool_max, 1024); /* MiB */
-    /* Every row's default passes its own check, and the table has all 31 rows. */
-    assert_int_equal(argus_config_nvars, 31);
+    /* Every row's default passes its own check, and the table has all 33 rows. */
+    assert_int_equal(argus_config_nvars, 33);
+    assert_int_equal(c.stacks, ARGUS_MODE_ON); /* host call stacks */
+    assert_int_equal(c.stacks_min_ms, 200);
     assert_int_equal(c.total_steps, 0); /* the forecast's plan: unknown */
     for (size_t i = 0; i < argus_config_nvars; i++) {
         char err[256] = "";
@@ -105,7 +107,7 @@ static void test_int_bounds_and_garbage(void **state)
         for (size_t g = 0; g < sizeof garbage / sizeof garbage[0]; g++)
             expect_reject(v->name, garbage[g], range);
     }
-    assert_int_equal(seen, 18);
+    assert_int_equal(seen, 19);
     /* The exact message of the contract. */
     char err[256];
     assert_int_equal(argus_config_check("ARGUS_WINDOW", "abc", err, sizeof err), -EINVAL);
@@ -330,7 +332,9 @@ static void test_print(void **state)
                               "ARGUS_TRACE_EVENTS=65536\n"
                               "ARGUS_COVERAGE=0.97\n"
                               "ARGUS_MPI_SELF_INIT=1\n"
-                              "ARGUS_MPI_SELF_INIT_MS=2000\n");
+                              "ARGUS_MPI_SELF_INIT_MS=2000\n"
+                              "ARGUS_STACKS=on\n"
+                              "ARGUS_STACKS_MIN_MS=200\n");
     free(text);
 }
 

@@ -2,8 +2,9 @@
  * marks steps and phases through argus.h (found with dlsym, as a framework would; argus-run
  * preloads libargus.so) and never calls MPI (Argus initialises it). Rank STALL_RANK spends
  * STALL_MS in stall_here() — a busy loop outside any phase — at the steps listed; every
- * step is otherwise 2 x 15 ms of busy work. Linked with -rdynamic so that stall_here is a
- * dynamic symbol the report can name.
+ * step is otherwise 2 x 15 ms of busy work. stall_here is static: no dynamic symbol, so
+ * dladdr cannot name it and the report names it from the ELF symbol table (libdw);
+ * busy_work is a dynamic symbol (-rdynamic), named by dladdr.
  * usage: native_app STEPS STALL_RANK STALL_STEPS(a,b,c) STALL_MS
  */
 #include <dlfcn.h>
@@ -26,7 +27,7 @@ static double now_ms(void)
 
 volatile uint64_t native_app_sink;
 void busy_work(double ms);
-void stall_here(double ms);
+static void stall_here(double ms);
 
 __attribute__((noinline)) void busy_work(double ms)
 {
@@ -36,7 +37,7 @@ __attribute__((noinline)) void busy_work(double ms)
 }
 
 /* The stalling function the report must name. */
-__attribute__((noinline)) void stall_here(double ms)
+__attribute__((noinline)) static void stall_here(double ms)
 {
     const double end = now_ms() + ms;
     while (now_ms() < end)
