@@ -30,8 +30,18 @@
 
 #define TAG_WIN 0x4157
 #define GRACE_MS 2000              /* after an abandoned finish, for rank 0's report */
-#define POLL_NS 1000000L           /* poll period of the Argus thread while busy */
-#define POLL_MAX_NS 16000000L      /* ... and at most this when idle */
+/* The Argus thread's sleep (next_sleep_ns): it wakes at once for a window or a kick
+ * (handoff.h); MPI has no such signal for a message, so it polls, backing off from
+ * POLL_NS by doubling: up to POLL_MAX_NS while a transfer is in flight, an own window
+ * waits for the children's or something happened within LINGER_NS, up to IDLE_MAX_NS (and twice the sign-of-life period, so a
+ * parent hears each child several times within ARGUS_SILENCE_MS) when nothing is pending,
+ * and never past the next deadline it owns (a sign of life due, a child's silence, a
+ * window's wait). */
+#define POLL_NS 1000000L           /* first poll period after something happened */
+#define POLL_MAX_NS 16000000L      /* ... at most this with requests outstanding */
+#define IDLE_MAX_NS 250000000L     /* ... and at most this when nothing is pending */
+#define LINGER_NS 200000000L       /* ... after this long without news (a clock burst's
+                                    * pings, a pull, trace requests come in series) */
 #define RESERVE_MAX ((size_t)8 << 20) /* first window buffer's initial capacity, at most */
 
 struct child {
@@ -77,6 +87,8 @@ static struct {
     uint64_t sent_at;               /* monotonic ns the last message went up (keep_alive) */
     uint64_t checked_at;            /* monotonic ns keep_alive last ran */
     uint64_t miss_reported;         /* rank 0: r0->windows_with_miss at its last report */
+    int news;                       /* this round: more than a sign of life came */
+    uint64_t news_at;               /* monotonic ns something last happened (not alive) */
 } agent;
 
 /* ---- application side (the ring itself is handoff.c) ------------------------------ */
@@ -158,6 +170,8 @@ static void child_message(struct child *c)
         struct argus_treemsg_miss x = argus_treemsg_miss_at(&m, i);
         add_miss(x.rank, x.window);
     }
+    if (!(m.flags & ARGUS_TREEMSG_ALIVE))
+        agent.news = 1; /* more may follow soon: poll fast again (run_loop) */
     agent.bytes_in += c->rx.buf.len;
     if (m.agg_len && agent.o.parent < 0) { /* merged when its batch begins (rootbatch.h) */
         argus_pull_holder(&agent.pull, (int)(c - agent.ch));
@@ -363,6 +377,49 @@ static void try_forward(uint64_t now)
     }
 }
 
+/* The longest sleep while nothing is pending: IDLE_MAX_NS, at most two sign-of-life
+ * periods (treemsg.h), at least POLL_MAX_NS. */
+static long idle_cap_ns(void)
+{
+    const uint64_t two = 2 * argus_treemsg_alive_ns(agent.o.silence_ms);
+    return two > (uint64_t)IDLE_MAX_NS ? IDLE_MAX_NS
+                                       : two < (uint64_t)POLL_MAX_NS ? POLL_MAX_NS : (long)two;
+}
+
+/* How long the idle Argus thread may sleep at now, after *backoff (doubled here): its
+ * bound (see POLL_NS above) cut at the earliest deadline this thread keeps. */
+static long next_sleep_ns(uint64_t now, long *backoff)
+{
+    int busy = agent.sending || agent.fwd_pending || agent.fwd_next < agent.own_taken;
+    for (int i = 0; i < agent.o.nchildren; i++)
+        busy |= agent.ch[i].rx.posted;
+    busy |= now < agent.news_at + LINGER_NS;
+    const long cap = busy ? POLL_MAX_NS : idle_cap_ns();
+    long ns = *backoff * 2 > cap ? cap : *backoff * 2;
+    *backoff = ns;
+
+    uint64_t due = UINT64_MAX; /* monotonic ns */
+    if (agent.o.parent >= 0 && !agent.sent_final && !agent.mute && !agent.sending &&
+        !agent.fwd_pending) /* else keep_alive waits for the send: polled, above */
+        due = agent.sent_at + argus_treemsg_alive_ns(agent.o.silence_ms);
+    const uint64_t silent = argus_treemsg_silent_ns(agent.o.silence_ms);
+    for (int i = 0; i < agent.o.nchildren; i++) {
+        const struct child *c = &agent.ch[i];
+        if (!c->missing && !c->final && c->heard + silent < due)
+            due = c->heard + silent;
+    }
+    if (agent.fwd_next < agent.own_taken) {
+        const uint64_t dl = agent.t_ready[agent.fwd_next % 64] +
+                            (uint64_t)agent.o.deadline_ms * 1000000ull * (uint64_t)agent.o.height;
+        due = dl < due ? dl : due;
+    }
+    if (due <= now) /* taken on this round already, or just now due: soon, no spin */
+        return POLL_NS;
+    if (due - now < (uint64_t)ns)
+        ns = (long)(due - now) + POLL_NS / 4;
+    return ns;
+}
+
 /* Silence (treemsg.h; docs/ALGORITHMS.md, "Missing data"): a child not heard from at all
  * for argus_treemsg_silent_ns is marked missing from its first window not delivered,
  * whether or not an own window is due (a rank killed outright while the others wait on it
@@ -375,8 +432,9 @@ static void keep_alive(uint64_t now)
     const uint64_t silent = argus_treemsg_silent_ns(agent.o.silence_ms);
     /* Time this thread itself was away (a report written on rank 0, fsync, a descheduled
      * thread on an oversubscribed node) is no child's silence: it did not listen then. */
-    const uint64_t away = agent.checked_at && now > agent.checked_at + POLL_MAX_NS
-                              ? now - agent.checked_at - POLL_MAX_NS
+    const uint64_t slack = (uint64_t)idle_cap_ns() + POLL_MAX_NS; /* longest planned sleep */
+    const uint64_t away = agent.checked_at && now > agent.checked_at + slack
+                              ? now - agent.checked_at - slack
                               : 0;
     agent.checked_at = now;
 
@@ -441,7 +499,7 @@ static double thread_cpu_s(void)
  * at `until` (monotonic ns; 0: no bound). */
 static void run_loop(int threaded, uint64_t until)
 {
-    long idle_ns = POLL_NS;
+    long backoff = POLL_NS / 2;
 
     agent.sent_at = argus_clock_monotonic_ns();
     agent.checked_at = 0;
@@ -450,11 +508,13 @@ static void run_loop(int threaded, uint64_t until)
     while (!finished()) {
         if (threaded) /* steps the GPU collector found by itself wait in the tracer */
             argus_tracer_deliver();
+        agent.news = 0;
         int any = take_window();
-        any |= progress_children();
+        const int got = progress_children(); /* a sign of life alone sets got, not news */
         progress_send();
         try_forward(argus_clock_monotonic_ns());
         keep_alive(argus_clock_monotonic_ns());
+        progress_send(); /* a small send is often done at once: no wake-up just for it */
         if (threaded) { /* keep the clock offset current; L4 trace requests */
             any |= argus_clockkeep_poll();
             atomic_store(&agent.offset, argus_clockkeep_offset());
@@ -465,18 +525,16 @@ static void run_loop(int threaded, uint64_t until)
             atomic_store(&agent.abort_now, 1);
         if (atomic_load(&agent.abort_now))
             break;
-        if (any) {
-            idle_ns = POLL_NS;
+        any |= agent.news;
+        if (any || got) { /* again at once; poll fast after, unless a sign of life alone */
+            if (any) {
+                backoff = POLL_NS / 2;
+                agent.news_at = argus_clock_monotonic_ns();
+            }
             continue;
         }
-        /* back off while idle (many ranks share a core when oversubscribed); in flight
-         * transfers need progress, so never more than POLL_MAX_NS */
-        idle_ns = idle_ns * 2 > POLL_MAX_NS ? POLL_MAX_NS : idle_ns * 2;
-        if (threaded) {
-            int busy = agent.sending || agent.fwd_next < agent.own_taken;
-            for (int i = 0; i < agent.o.nchildren; i++)
-                busy |= agent.ch[i].rx.posted;
-            argus_handoff_wait(busy ? POLL_NS : idle_ns);
+        if (threaded) { /* sleep until a window, a kick, or the next poll or deadline */
+            argus_handoff_wait(next_sleep_ns(argus_clock_monotonic_ns(), &backoff));
         } else {
             struct timespec ts = {0, POLL_NS / 4};
             nanosleep(&ts, NULL);
@@ -534,6 +592,7 @@ static void sync_clock(int keep)
 static void *agent_main(void *arg)
 {
     (void)arg;
+    pthread_setname_np(pthread_self(), "argus-reduce"); /* for ps, top, the tests */
     sync_clock(1);
     run_loop(1, 0);
     agent.thread_cpu_s = thread_cpu_s();
@@ -674,6 +733,9 @@ int argus_agent_finish(void)
     }
     pthread_join(agent.th, NULL);
     agent.thread_on = 0;
+    /* the finish's share of Argus's fixed cost (bench/overhead.py reads it) */
+    argus_log(ARGUS_LOG_INFO, "rank %d: last exchange took %.1f ms", agent.o.rank,
+              (double)(argus_clock_realtime_ns() - t0) / 1e6);
     agent_free();
     return 0;
 }
