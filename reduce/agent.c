@@ -30,6 +30,10 @@
 
 #define TAG_WIN 0x4157
 #define GRACE_MS 2000              /* after an abandoned finish, for rank 0's report */
+/* Once rank 0's thread is past MPI and writing its final report (local work only), an
+ * abandoned finish waits this much longer for it rather than leave a report half
+ * rewritten (some files from the last window, some from the one before). */
+#define WRITE_GRACE_MS 20000
 /* The Argus thread's sleep (next_sleep_ns): it wakes at once for a window or a kick
  * (handoff.h); MPI has no such signal for a message, so it polls, backing off from
  * POLL_NS by doubling: up to POLL_MAX_NS while a transfer is in flight, an own window
@@ -60,6 +64,7 @@ static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;        /* thread -> MPI_Finalize thread: done */
     atomic_int abort_now;
+    atomic_int r0_writing;    /* rank 0's thread: past MPI, writing the final report */
     int done;
     _Atomic int64_t offset;
 
@@ -564,6 +569,14 @@ static void run_loop(int threaded, uint64_t until)
     if (threaded)
         argus_stackxchg_finish(); /* rank 0: before its final report */
     if (agent.o.parent < 0) {
+        atomic_store(&agent.r0_writing, 1);
+        const double slow_ms = argus_testknob(ARGUS_KNOB_SLOW_REPORT_MS);
+        if (slow_ms > 0) { /* test knob: a final report that takes long to write */
+            const long ms = (long)slow_ms;
+            struct timespec ts = {.tv_sec = (time_t)(ms / 1000),
+                                  .tv_nsec = (ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
         agent.thread_cpu_s = thread_cpu_s();
         argus_rank0_report(agent.o.r0, 1);
         agent.o.r0->spilled_windows = argus_handoff_spilled();
@@ -725,6 +738,11 @@ int argus_agent_finish(void)
         argus_log(ARGUS_LOG_WARN, "rank %d: Argus's last exchange took longer than %ld ms; "
                   "abandoned", agent.o.rank, agent.o.finalize_ms);
         ok = wait_done_locked(argus_clock_realtime_ns() + GRACE_MS * 1000000ull);
+        if (!ok && atomic_load(&agent.r0_writing)) {
+            argus_log(ARGUS_LOG_WARN, "rank 0: still writing the final report; waiting up to "
+                      "%d ms more for it", WRITE_GRACE_MS);
+            ok = wait_done_locked(argus_clock_realtime_ns() + WRITE_GRACE_MS * 1000000ull);
+        }
     }
     pthread_mutex_unlock(&agent.mu);
     if (!ok) {

@@ -24,6 +24,8 @@ enum argus_testknob {
     ARGUS_KNOB_CLOCK_SKEW_NS,  /* ARGUS_TEST_CLOCK_SKEW_NS=D: rank r's clock r x D ahead */
     ARGUS_KNOB_CLOCK_DRIFT_PPM, /* ARGUS_TEST_CLOCK_DRIFT_PPM=P: rank r's clock r x P fast */
     ARGUS_KNOB_STORE_CELLS,    /* ARGUS_TEST_STORE_CELLS=N: rank 0's store holds N cells */
+    ARGUS_KNOB_SLOW_REPORT_MS, /* ARGUS_TEST_SLOW_REPORT_MS=D: rank 0's final report takes
+                                * D ms more (a loaded or slow machine) */
     ARGUS_KNOB_COUNT
 };
 

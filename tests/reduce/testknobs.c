@@ -15,6 +15,7 @@ static const char *const knob_names[ARGUS_KNOB_COUNT] = {
     [ARGUS_KNOB_CLOCK_SKEW_NS] = "ARGUS_TEST_CLOCK_SKEW_NS",
     [ARGUS_KNOB_CLOCK_DRIFT_PPM] = "ARGUS_TEST_CLOCK_DRIFT_PPM",
     [ARGUS_KNOB_STORE_CELLS] = "ARGUS_TEST_STORE_CELLS",
+    [ARGUS_KNOB_SLOW_REPORT_MS] = "ARGUS_TEST_SLOW_REPORT_MS",
 };
 
 __attribute__((visibility("default"))) const char *argus_testknob_lookup(int knob)
