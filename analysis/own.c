@@ -38,10 +38,15 @@ void an_own_level(const double *q, size_t S, double *buf, struct an_own *out)
         return;
     /* the early part, in step order, before buf is reordered */
     const size_t m4 = m / 4;
-    double early = NAN;
+    double early = NAN, late = NAN;
     if (m4 >= OWN_EARLY_MIN) {
         early = argus_stats_median(buf, m4);
         m = 0; /* refill: the selection reordered the first m4 */
+        for (size_t si = 0; si < S; si++)
+            if (q[si] > 0 && isfinite(q[si]))
+                buf[m++] = q[si];
+        late = argus_stats_median(buf + (m - m4), m4);
+        m = 0; /* refill again: the selection reordered the last m4 */
         for (size_t si = 0; si < S; si++)
             if (q[si] > 0 && isfinite(q[si]))
                 buf[m++] = q[si];
@@ -56,6 +61,11 @@ void an_own_level(const double *q, size_t S, double *buf, struct an_own *out)
         base = early < base ? early : base;
         level = early < level ? early : level;
     }
+    /* Slower all along means slower at the end too: an episode in the middle lifts the
+     * median, and noise can lift the first quarter, but the last quarter is back at the
+     * rank's usual level (a slowdown that lasts to the end has an onset instead). */
+    if (!isnan(late))
+        level = late < level ? late : level;
     out->base = base > 1.0 ? base : 1.0;
     out->level = level;
     /* steady: most steps above the midpoint between 1 and the level */

@@ -137,6 +137,38 @@ static void test_steps_chronic(void **state)
     argus_jobstore_free(js);
 }
 
+static double f_back_at_end(uint32_t r, uint64_t s)
+{
+    if (r != 3)
+        return 1.0;
+    return s < 15 ? 1.10 : s < 45 ? 1.9 : 1.0;
+}
+
+/* A rank a little slow in its first quarter, then very slow for half the run, and back
+ * at its peers' level for the last quarter (the real PyTorch job's noisy start and its
+ * injected episode): that is an episode, not a rank slower all along, so no
+ * persistent_imbalance (the median and the first quarter alone said 1.10x). */
+static void test_steps_back_at_end(void **state)
+{
+    (void)state;
+    struct argus_result r;
+    struct argus_jobstore *js = steps_job(10, 60, f_back_at_end, 100);
+    assert_int_equal(argus_analyze(js, NULL, &r), 0);
+    int persistent = 0, episode = 0;
+    for (size_t i = 0; i < r.n_anomalies; i++) {
+        const struct argus_anomaly *a = &r.anomalies[i];
+        const uint32_t want[] = { 3 };
+        persistent += a->kind == ARGUS_AK_PERSISTENT_IMBALANCE;
+        episode += a->kind != ARGUS_AK_PERSISTENT_IMBALANCE && names(a, want, 1) &&
+                   a->step_first <= 20 && a->step_last >= 40;
+    }
+    dump_if(persistent || !episode, js, &r);
+    assert_int_equal(persistent, 0);
+    assert_true(episode >= 1);
+    argus_result_free(&r);
+    argus_jobstore_free(js);
+}
+
 static double f_group(uint32_t r, uint64_t s)
 {
     return (r == 1 || r == 4 || r == 6 || r == 8) && s >= 25 ? 1.5 : 1.0;
@@ -349,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_steps_speed_classes),
         cmocka_unit_test(test_phases),
         cmocka_unit_test(test_phases_cupti_held),
+        cmocka_unit_test(test_steps_back_at_end),
         cmocka_unit_test(test_kernels_chronic_then_episode),
         cmocka_unit_test(test_kernels_intermittent_stall),
         cmocka_unit_test(test_kernels_periodic),
