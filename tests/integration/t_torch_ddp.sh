@@ -109,7 +109,15 @@ for a in an:
 ok = True
 # the slow rank: named alone with the forward phase, three quarters of its steps covered
 # and at most a quarter more (4 CPU ranks on 2 shared cores: the episode's ends are noisy)
-fw = [a for a in an if a["ranks"] == [slow] and a["phase"] == "forward"]
+# A persistent_imbalance of the slow rank is not its episode: four ranks on two shared
+# cores run a few percent apart all along, and its injected steps lift its level. It is
+# judged apart: small (under 1.15x), or it is a false verdict.
+fw = [a for a in an if a["ranks"] == [slow] and a["phase"] == "forward"
+      and a["kind"] != "persistent_imbalance"]
+for a in an:
+    if a["kind"] == "persistent_imbalance" and a["ranks"] == [slow] and a["slowdown"] >= 1.15:
+        print("WANT: no large persistent_imbalance of rank %d; got %.2fx" % (slow, a["slowdown"]))
+        ok = False
 got = set()
 for a in fw:
     got.update(range(a["steps"][0], a["steps"][1] + 1))
