@@ -383,12 +383,16 @@ static void try_forward(uint64_t now)
 }
 
 /* The longest sleep while nothing is pending: IDLE_MAX_NS, at most two sign-of-life
- * periods (treemsg.h), at least POLL_MAX_NS. */
+ * periods (treemsg.h) and a quarter of the deadline (an ask that can come at any time,
+ * a parent's pull or a trace request, is answered well within the asker's deadline), at
+ * least POLL_MAX_NS. */
 static long idle_cap_ns(void)
 {
-    const uint64_t two = 2 * argus_treemsg_alive_ns(agent.o.silence_ms);
-    return two > (uint64_t)IDLE_MAX_NS ? IDLE_MAX_NS
-                                       : two < (uint64_t)POLL_MAX_NS ? POLL_MAX_NS : (long)two;
+    uint64_t cap = 2 * argus_treemsg_alive_ns(agent.o.silence_ms);
+    const uint64_t quarter = (uint64_t)agent.o.deadline_ms * 1000000ull / 4;
+    cap = quarter < cap ? quarter : cap;
+    return cap > (uint64_t)IDLE_MAX_NS ? IDLE_MAX_NS
+                                       : cap < (uint64_t)POLL_MAX_NS ? POLL_MAX_NS : (long)cap;
 }
 
 /* How long the idle Argus thread may sleep at now, after *backoff (doubled here): its
