@@ -21,7 +21,8 @@ static int last_stage(const struct sim_rank *r)
 static void tp_allreduce(struct sim_rank *r)
 {
     if (r->o->tp > 1)
-        sim_collective(r, K_TP_ALLREDUCE, r->tp_comm, r->tp_group, r->tp_comm_factor);
+        sim_collective(r, K_TP_ALLREDUCE, r->tp_comm, &r->tp_nccl, r->tp_group,
+                       r->tp_comm_factor);
 }
 
 static void forward(struct sim_rank *r, int mb)
@@ -102,11 +103,13 @@ static void optimizer(struct sim_rank *r)
 {
     argus_phase_push("optimizer", sim_ts(r, r->t));
     if (r->o->dp > 1)
-        sim_collective(r, K_DP_REDUCE_SCATTER, r->dp_comm, r->dp_group, r->dp_comm_factor);
+        sim_collective(r, K_DP_REDUCE_SCATTER, r->dp_comm, &r->dp_nccl, r->dp_group,
+                       r->dp_comm_factor);
     sim_compute(r, K_GRAD_NORM);
     sim_compute(r, K_ADAM);
     if (r->o->dp > 1)
-        sim_collective(r, K_DP_ALLGATHER, r->dp_comm, r->dp_group, r->dp_comm_factor);
+        sim_collective(r, K_DP_ALLGATHER, r->dp_comm, &r->dp_nccl, r->dp_group,
+                       r->dp_comm_factor);
     argus_phase_pop(sim_ts(r, r->t));
 }
 

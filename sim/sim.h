@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include "argus.h"
+#include "sim/ncclplay.h"
 
 #define SIM_PROG "argus-simtrain"
 
@@ -58,6 +59,8 @@ struct sim_opts {
     int no_layout;              /* --no-layout: argus_set_layout is not called */
     int late_groups;            /* --late-groups S: communicators seen by Argus from step S
                                    on only (-1: from the start) */
+    int nccl_groups;            /* --nccl-groups: communicators out of Argus's PMPI sight,
+                                   told to the NCCL profiler plugin instead (ncclplay.h) */
     struct sim_inject *inj;     /* owned */
     int ninj;
 };
@@ -117,6 +120,7 @@ struct sim_rank {
     int tp_i, pp_i, dp_i;
     int tp_group, dp_group;     /* group indices (see sim_group_ranks) */
     MPI_Comm tp_comm, dp_comm, pp_comm;
+    struct sim_nccl_comm tp_nccl, dp_nccl, pp_nccl; /* --nccl-groups; else unmade */
     uint32_t device;
 
     uint64_t t;                 /* virtual GPU-stream clock, ns since the epoch */
@@ -162,9 +166,11 @@ void sim_launch_gap(struct sim_rank *r);
 /* Emit compute kernel kid after a launch gap; advances r->t. */
 void sim_compute(struct sim_rank *r, enum sim_kid kid);
 
-/* vclock.c: communication kernels in virtual time, waiting by real MPI exchanges. */
-void sim_collective(struct sim_rank *r, enum sim_kid kid, MPI_Comm comm, int group_id,
-                    double comm_factor);
+/* vclock.c: communication kernels in virtual time, waiting by real MPI exchanges; each
+ * also played to the NCCL profiler plugin on nc (tp_nccl, dp_nccl; pp_nccl for p2p) when
+ * that communicator is made (--nccl-groups). */
+void sim_collective(struct sim_rank *r, enum sim_kid kid, MPI_Comm comm,
+                    struct sim_nccl_comm *nc, int group_id, double comm_factor);
 /* dir: 0 forward activations (to pp+1), 1 backward gradients (to pp-1). */
 void sim_p2p_send(struct sim_rank *r, int dir, int mb);
 void sim_p2p_recv(struct sim_rank *r, int dir, int mb);

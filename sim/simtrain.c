@@ -1,7 +1,8 @@
 /* simtrain.c — argus-simtrain's entry point: options, MPI set-up (Megatron rank order,
  * TP/DP/PP communicators, a common virtual-time epoch), the step loop and --print-steps.
- * A test workload for Argus: it emits kernels through argus.h only. Every bad option is
- * one line on stderr and exit status 2 before any MPI work.
+ * A test workload for Argus: it emits kernels through argus.h only (and, with
+ * --nccl-groups, plays NCCL to the profiler plugin, ncclplay.h). Every bad option, and a
+ * missing plugin, is one line on stderr and exit status 2 before any MPI work.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -40,6 +41,12 @@ static const char usage_text[] =
     "                      the groups only from the tp/dp/pp communicators (MPI_Comm_split)\n"
     "  --late-groups S     make the tp/dp/pp communicators out of Argus's sight (PMPI_) and\n"
     "                      split copies of them (MPI_Comm_split) only before step S\n"
+    "  --nccl-groups       make the tp/dp/pp communicators out of Argus's sight (PMPI_) and\n"
+    "                      play NCCL instead: load the profiler plugin NCCL_PROFILER_PLUGIN\n"
+    "                      names (argus-run sets it) as NCCL 2.23+ does, call its init per\n"
+    "                      communicator (\"tp\", \"dp\", \"pp\") and report every collective\n"
+    "                      and pipeline transfer to it; with --no-layout Argus then knows\n"
+    "                      the groups only from the plugin\n"
     "  -h, --help          this text\n"
     "\n"
     "SPEC is KIND:key=val,key=val,...; steps=A-B is inclusive, A- runs to the end, A is\n"
@@ -63,7 +70,8 @@ static const char usage_text[] =
     "  crash:rank=R,step=S                             rank R SIGKILLs itself at step S\n"
     "\n"
     "Open MPI: OMPI_MCA_mpi_yield_when_idle defaults to 1 here (many ranks per core).\n"
-    "Exit status: 0 ok, 1 --truth not written, 2 bad usage.\n";
+    "Exit status: 0 ok, 1 --truth not written, 2 bad usage or --nccl-groups without a\n"
+    "loadable plugin.\n";
 
 /* Only one rank should print a usage error; before MPI_Init the launcher's environment
  * tells which (no variable at all: a lone process, which prints). */
@@ -104,7 +112,8 @@ static int opt_int(const char *opt, const char *s, long lo, long hi)
 }
 
 enum { OPT_TP = 256, OPT_PP, OPT_DP, OPT_MB, OPT_STEPS, OPT_LAYERS, OPT_SEED, OPT_NOISE,
-       OPT_INJECT, OPT_TRUTH, OPT_PRINT, OPT_PACE, OPT_NO_LAYOUT, OPT_LATE_GROUPS };
+       OPT_INJECT, OPT_TRUTH, OPT_PRINT, OPT_PACE, OPT_NO_LAYOUT, OPT_LATE_GROUPS,
+       OPT_NCCL_GROUPS };
 
 static void parse_options(int argc, char **argv, struct sim_opts *o)
 {
@@ -123,6 +132,7 @@ static void parse_options(int argc, char **argv, struct sim_opts *o)
         { "pace-ms", required_argument, NULL, OPT_PACE },
         { "no-layout", no_argument, NULL, OPT_NO_LAYOUT },
         { "late-groups", required_argument, NULL, OPT_LATE_GROUPS },
+        { "nccl-groups", no_argument, NULL, OPT_NCCL_GROUPS },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -167,6 +177,7 @@ static void parse_options(int argc, char **argv, struct sim_opts *o)
         case OPT_LATE_GROUPS:
             o->late_groups = opt_int("--late-groups", optarg, 0, 100000000);
             break;
+        case OPT_NCCL_GROUPS: o->nccl_groups = 1; break;
         case 'h':
             fputs(usage_text, stdout);
             exit(0);
@@ -218,9 +229,10 @@ static void setup_rank(struct sim_rank *r, const struct sim_opts *o, int rank, i
     char *end = NULL;
     long long d = skew && *skew ? strtoll(skew, &end, 10) : 0;
     r->skew_ns = end && *end == '\0' && d > 0 ? (uint64_t)d * (uint64_t)rank : 0;
-    /* --late-groups: PMPI_ keeps these out of Argus's sight (see late_groups) */
+    /* --late-groups, --nccl-groups: PMPI_ keeps these out of Argus's sight (see
+     * late_groups, nccl_groups) */
     int (*split)(MPI_Comm, int, int, MPI_Comm *) =
-        o->late_groups >= 0 ? PMPI_Comm_split : MPI_Comm_split;
+        o->late_groups >= 0 || o->nccl_groups ? PMPI_Comm_split : MPI_Comm_split;
     split(MPI_COMM_WORLD, r->tp_group, r->tp_i, &r->tp_comm);
     split(MPI_COMM_WORLD, r->dp_group, r->dp_i, &r->dp_comm);
     split(MPI_COMM_WORLD, r->tp_i + o->tp * r->dp_i, r->pp_i, &r->pp_comm);
@@ -245,8 +257,30 @@ static void late_groups(const struct sim_rank *r)
         MPI_Comm_free(&c[i]);
 }
 
+/* --nccl-groups: each communicator told to the NCCL profiler plugin, as NCCL's init
+ * would, in the same order on every rank (tp, dp, pp). A rank out of memory here cannot
+ * leave its peers waiting in the exchange: the job ends. */
+static void nccl_groups(struct sim_rank *r)
+{
+    const struct {
+        struct sim_nccl_comm *c;
+        MPI_Comm comm;
+        const char *name;
+    } v[3] = {{&r->tp_nccl, r->tp_comm, "tp"}, {&r->dp_nccl, r->dp_comm, "dp"},
+              {&r->pp_nccl, r->pp_comm, "pp"}};
+    for (int i = 0; i < 3; i++)
+        if (sim_ncclplay_comm_init(v[i].c, v[i].comm, v[i].name) == -2) {
+            fprintf(stderr, SIM_PROG ": rank %d: out of memory making the %s communicator\n",
+                    r->rank, v[i].name);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+}
+
 static void teardown_rank(struct sim_rank *r)
 {
+    sim_ncclplay_comm_fini(&r->tp_nccl);
+    sim_ncclplay_comm_fini(&r->dp_nccl);
+    sim_ncclplay_comm_fini(&r->pp_nccl);
     MPI_Comm_free(&r->tp_comm);
     MPI_Comm_free(&r->dp_comm);
     MPI_Comm_free(&r->pp_comm);
@@ -261,6 +295,15 @@ int main(int argc, char **argv)
     int rank, world, status = 0;
 
     parse_options(argc, argv, &o);
+    if (o.nccl_groups) { /* as NCCL would at its first communicator, but before MPI */
+        char err[768];
+        if (sim_ncclplay_load(NULL, err, sizeof err) != 0) {
+            if (env_rank0())
+                fprintf(stderr, SIM_PROG ": --nccl-groups: %s\n", err);
+            sim_inject_free(&o);
+            return 2;
+        }
+    }
     setvbuf(stdout, NULL, _IOLBF, 0);
     /* The simulator mostly waits on its peers and runs many ranks per core: let Open MPI
      * yield instead of busy-polling (unless the user chose otherwise). Read at MPI_Init. */
@@ -274,11 +317,14 @@ int main(int argc, char **argv)
             fprintf(stderr, SIM_PROG ": world size %d != --tp %d x --pp %d x --dp %d = %d "
                     "(see --help)\n", world, o.tp, o.pp, o.dp, o.tp * o.pp * o.dp);
         MPI_Finalize();
+        sim_ncclplay_unload();
         sim_inject_free(&o);
         return 2;
     }
 
     setup_rank(&r, &o, rank, world);
+    if (o.nccl_groups)
+        nccl_groups(&r);
     if (!o.no_layout)
         argus_set_layout(o.tp, o.pp, o.dp, 1, r.tp_i, r.pp_i, r.dp_i, 0);
     argus_set_total_steps((uint64_t)o.steps); /* the plan, for the report's forecast */
@@ -324,6 +370,7 @@ int main(int argc, char **argv)
 
     teardown_rank(&r);
     MPI_Finalize();
+    sim_ncclplay_unload();
     sim_inject_free(&o);
     return status;
 }

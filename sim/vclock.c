@@ -2,9 +2,24 @@
  * shows comes from a real MPI exchange of virtual clocks: a collective ends at the latest
  * member's arrival (MPI_Allreduce MAX on the group's communicator) plus a transfer time
  * that all members compute identically; a pipeline receive ends at the sender's send time
- * (sent with MPI_Isend) plus the same transfer. It must not emit compute kernels.
+ * (sent with MPI_Isend) plus the same transfer. With --nccl-groups each one is also
+ * played to the NCCL profiler plugin (ncclplay.h) as NCCL would report it. It must not
+ * emit compute kernels.
  */
 #include "sim/sim.h"
+
+/* What NCCL would be told of each communication kernel: function, elements, datatype
+ * (a GPT layer's bf16 activations; fp32 gradient shards and bf16 parameters for DP). */
+static const struct {
+    enum sim_nccl_func func;
+    size_t count;
+    const char *datatype;
+} nccl_call[K_COUNT] = {
+    [K_TP_ALLREDUCE] = {SIM_NCCL_ALLREDUCE, 4u << 20, "ncclBfloat16"},
+    [K_DP_REDUCE_SCATTER] = {SIM_NCCL_REDUCESCATTER, 32u << 20, "ncclFloat32"},
+    [K_DP_ALLGATHER] = {SIM_NCCL_ALLGATHER, 32u << 20, "ncclBfloat16"},
+    [K_PP_SENDRECV] = {SIM_NCCL_SEND, 4u << 20, "ncclBfloat16"},
+};
 
 /* Transfer time in ns shared by every party of one communication: its noise comes from
  * a generator seeded by (seed, step, what, who, index), never from a rank's own stream. */
@@ -29,14 +44,16 @@ static void emit_comm(struct sim_rank *r, enum sim_kid kid, uint64_t start, uint
     r->t = end;
 }
 
-void sim_collective(struct sim_rank *r, enum sim_kid kid, MPI_Comm comm, int group_id,
-                    double comm_factor)
+void sim_collective(struct sim_rank *r, enum sim_kid kid, MPI_Comm comm,
+                    struct sim_nccl_comm *nc, int group_id, double comm_factor)
 {
     sim_launch_gap(r);
     uint64_t arrive = r->t, latest = arrive;
     MPI_Allreduce(&arrive, &latest, 1, MPI_UINT64_T, MPI_MAX, comm);
     uint64_t xfer = shared_transfer(r, kid, (uint64_t)group_id, r->coll_idx, comm_factor);
     r->coll_idx++;
+    sim_ncclplay_coll(nc, nccl_call[kid].func, nccl_call[kid].count, nccl_call[kid].datatype,
+                      sim_ts(r, arrive), sim_ts(r, latest + xfer));
     emit_comm(r, kid, arrive, latest + xfer);
 }
 
@@ -62,6 +79,9 @@ void sim_p2p_send(struct sim_rank *r, int dir, int mb)
     } else { /* cannot happen with the 1F1B schedule; stay correct anyway */
         MPI_Send(&start, 1, MPI_UINT64_T, peer, dir, r->pp_comm);
     }
+    sim_ncclplay_p2p(&r->pp_nccl, SIM_NCCL_SEND, peer, nccl_call[K_PP_SENDRECV].count,
+                     nccl_call[K_PP_SENDRECV].datatype, sim_ts(r, start),
+                     sim_ts(r, start + xfer));
     emit_comm(r, K_PP_SENDRECV, start, start + xfer);
 }
 
@@ -75,7 +95,10 @@ void sim_p2p_recv(struct sim_rank *r, int dir, int mb)
     MPI_Recv(&sent, 1, MPI_UINT64_T, peer, dir, r->pp_comm, MPI_STATUS_IGNORE);
     const uint64_t xfer = shared_transfer(r, K_PP_SENDRECV, (uint64_t)sender,
                                           link_index(dir, mb), 1.0);
-    emit_comm(r, K_PP_SENDRECV, ready, (sent > ready ? sent : ready) + xfer);
+    const uint64_t end = (sent > ready ? sent : ready) + xfer;
+    sim_ncclplay_p2p(&r->pp_nccl, SIM_NCCL_RECV, peer, nccl_call[K_PP_SENDRECV].count,
+                     nccl_call[K_PP_SENDRECV].datatype, sim_ts(r, ready), sim_ts(r, end));
+    emit_comm(r, K_PP_SENDRECV, ready, end);
 }
 
 void sim_p2p_flush(struct sim_rank *r)
