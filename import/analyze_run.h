@@ -1,7 +1,7 @@
 /* analyze_run.h — internal to argus-analyze: the state of one offline run (summaries and
  * names staged from every input before they go into the job store, per-file Kineto facts
  * for clock alignment, the inputs skipped and why) and the input side
- * (import/inputs.c): argus_analyze_import_path imports a file, or every regular
+ * (import/inputs*.c): argus_analyze_import_path imports a file, or every regular
  * non-hidden file of a directory (sorted, one level), detecting the format from content;
  * a bad file costs one line on stderr and an entry in skipped[], never the run; a file read
  * in part (refused rows, a cut last line) one line and an entry in lost[]; data dropped or

@@ -1,16 +1,17 @@
 /* hoststack.c — host call stacks of the step-loop thread on demand (hoststack.h): the
  * signal handler (async-signal-safe only: libunwind's local unwinder, CPython's traceback
- * dumper into a pipe, atomics), the sampler that arms it and names the frames, and the
- * watcher thread that decides when a stall is in progress.
+ * dumper into a pipe, atomics), the sampler that arms it and has the frames named
+ * (tracer/hoststack_names.c), and the watcher thread that decides when a stall is in
+ * progress.
  * Must not allocate after start, must never wait more than 100 ms for the training thread,
  * must never crash or deadlock it (the handler takes no lock, calls no malloc), never
  * exits; a failure turns the sampler off with one line.
  */
 #define UNW_LOCAL_ONLY
 #include "tracer/hoststack.h"
+#include "tracer/hoststack_names.h"
 
 #include <dlfcn.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libunwind.h>
@@ -29,7 +30,6 @@
 #include "common/log.h"
 #include "tracer/tracer.h"
 
-#define HS_MAX_PC 128       /* native frames kept */
 #define HS_PYTEXT 16384     /* bytes of the dumper's text read per sample */
 #define HS_POOL 64          /* finished samples waiting for the Argus thread */
 #define HS_POLL_MS 10       /* the watcher's shortest sleep between looks at the step loop */
@@ -53,8 +53,6 @@ typedef const char *(*py_version_fn)(void);
 static struct {
     int sig, installed, pipe_r, pipe_w;
     uint32_t min_ms; /* the stall threshold's floor (ARGUS_STACKS_MIN_MS); 0: HS_MIN_STALL_MS */
-    Dwfl *dwfl;      /* sampler only: this process's modules, for names dladdr lacks */
-    int dwfl_failed; /* dwfl could not be set up: dladdr alone, for good */
     atomic_int lost; /* the program installed its own handler since: off for good */
     /* the one slot the handler fills */
     atomic_int state;
@@ -73,7 +71,6 @@ static struct {
     struct argus_hoststack_sample *pool;
     size_t head, n;
     char *pytext; /* [HS_PYTEXT + 1], sampler only */
-    char frames[HS_MAX_PC][256];      /* sampler only: one sample's frame names */
     struct argus_hoststack_sample cur; /* sampler only: the sample being named */
     /* watcher */
     pthread_t th;
@@ -127,146 +124,6 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
     atomic_store(&hoststack.state, SLOT_DONE);
 out:
     errno = saved;
-}
-
-/* ---- naming frames (sampler side) --------------------------------------------------- */
-
-/* Copy s into a frame name: ';' and control characters become '_' (folded format). */
-static size_t put_name(char *dst, size_t cap, const char *s, size_t n)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n && k + 1 < cap; i++) {
-        unsigned char c = (unsigned char)s[i];
-        dst[k++] = (c == ';' || c < 0x20) ? '_' : (char)c;
-    }
-    dst[k] = '\0';
-    return k;
-}
-
-/* Join frames[0..n) innermost first into out, outermost first, keeping the innermost
- * ones when they do not all fit. Returns the frames kept. */
-static uint16_t fold(char frames[][256], size_t n, char *out, size_t cap)
-{
-    size_t len = 0, keep = 0;
-    for (; keep < n; keep++) {
-        size_t f = strlen(frames[keep]) + (keep ? 1 : 0);
-        if (len + f + 1 > cap)
-            break;
-        len += f;
-    }
-    size_t at = 0;
-    for (size_t i = keep; i-- > 0;) {
-        size_t f = strlen(frames[i]);
-        memcpy(out + at, frames[i], f);
-        at += f;
-        if (i)
-            out[at++] = ';';
-    }
-    out[at] = '\0';
-    return (uint16_t)keep;
-}
-
-/* The name of the function holding pc from the ELF symbol tables (.symtab: static
- * functions too) of this process's modules, through elfutils' libdwfl: what dladdr, which
- * reads only the dynamic symbols, cannot name. Sampler only; the module list is read once
- * (file reads on the sampler thread, never in the handler) and again once for an address
- * in no module (a library loaded since). NULL when unknown. */
-static const char *elf_name(uintptr_t pc)
-{
-    static const Dwfl_Callbacks cb = {
-        .find_elf = dwfl_linux_proc_find_elf,
-        .find_debuginfo = dwfl_standard_find_debuginfo,
-    };
-    if (hoststack.dwfl_failed)
-        return NULL;
-    int fresh = 0;
-    if (!hoststack.dwfl) {
-        if (!(hoststack.dwfl = dwfl_begin(&cb))) {
-            hoststack.dwfl_failed = 1;
-            return NULL;
-        }
-        fresh = 1;
-    }
-    Dwfl_Module *m = NULL;
-    for (int pass = 0; pass < 2 && !m; pass++) {
-        if (fresh || pass == 1) {
-            dwfl_report_begin(hoststack.dwfl);
-            const int rc = dwfl_linux_proc_report(hoststack.dwfl, getpid());
-            if (dwfl_report_end(hoststack.dwfl, NULL, NULL) != 0 || rc != 0) {
-                dwfl_end(hoststack.dwfl);
-                hoststack.dwfl = NULL;
-                hoststack.dwfl_failed = 1;
-                argus_log_once(ARGUS_LOG_INFO, "hoststack-dwfl", "host stacks: cannot read "
-                               "this process's modules; native frames named by dladdr only");
-                return NULL;
-            }
-            fresh = 0;
-        }
-        m = dwfl_addrmodule(hoststack.dwfl, (Dwarf_Addr)pc);
-    }
-    return m ? dwfl_module_addrname(m, (GElf_Addr)pc) : NULL;
-}
-
-/* Names of the slot's native frames: dladdr, else the ELF symbol table (elf_name). */
-static void name_native(struct argus_hoststack_sample *o, int n)
-{
-    for (int i = 0; i < n; i++) {
-        /* a return address points after its call: name the call */
-        const char *sym = NULL;
-        const uintptr_t pc = hoststack.pc[i] - (i ? 1 : 0);
-        Dl_info di;
-        const char *obj = "?";
-        if (dladdr((void *)pc, &di) && di.dli_fname) {
-            const char *sl = strrchr(di.dli_fname, '/');
-            obj = sl ? sl + 1 : di.dli_fname;
-        } else {
-            di.dli_sname = NULL;
-            di.dli_fbase = NULL;
-        }
-        if (!(sym = di.dli_sname))
-            sym = elf_name(pc); /* a static function: the ELF symbol table */
-        if (sym)
-            snprintf(hoststack.frames[i], sizeof hoststack.frames[i], "%s (%s)", sym, obj);
-        else
-            snprintf(hoststack.frames[i], sizeof hoststack.frames[i], "0x%lx (%s)",
-                     (unsigned long)(pc - (uintptr_t)di.dli_fbase), obj);
-        char tmp[256];
-        put_name(tmp, sizeof tmp, hoststack.frames[i], strlen(hoststack.frames[i]));
-        memcpy(hoststack.frames[i], tmp, sizeof tmp);
-    }
-    o->lang = ARGUS_HOSTSTACK_NATIVE;
-    o->nframes = fold(hoststack.frames, (size_t)n, o->folded, sizeof o->folded);
-}
-
-/* The dumper's lines, most recent call first: `  File "F", line N in FUNC`. */
-static int name_python(struct argus_hoststack_sample *o, const char *text)
-{
-    size_t n = 0;
-    for (const char *p = text; *p && n < HS_MAX_PC;) {
-        const char *eol = strchr(p, '\n');
-        const size_t len = eol ? (size_t)(eol - p) : strlen(p);
-        const char *q = p, *end = p + len;
-        while (q < end && *q == ' ')
-            q++;
-        if ((size_t)(end - q) > 6 && memcmp(q, "File \"", 6) == 0) {
-            const char *f = q + 6, *fe = memchr(f, '"', (size_t)(end - f));
-            const char *ln = fe ? strstr(fe, ", line ") : NULL;
-            const char *in = ln && ln < end ? strstr(ln, " in ") : NULL;
-            if (fe && ln && in && in < end) {
-                char file[160], func[80];
-                put_name(file, sizeof file, f, (size_t)(fe - f));
-                put_name(func, sizeof func, in + 4, (size_t)(end - in - 4));
-                snprintf(hoststack.frames[n++], sizeof hoststack.frames[0], "%s (%s:%ld)", func,
-                         file, strtol(ln + 7, NULL, 10));
-            }
-        }
-        p = eol ? eol + 1 : end;
-    }
-    if (n == 0)
-        return 0;
-    o->lang = ARGUS_HOSTSTACK_PYTHON;
-    o->nframes = fold(hoststack.frames, n, o->folded, sizeof o->folded);
-    return 1;
 }
 
 static void push(const struct argus_hoststack_sample *s)
@@ -401,9 +258,9 @@ static int sample_for(pid_t tid, uint64_t step, uint32_t stalled_ms, int why, in
     size_t got = 0;
     drain_pipe(hoststack.pytext, HS_PYTEXT, &got);
     hoststack.pytext[got] = '\0';
-    if (got && name_python(sp, hoststack.pytext))
+    if (got && argus_hoststack_name_python(sp, hoststack.pytext))
         push(sp);
-    name_native(sp, atomic_load(&hoststack.n_pc));
+    argus_hoststack_name_native(sp, hoststack.pc, atomic_load(&hoststack.n_pc));
     push(sp);
     atomic_store(&hoststack.state, SLOT_FREE);
     return 0;
@@ -609,9 +466,7 @@ void argus_hoststack_stop(void)
     watch_kick();
     pthread_join(hoststack.th, NULL);
     hoststack.th_on = 0;
-    if (hoststack.dwfl) /* the sampler has ended: nobody names frames now */
-        dwfl_end(hoststack.dwfl);
-    hoststack.dwfl = NULL;
+    argus_hoststack_names_end(); /* the sampler has ended: nobody names frames now */
 }
 
 void argus_hoststack_request(uint32_t for_rank, uint64_t for_step)

@@ -5,7 +5,6 @@
  * source says so; rank infos without a placement give no section at all. On the synthetic
  * job of tests/synth/ (16 ranks, 8 a host).
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +19,7 @@
 
 #include "analysis/analysis.h"
 #include "report/report.h"
+#include "tests/report/report_testutil.h"
 #include "tests/synth/synth.h"
 
 /* Local placement for every rank: GPU q % 8 of its host, NUMA node (q % 8) / 4, bound to
@@ -62,20 +62,13 @@ struct out {
     struct argus_result r;
 };
 
+/* dir/name's bytes (asserted readable). */
 static char *slurp(const char *dir, const char *name)
 {
     char p[256];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
+    char *b = rt_slurp(p, NULL);
     assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    b[n] = '\0';
-    fclose(f);
     return b;
 }
 
@@ -97,16 +90,7 @@ static void run(struct argus_jobstore *js, struct out *o)
 
 static void done(struct out *o, struct argus_jobstore *js)
 {
-    char p[512];
-    DIR *d = opendir(o->dir);
-    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(p, sizeof p, "%s/%s", o->dir, e->d_name);
-        unlink(p);
-    }
-    if (d)
-        closedir(d);
+    rt_empty_dir(o->dir);
     rmdir(o->dir);
     yajl_tree_free(o->json);
     free(o->md);

@@ -5,7 +5,6 @@
  * in the output directory are not written through, and the summary says exactly what was
  * and was not written.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -23,25 +22,8 @@
 #include "analysis/analysis.h"
 #include "common/outdir.h"
 #include "report/report.h"
+#include "tests/report/report_testutil.h"
 #include "tests/synth/synth.h"
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    b[n] = '\0';
-    fclose(f);
-    if (len)
-        *len = (size_t)n;
-    return b;
-}
 
 static int count_lines(const char *s)
 {
@@ -94,16 +76,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *fx = *state;
-    char p[512];
-    DIR *d = opendir(fx->dir);
-    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(p, sizeof p, "%s/%s", fx->dir, e->d_name);
-        unlink(p);
-    }
-    if (d)
-        closedir(d);
+    rt_empty_dir(fx->dir);
     argus_outdir_close(&fx->od);
     assert_int_equal(rmdir(fx->dir), 0);
     argus_result_free(&fx->r);
@@ -121,7 +94,7 @@ static void test_md_prom_svg(void **state)
     assert_int_equal(argus_report_write(fx->dir, fx->js, &fx->r, err, sizeof err), 0);
     assert_int_equal(fx->r.n_anomalies, 1);
     snprintf(p, sizeof p, "%s/report.md", fx->dir);
-    char *md = slurp(p, NULL);
+    char *md = rt_slurp(p, NULL);
     assert_non_null(md);
     assert_non_null(strstr(md, "**compute_straggler on rank 5 since step"));
     assert_non_null(strstr(md, "confidence"));
@@ -130,7 +103,7 @@ static void test_md_prom_svg(void **state)
     assert_non_null(strstr(md, "](heatmap-1.svg)"));
     free(md);
     snprintf(p, sizeof p, "%s/metrics.prom", fx->dir);
-    char *prom = slurp(p, NULL);
+    char *prom = rt_slurp(p, NULL);
     assert_non_null(prom);
     assert_non_null(strstr(prom, "# TYPE argus_anomalies gauge\n"));
     assert_non_null(
@@ -141,7 +114,7 @@ static void test_md_prom_svg(void **state)
     const char *svgs[] = { "heatmap.svg", "heatmap-1.svg" };
     for (size_t i = 0; i < 2; i++) {
         snprintf(p, sizeof p, "%s/%s", fx->dir, svgs[i]);
-        char *svg = slurp(p, NULL);
+        char *svg = rt_slurp(p, NULL);
         assert_non_null(svg);
         assert_true(strncmp(svg, "<?xml", 5) == 0);
         assert_non_null(strstr(svg, "</svg>\n"));
@@ -155,7 +128,7 @@ static void test_json(void **state)
     char err[256], p[512], perr[256];
     assert_int_equal(argus_report_write(fx->dir, fx->js, &fx->r, err, sizeof err), 0);
     snprintf(p, sizeof p, "%s/report.json", fx->dir);
-    char *txt = slurp(p, NULL);
+    char *txt = rt_slurp(p, NULL);
     assert_non_null(txt);
     yajl_val root = yajl_tree_parse(txt, perr, sizeof perr);
     if (!root)
@@ -232,7 +205,7 @@ static void test_json(void **state)
     free(txt);
 
     snprintf(p, sizeof p, "%s/report.md", fx->dir);
-    txt = slurp(p, NULL);
+    txt = rt_slurp(p, NULL);
     assert_non_null(txt);
     assert_non_null(strstr(txt, "compute_straggler"));
     assert_non_null(strstr(txt, "## Step time"));
@@ -255,7 +228,7 @@ static void test_json_unjudged(void **state)
     fx->r.incomplete_first = first;
     assert_int_equal(rc, 0);
     snprintf(p, sizeof p, "%s/report.json", fx->dir);
-    char *txt = slurp(p, NULL);
+    char *txt = rt_slurp(p, NULL);
     assert_non_null(txt);
     yajl_val root = yajl_tree_parse(txt, perr, sizeof perr);
     assert_non_null(root);
@@ -264,7 +237,7 @@ static void test_json_unjudged(void **state)
     yajl_tree_free(root);
     free(txt);
     snprintf(p, sizeof p, "%s/report.md", fx->dir);
-    txt = slurp(p, NULL);
+    txt = rt_slurp(p, NULL);
     assert_non_null(txt);
     assert_non_null(strstr(txt, "7 steps (the first: step 53) were not judged"));
     free(txt);
@@ -276,7 +249,7 @@ static void test_csv(void **state)
     char err[256], p[512];
     assert_int_equal(argus_report_write(fx->dir, fx->js, &fx->r, err, sizeof err), 0);
     snprintf(p, sizeof p, "%s/steps.csv", fx->dir);
-    char *txt = slurp(p, NULL);
+    char *txt = rt_slurp(p, NULL);
     assert_non_null(txt);
     const char *hdr =
         "step,rank,start_ns,end_ns,forward_ms,backward_ms,optimizer_ms,comm_ms,host_gap_ms\n";
@@ -304,7 +277,7 @@ static void test_jsonl_once(void **state)
     r2.anomalies = grown;
     assert_int_equal(argus_anomaly_log_append(&log, &fx->od, fx->js, &r2, err, sizeof err), 0);
     assert_int_equal(argus_anomaly_log_append(&log, &fx->od, fx->js, &fx->r, err, sizeof err), 0);
-    char *txt = slurp(p, NULL);
+    char *txt = rt_slurp(p, NULL);
     assert_non_null(txt);
     assert_int_equal(count_lines(txt), (int)fx->r.n_anomalies);
     char *nl = strchr(txt, '\n');
@@ -318,7 +291,7 @@ static void test_jsonl_once(void **state)
     /* a different anomaly (other rank) is appended */
     grown[0].ranks[0] = 6;
     assert_int_equal(argus_anomaly_log_append(&log, &fx->od, fx->js, &r2, err, sizeof err), 0);
-    txt = slurp(p, NULL);
+    txt = rt_slurp(p, NULL);
     assert_int_equal(count_lines(txt), (int)fx->r.n_anomalies + 1);
     free(txt);
     argus_anomaly_log_free(&log);
@@ -380,7 +353,7 @@ static void test_planted_links(void **state)
     assert_int_equal(argus_report_write_at(&fx->od, fx->js, &rep, &written, err, sizeof err),
                      0);
     assert_int_equal(written, ARGUS_REPORT_F_ALL);
-    char *v = slurp(victim, NULL);
+    char *v = rt_slurp(victim, NULL);
     assert_string_equal(v, "precious\n");
     free(v);
     struct stat st;
@@ -486,7 +459,7 @@ static void test_cupti_unavailable(void **state)
     fx->r.cupti_unavailable = ARGUS_CUPTI_HELD_KINETO;
     assert_int_equal(argus_report_write(fx->dir, fx->js, &fx->r, err, sizeof err), 0);
     snprintf(p, sizeof p, "%s/report.json", fx->dir);
-    char *txt = slurp(p, NULL);
+    char *txt = rt_slurp(p, NULL);
     assert_non_null(txt);
     yajl_val root = yajl_tree_parse(txt, ebuf, sizeof ebuf);
     assert_non_null(root);
@@ -495,7 +468,7 @@ static void test_cupti_unavailable(void **state)
     yajl_tree_free(root);
     free(txt);
     snprintf(p, sizeof p, "%s/report.md", fx->dir);
-    txt = slurp(p, NULL);
+    txt = rt_slurp(p, NULL);
     assert_non_null(txt);
     assert_non_null(strstr(txt, "CUPTI held by the PyTorch profiler (Kineto)"));
     free(txt);

@@ -13,26 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/tracer/nccl_profiler_chaintest.h"
 #include "tracer/nccl_profiler_abi.h"
 
 #define HANDLES 4096
-#define CHAINTEST_MASK \
-    (NCCLP_GROUP | NCCLP_COLL | NCCLP_PROXY_OP | NCCLP_PROXY_STEP | NCCLP_PROXY_CTRL | \
-     NCCLP_KERNEL_CH)
-
-struct chaintest_counts {
-    int version;
-    int inits, finalizes, live_ctx;
-    uint64_t last_hash;
-    int last_nranks, last_rank, last_nnodes;
-    char last_name[32];
-    int starts[16], stops, states, kernel_stops;
-    int bad_parent, bad_type, bad_ctx;
-    int ops_under_coll, foreign_ops;
-    uint64_t last_seq;
-    size_t last_count;
-    int last_peer;
-};
 
 static struct {
     struct chaintest_counts c;
@@ -45,16 +29,6 @@ __attribute__((visibility("default"))) struct chaintest_counts *chaintest_counts
 struct chaintest_counts *chaintest_counts(void)
 {
     return &chaintest_state.c;
-}
-
-static int bit_index(uint64_t t)
-{
-    int i = 0;
-    while (t > 1 && i < 15) {
-        t >>= 1;
-        i++;
-    }
-    return i;
 }
 
 /* The type of one of our handles; 0 when h is not ours. */
@@ -96,7 +70,7 @@ static ncclp_result_t ct_start(void *ctx, void **h, uint64_t type, void *parent,
         c->bad_ctx++;
     if (!(type & CHAINTEST_MASK))
         c->bad_type++;
-    c->starts[bit_index(type)]++;
+    c->starts[chaintest_bit_index(type)]++;
     if (foreign) { /* a PXN proxy op: its parent is another process's, NCCL's own value,
                     * never one of our handles */
         if (parent && !type_of(parent))
@@ -176,44 +150,24 @@ static ncclp_result_t state4(void *h, ncclp_state_t s, ncclp_state_args_v4 *a)
 }
 __attribute__((visibility("default"))) const ncclp_profiler_v4 ncclProfiler_v4 = {
     "chaintest4", init4, start4, ct_stop, state4, ct_finalize};
-#elif defined(CHAINTEST_V5)
-static ncclp_result_t init5(void **ctx, uint64_t hash, int *mask, const char *name, int nn,
-                            int nr, int r, ncclp_logger_t log)
-{
-    (void)log;
-    chaintest_state.c.version = 5;
-    return ct_init(ctx, mask, name, hash, nn, nr, r);
-}
-static ncclp_result_t start5(void *ctx, void **h, ncclp_descr_v5 *d)
-{
-    if (d->type == NCCLP_COLL) {
-        chaintest_state.c.last_seq = d->coll.seqNumber;
-        chaintest_state.c.last_count = d->coll.count;
-        if (type_of(d->coll.parentGroup) != NCCLP_GROUP)
-            chaintest_state.c.bad_parent++;
-    } else if (d->type == NCCLP_PROXY_OP) {
-        if (d->proxyOp.pid == getpid())
-            chaintest_state.c.last_peer = d->proxyOp.peer;
-    }
-    return ct_start(ctx, h, d->type, d->parentObj,
-                    d->type == NCCLP_PROXY_OP && d->proxyOp.pid != getpid());
-}
-static ncclp_result_t state5(void *h, ncclp_state_t s, ncclp_state_args_v5 *a)
-{
-    ct_state(h, s, a ? a->kernelCh.pTimer : 0);
-    return NCCLP_SUCCESS;
-}
-__attribute__((visibility("default"))) const ncclp_profiler_v5 ncclProfiler_v5 = {
-    "chaintest5", init5, start5, ct_stop, state5, ct_finalize};
 #else
-static ncclp_result_t init6(void **ctx, uint64_t hash, int *mask, const char *name, int nn,
-                            int nr, int r, ncclp_logger_t log)
+/* v5 and v6 hand the same fields over; only the description's layout and the table's
+ * type differ. */
+#if defined(CHAINTEST_V5)
+#define CT_VERSION 5
+typedef ncclp_descr_v5 ct_descr;
+#else
+#define CT_VERSION 6
+typedef ncclp_descr_v6 ct_descr;
+#endif
+static ncclp_result_t init56(void **ctx, uint64_t hash, int *mask, const char *name, int nn,
+                             int nr, int r, ncclp_logger_t log)
 {
     (void)log;
-    chaintest_state.c.version = 6;
+    chaintest_state.c.version = CT_VERSION;
     return ct_init(ctx, mask, name, hash, nn, nr, r);
 }
-static ncclp_result_t start6(void *ctx, void **h, ncclp_descr_v6 *d)
+static ncclp_result_t start56(void *ctx, void **h, ct_descr *d)
 {
     if (d->type == NCCLP_COLL) {
         chaintest_state.c.last_seq = d->coll.seqNumber;
@@ -227,11 +181,16 @@ static ncclp_result_t start6(void *ctx, void **h, ncclp_descr_v6 *d)
     return ct_start(ctx, h, d->type, d->parentObj,
                     d->type == NCCLP_PROXY_OP && d->proxyOp.pid != getpid());
 }
-static ncclp_result_t state6(void *h, ncclp_state_t s, ncclp_state_args_v5 *a)
+static ncclp_result_t state56(void *h, ncclp_state_t s, ncclp_state_args_v5 *a)
 {
     ct_state(h, s, a ? a->kernelCh.pTimer : 0);
     return NCCLP_SUCCESS;
 }
+#if defined(CHAINTEST_V5)
+__attribute__((visibility("default"))) const ncclp_profiler_v5 ncclProfiler_v5 = {
+    "chaintest5", init56, start56, ct_stop, state56, ct_finalize};
+#else
 __attribute__((visibility("default"))) const ncclp_profiler_v6 ncclProfiler_v6 = {
-    "chaintest6", init6, start6, ct_stop, state6, ct_finalize};
+    "chaintest6", init56, start56, ct_stop, state56, ct_finalize};
+#endif
 #endif

@@ -16,6 +16,8 @@
  * Built a second time with NCCLP_BARE (nothing of libargus.so linked): the plugin must
  * record nothing, crash nowhere and still chain.
  * Prints one line per failed check and exits 1, or prints "ok ..." and exits 0.
+ * This file is the scenario and its checks; NCCL's side of the ABI is
+ * nccl_profiler_side.c, the "pool" run nccl_profiler_stress.c.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -29,199 +31,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/tracer/nccl_profiler_chaintest.h"
+#include "tests/tracer/nccl_profiler_check.h"
+#include "tests/tracer/nccl_profiler_side.h"
 #include "tracer/nccl_profiler_abi.h"
 #ifndef NCCLP_BARE
 #include "common/types.h"
+#include "tests/tracer/nccl_profiler_stress.h"
 #include "tracer/commgroups.h"
 #include "tracer/nccl_profiler_stats.h"
 #endif
 
 #define H1 0x1122334455667788ull
 #define H2 0x0badc0ffee000002ull
-/* what nccl_profiler_chaintest.c asks for */
-#define CHAIN_MASK \
-    (NCCLP_GROUP | NCCLP_COLL | NCCLP_PROXY_OP | NCCLP_PROXY_STEP | NCCLP_PROXY_CTRL | \
-     NCCLP_KERNEL_CH)
-
-struct chaintest_counts {
-    int version;
-    int inits, finalizes, live_ctx;
-    uint64_t last_hash;
-    int last_nranks, last_rank, last_nnodes;
-    char last_name[32];
-    int starts[16], stops, states, kernel_stops;
-    int bad_parent, bad_type, bad_ctx;
-    int ops_under_coll, foreign_ops;
-    uint64_t last_seq;
-    size_t last_count;
-    int last_peer;
-};
 
 static int failures;
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            printf(__VA_ARGS__);                                                          \
-            printf("\n");                                                                 \
-            failures++;                                                                   \
-        }                                                                                 \
-    } while (0)
-
-/* ---- NCCL's side ---- */
-
-static struct {
-    int ver;
-    const ncclp_profiler_v4 *p4;
-    const ncclp_profiler_v5 *p5;
-    const ncclp_profiler_v6 *p6;
-    _Atomic int started[16], stopped, states; /* what was handed over (any thread) */
-} side;
-
-static int bit_index(uint64_t t)
-{
-    int i = 0;
-    while (t > 1 && i < 15) {
-        t >>= 1;
-        i++;
-    }
-    return i;
-}
-
-static int side_load(const char *path, int maxver)
-{
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        printf("FAIL dlopen %s: %s\n", path, dlerror());
-        return -1;
-    }
-    if (maxver >= 6 && (side.p6 = dlsym(h, "ncclProfiler_v6")))
-        side.ver = 6;
-    else if (maxver >= 5 && (side.p5 = dlsym(h, "ncclProfiler_v5")))
-        side.ver = 5;
-    else if (maxver >= 4 && (side.p4 = dlsym(h, "ncclProfiler_v4")))
-        side.ver = 4;
-    else {
-        printf("FAIL %s: no profiler for version <= %d\n", path, maxver);
-        return -1;
-    }
-    return 0;
-}
-
-static int side_init(void **ctx, int *mask, uint64_t hash, const char *name, int nnodes,
-                     int nranks, int rank)
-{
-    *mask = 0;
-    switch (side.ver) {
-    case 6:
-        return side.p6->init(ctx, hash, mask, name, nnodes, nranks, rank, NULL);
-    case 5:
-        return side.p5->init(ctx, hash, mask, name, nnodes, nranks, rank, NULL);
-    default:
-        return side.p4->init(ctx, mask, name, hash, nnodes, nranks, rank, NULL);
-    }
-}
-
-/* Start d (v6 layout, coll/p2p parent = their group) when its type is in mask. */
-static void *side_start(void *ctx, int mask, const ncclp_descr_v6 *d)
-{
-    void *h = NULL;
-    if (!(d->type & (uint64_t)(unsigned)mask))
-        return NULL;
-    side.started[bit_index(d->type)]++;
-    if (side.ver == 6) {
-        ncclp_descr_v6 c = *d;
-        side.p6->startEvent(ctx, &h, &c);
-    } else if (side.ver == 5) {
-        ncclp_descr_v5 c = {.type = d->type, .parentObj = d->parentObj, .rank = d->rank};
-        if (d->type == NCCLP_COLL)
-            c.coll = d->coll;
-        else if (d->type == NCCLP_P2P)
-            c.p2p = d->p2p;
-        else if (d->type == NCCLP_PROXY_OP)
-            c.proxyOp = d->proxyOp;
-        else if (d->type == NCCLP_PROXY_STEP)
-            c.proxyStep = d->proxyStep;
-        else if (d->type == NCCLP_KERNEL_CH)
-            c.kernelCh = d->kernelCh;
-        else if (d->type == NCCLP_COLL_API)
-            c.api = d->api;
-        side.p5->startEvent(ctx, &h, &c);
-    } else {
-        ncclp_descr_v4 c = {.type = (uint8_t)d->type, .parentObj = d->parentObj,
-                            .rank = d->rank};
-        if (d->type == NCCLP_COLL) {
-            c.coll.seqNumber = d->coll.seqNumber;
-            c.coll.func = d->coll.func;
-            c.coll.count = d->coll.count;
-            c.coll.datatype = d->coll.datatype;
-            c.coll.nChannels = d->coll.nChannels;
-            c.coll.algo = d->coll.algo;
-            c.coll.proto = d->coll.proto;
-        } else if (d->type == NCCLP_P2P) {
-            c.p2p.func = d->p2p.func;
-            c.p2p.datatype = d->p2p.datatype;
-            c.p2p.count = d->p2p.count;
-            c.p2p.peer = d->p2p.peer;
-            c.p2p.nChannels = d->p2p.nChannels;
-        } else if (d->type == NCCLP_PROXY_OP) {
-            c.proxyOp = d->proxyOp;
-        } else if (d->type == NCCLP_PROXY_STEP) {
-            c.proxyStep = d->proxyStep;
-        } else if (d->type == NCCLP_KERNEL_CH) {
-            c.kernelCh = d->kernelCh;
-        }
-        side.p4->startEvent(ctx, &h, &c);
-    }
-    return h;
-}
-
-static void side_state(void *h, int s, uint64_t ptimer)
-{
-    if (!h)
-        return;
-    side.states++;
-    if (side.ver == 4) {
-        ncclp_state_args_v4 a = {.kernelCh.pTimer = ptimer};
-        side.p4->recordEventState(h, s, &a);
-    } else {
-        ncclp_state_args_v5 a = {.kernelCh.pTimer = ptimer};
-        if (side.ver == 6)
-            side.p6->recordEventState(h, s, &a);
-        else
-            side.p5->recordEventState(h, s, &a);
-    }
-}
-
-static void side_stop(void *h)
-{
-    if (!h)
-        return;
-    side.stopped++;
-    if (side.ver == 6)
-        side.p6->stopEvent(h);
-    else if (side.ver == 5)
-        side.p5->stopEvent(h);
-    else
-        side.p4->stopEvent(h);
-}
-
-static void side_finalize(void *ctx)
-{
-    if (side.ver == 6)
-        side.p6->finalize(ctx);
-    else if (side.ver == 5)
-        side.p5->finalize(ctx);
-    else
-        side.p4->finalize(ctx);
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
 
 /* ---- the scenario ---- */
 
@@ -240,29 +64,17 @@ extern void (*ncclp_fake_on_init)(int, int);
 int ncclCommInitRank(void **comm, int nranks, drv_nccl_id id, int rank);
 #endif
 
-static void proxy_step(void *ctx, int mask, void *op, const int *states, const long *ms,
-                       int n)
-{
-    ncclp_descr_v6 d = {.type = NCCLP_PROXY_STEP, .parentObj = op, .rank = 1};
-    void *s = side_start(ctx, mask, &d);
-    for (int i = 0; i < n; i++) {
-        side_state(s, states[i], 0);
-        sleep_ms(ms[i]);
-    }
-    side_stop(s);
-}
-
 static void run_collective(void *ctx, int mask)
 {
     ncclp_descr_v6 d = {.type = NCCLP_GROUP, .rank = 1};
     void *g = side_start(ctx, mask, &d);
-    if (side.ver >= 5) { /* an API event (v5): no v4 plugin may see it */
+    if (side_version() >= 5) { /* an API event (v5): no v4 plugin may see it */
         d = (ncclp_descr_v6){.type = NCCLP_COLL_API, .parentObj = g, .rank = 1};
         d.api.collApi.func = "AllReduce";
         d.api.collApi.count = 1024;
         side_stop(side_start(ctx, mask, &d));
     }
-    if (side.ver >= 6) { /* a copy-engine collective (v6): no v5 plugin may see it */
+    if (side_version() >= 6) { /* a copy-engine collective (v6): no v5 plugin may see it */
         d = (ncclp_descr_v6){.type = NCCLP_CE_COLL, .parentObj = g, .rank = 1};
         d.ceColl.seqNumber = 7;
         side_stop(side_start(ctx, mask, &d));
@@ -292,7 +104,7 @@ static void run_collective(void *ctx, int mask)
     void *pxn = side_start(ctx, mask, &d);
     static const int ps[] = {NCCLP_STEP_SEND_WAIT};
     static const long pms[] = {1};
-    proxy_step(ctx, mask, pxn, ps, pms, 1);
+    side_proxy_step(ctx, mask, pxn, ps, pms, 1);
     side_stop(pxn);
     side_state(send, NCCLP_PROXY_OP_IN_PROGRESS, 0);
 
@@ -305,11 +117,11 @@ static void run_collective(void *ctx, int mask)
     static const int ss[] = {NCCLP_STEP_SEND_GPU_WAIT, NCCLP_STEP_SEND_PEER_WAIT,
                              NCCLP_STEP_SEND_WAIT};
     static const long sms[] = {3, 12, 5};
-    proxy_step(ctx, mask, send, ss, sms, 3);
+    side_proxy_step(ctx, mask, send, ss, sms, 3);
     static const int rs[] = {NCCLP_STEP_RECV_WAIT, NCCLP_STEP_RECV_FLUSH_WAIT,
                              NCCLP_STEP_RECV_GPU_WAIT};
     static const long rms[] = {7, 1, 2};
-    proxy_step(ctx, mask, recv, rs, rms, 3);
+    side_proxy_step(ctx, mask, recv, rs, rms, 3);
 
     side_state(k0, NCCLP_KERNEL_CH_STOP, 501000); /* 500 us */
     side_state(k1, NCCLP_KERNEL_CH_STOP, 302000); /* 300 us */
@@ -340,14 +152,14 @@ static void run_send(void *ctx, int mask)
     void *op = side_start(ctx, mask, &d);
     static const int ss[] = {NCCLP_STEP_SEND_PEER_WAIT, NCCLP_STEP_SEND_WAIT};
     static const long sms[] = {4, 1};
-    proxy_step(ctx, mask, op, ss, sms, 2);
+    side_proxy_step(ctx, mask, op, ss, sms, 2);
     side_stop(op);
     side_stop(p);
 }
 
+#ifndef NCCLP_BARE
 #define MS 1000000ull
 
-#ifndef NCCLP_BARE
 static void check_recorded(void)
 {
     struct argus_nccl_step_stats st;
@@ -427,134 +239,6 @@ static void check_recorded(void)
         CHECK(g[0].family != g[1].family, "families");
     }
 }
-
-static void check_pool(void)
-{
-    enum { N = 9000 };
-    static void *h[N];
-    int got = 0;
-    ncclp_descr_v6 d = {.type = NCCLP_PROXY_STEP, .rank = 1};
-    for (int i = 0; i < N; i++)
-        got += (h[i] = side_start(ctx1, mask1, &d)) != NULL;
-    for (int i = 0; i < N; i++)
-        side_stop(h[i]);
-    struct argus_nccl_step_stats st;
-    argus_nccl_step_stats(&st);
-    CHECK(got < N && got >= 8000, "pool held %d of %d", got, N);
-    CHECK(st.events_dropped == (uint64_t)(N - got), "dropped %" PRIu64 " of %d",
-          st.events_dropped, N - got);
-    /* and every event came back */
-    got = 0;
-    for (int i = 0; i < N; i++)
-        got += (h[i] = side_start(ctx1, mask1, &d)) != NULL;
-    for (int i = 0; i < N; i++)
-        side_stop(h[i]);
-    CHECK(got >= 8000, "pool after reuse %d", got);
-    argus_nccl_step_stats(&st);
-
-    /* collectives whose children never come are reported when the task ring (2,048)
-     * reuses their slot; a child that outlives its collective's slot touches nobody
-     * else's record */
-    enum { C = 3000, RING = 2048 };
-    d = (ncclp_descr_v6){.type = NCCLP_COLL, .rank = 1};
-    d.coll = (struct ncclp_coll_v5){.seqNumber = 99, .func = "AllGather", .count = 1,
-                                    .datatype = "ncclInt8"};
-    void *x = side_start(ctx1, mask1, &d);
-    side_stop(x);
-    d = (ncclp_descr_v6){.type = NCCLP_PROXY_OP, .parentObj = x, .rank = 1};
-    d.proxyOp = (struct ncclp_proxy_op){.pid = getpid(), .peer = 5, .isSend = 1};
-    void *op = side_start(ctx1, mask1, &d);
-    for (int i = 0; i < C; i++) {
-        d = (ncclp_descr_v6){.type = NCCLP_COLL, .rank = 1};
-        d.coll = (struct ncclp_coll_v5){.seqNumber = 100 + (uint64_t)i, .func = "AllGather",
-                                        .count = 1, .datatype = "ncclInt8"};
-        side_stop(side_start(ctx1, mask1, &d));
-    }
-    static const int ss[] = {NCCLP_STEP_SEND_PEER_WAIT};
-    static const long sms[] = {1};
-    proxy_step(ctx1, mask1, op, ss, sms, 1);
-    side_stop(op);
-    argus_nccl_step_stats(&st);
-    /* slots 0, 1: the first collective and send (reported); x in slot 2; the loop's in
-     * 3..3002: x and the loop's first C + 3 - RING - 3 + 1 evicted */
-    CHECK(st.comm[0].colls == 1 + (C + 3 - RING) - 3, "evicted collectives reported: %u",
-          st.comm[0].colls);
-    CHECK(st.comm[0].n_peers == 1 && st.comm[0].peer[0].peer == 5 &&
-              st.comm[0].peer[0].send_wait_ns >= MS,
-          "late child: peers %u", st.comm[0].n_peers);
-    CHECK(st.events_dropped == 0, "dropped %" PRIu64, st.events_dropped);
-}
-
-/* The application thread hands each collective to the proxy thread as NCCL does, right
- * before it stops it: the children finish before or after that stop. */
-enum { QN = 64, THREADED = 20000 };
-static struct {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    void *h[QN];
-    unsigned head, tail;
-} queue = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, 0, 0};
-
-static void *proxy_thread(void *arg)
-{
-    (void)arg;
-    for (int i = 0; i < THREADED; i++) {
-        pthread_mutex_lock(&queue.mu);
-        while (queue.head == queue.tail)
-            pthread_cond_wait(&queue.cv, &queue.mu);
-        void *coll = queue.h[queue.tail++ % QN];
-        pthread_cond_broadcast(&queue.cv);
-        pthread_mutex_unlock(&queue.mu);
-        ncclp_descr_v6 d = {.type = NCCLP_PROXY_OP, .parentObj = coll, .rank = 1};
-        d.proxyOp = (struct ncclp_proxy_op){.pid = getpid(), .peer = 6, .isSend = 1};
-        void *op = side_start(ctx1, mask1, &d);
-        d = (ncclp_descr_v6){.type = NCCLP_PROXY_STEP, .parentObj = op, .rank = 1};
-        void *st = side_start(ctx1, mask1, &d);
-        side_state(st, NCCLP_STEP_SEND_PEER_WAIT, 0);
-        side_state(st, NCCLP_STEP_SEND_WAIT, 0);
-        side_stop(st);
-        side_stop(op);
-    }
-    return NULL;
-}
-
-static void check_threads(void)
-{
-    struct argus_nccl_step_stats st;
-    argus_nccl_step_stats(&st);
-    pthread_t t;
-    if (pthread_create(&t, NULL, proxy_thread, NULL) != 0) {
-        CHECK(0, "pthread_create");
-        return;
-    }
-    for (int i = 0; i < THREADED; i++) {
-        ncclp_descr_v6 d = {.type = NCCLP_COLL, .rank = 1};
-        d.coll = (struct ncclp_coll_v5){.seqNumber = 10000 + (uint64_t)i,
-                                        .func = "ReduceScatter", .count = 8,
-                                        .datatype = "ncclFloat64"};
-        void *coll = side_start(ctx1, mask1, &d);
-        pthread_mutex_lock(&queue.mu);
-        while (queue.head - queue.tail == QN)
-            pthread_cond_wait(&queue.cv, &queue.mu);
-        queue.h[queue.head++ % QN] = coll;
-        pthread_cond_broadcast(&queue.cv);
-        pthread_mutex_unlock(&queue.mu);
-        side_stop(coll);
-    }
-    pthread_join(t, NULL);
-    argus_nccl_step_stats(&st);
-    /* and the 2,048 childless collectives check_pool left in the ring, evicted now */
-    CHECK(st.comm[0].colls == THREADED + 2048, "threaded collectives reported %u of %d",
-          st.comm[0].colls, THREADED + 2048);
-    CHECK(st.comm[0].bytes == 64ull * THREADED + 2048, "threaded bytes %" PRIu64,
-          st.comm[0].bytes);
-    CHECK(st.comm[0].n_peers == 1 && st.comm[0].peer[0].ops == THREADED &&
-              st.comm[0].peer[0].steps == THREADED,
-          "threaded ops %u steps %u", st.comm[0].peer[0].ops, st.comm[0].peer[0].steps);
-    CHECK(st.arrivals_dropped == THREADED + 2048 - ARGUS_NCCL_MAX_SEQ &&
-              st.events_dropped == 0,
-          "arrivals dropped %u", st.arrivals_dropped);
-}
 #endif
 
 int main(int argc, char **argv)
@@ -568,8 +252,7 @@ int main(int argc, char **argv)
     const char *chain = getenv("ARGUS_NCCL_PROFILER_CHAIN");
     /* a chained plugin that exists and is not the plugin itself must get every call */
     const int chained = chain && access(chain, R_OK) == 0 && strcmp(chain, argv[1]) != 0;
-    const char *name = side.ver == 6 ? side.p6->name : side.ver == 5 ? side.p5->name
-                                                                     : side.p4->name;
+    const char *name = side_name();
 
 #ifndef NCCLP_BARE
     /* communicator 1 made through the hooked ncclCommInitRank, NCCL calling init inside */
@@ -584,7 +267,7 @@ int main(int argc, char **argv)
     if (on)
         CHECK((mask1 & want) == want, "mask %#x", mask1);
     else /* Argus off: the plugin only chains */
-        CHECK(mask1 == (chained ? CHAIN_MASK : 0), "off mask %#x", mask1);
+        CHECK(mask1 == (chained ? CHAINTEST_MASK : 0), "off mask %#x", mask1);
 #else
     side_init(&ctx1, &mask1, H1, "tp0", 2, 4, 1);
     /* nothing of its own without libargus.so; with libargus.so preloaded (and on), the
@@ -595,7 +278,7 @@ int main(int argc, char **argv)
     const int own = NCCLP_COLL | NCCLP_P2P | NCCLP_PROXY_OP | NCCLP_PROXY_STEP |
                     NCCLP_KERNEL_CH;
     if (strcmp(name, "Argus") == 0)
-        CHECK(mask1 == ((chained ? CHAIN_MASK : 0) | (argus ? own : 0)), "bare mask %#x",
+        CHECK(mask1 == ((chained ? CHAINTEST_MASK : 0) | (argus ? own : 0)), "bare mask %#x",
               mask1);
     if (getenv("DRV_WANT_LIBARGUS"))
         CHECK(argus, "libargus.so's sink not in the process");
@@ -610,8 +293,7 @@ int main(int argc, char **argv)
     if (on) {
         check_recorded();
         if (argc > 3 && strcmp(argv[3], "pool") == 0) {
-            check_pool();
-            check_threads();
+            failures += nccl_stress_run(ctx1, mask1);
         }
     } else {
         struct argus_nccl_step_stats st;
@@ -640,10 +322,11 @@ int main(int argc, char **argv)
             CHECK(k->bad_parent == 0 && k->bad_type == 0 && k->bad_ctx == 0,
                   "bad parent %d type %d ctx %d", k->bad_parent, k->bad_type, k->bad_ctx);
             for (int i = 0; i < 16; i++)
-                CHECK(k->starts[i] == (((1 << i) & CHAIN_MASK) ? side.started[i] : 0),
+                CHECK(k->starts[i] == (((1 << i) & CHAINTEST_MASK) ? side_started(i) : 0),
                       "type %#x: chained got %d of %d", 1 << i, k->starts[i],
-                      side.started[i]);
-            CHECK(side.started[bit_index(NCCLP_PROXY_CTRL)] == 1, "proxy ctrl not asked");
+                      side_started(i));
+            CHECK(side_started(chaintest_bit_index(NCCLP_PROXY_CTRL)) == 1,
+                  "proxy ctrl not asked");
             int total = 0;
             for (int i = 0; i < 16; i++)
                 total += k->starts[i];
@@ -659,6 +342,7 @@ int main(int argc, char **argv)
     }
     if (failures)
         return 1;
-    printf("ok: NCCL side v%d, %d events, plugin %s\n", side.ver, side.stopped, name);
+    printf("ok: NCCL side v%d, %d events, plugin %s\n", side_version(), side_stopped(), name);
     return 0;
 }
+
