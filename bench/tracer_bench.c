@@ -5,12 +5,24 @@
  *                        (thread CPU time; kernel classes cached by name pointer and
  *                        names handed over as stable pointers, as the collector does);
  *   ns_step_end_per_record the step-end build's share of ns_per_record;
- *   ns_walk_only         the adapter walk alone (a consumer that does nothing);
- *   x_walk_only          ns_per_record / ns_walk_only (goal <= 2);
+ *   ns_walk_only         the floor: the same adapter walk (argus_cupti_walk: libcupti's
+ *                        cuptiActivityGetNextRecord, the record's kind, name, times,
+ *                        device, stream and correlation id read and checked, one
+ *                        callback per activity) over the same records, freshly rebuilt
+ *                        so that they are as cold as for ns_per_record, with a callback
+ *                        that does nothing;
+ *   x_walk_only          ns_per_record / ns_walk_only (goal <= 2), the median of the
+ *                        per-step ratios: each timed step is measured both ways, side by
+ *                        side (the floor first on odd steps, the full path first on even
+ *                        ones), so that load from other programs falls on both;
+ *                        x_walk_only_min / _max their spread;
+ *                        the ns figures are the medians over the same steps;
  *   instructions_per_record  user-mode instructions of the ns_per_record part per record
  *                        (perf_event_open, PERF_COUNT_HW_INSTRUCTIONS on this thread), and
  *                        instructions_walk_only the walk's; null when the machine has no
- *                        such counter, and instructions_unavailable then says why;
+ *                        such counter, and instructions_unavailable then says why (then
+ *                        valgrind --tool=callgrind --collect-atstart=no gives the same
+ *                        figure, see below);
  *   ns_collect_launch_per_record / ns_collect_time_per_record  the whole collector
  *                        (tracer/collect.c: buffer done, step marks, pump: walk, staging,
  *                        replay into the summariser) with kernels assigned by launch
@@ -227,6 +239,7 @@ static double collect_run(int steps, int by_launch, uint64_t *t, int first_step)
 struct figures {
     int steps;
     double ns_rec, ns_end, ns_walk, raw;
+    double x_med, x_min, x_max; /* per-step ratios */
     double ins_rec, ins_walk; /* < 0: no counter (ins_why) */
     const char *ins_why;
     double ns_launch, ns_time;
@@ -246,7 +259,9 @@ static int put_result(yajl_gen g, const struct figures *f)
     ARGUS_BENCH_PUT_F(g, "ns_per_record", "%.1f", f->ns_rec);
     ARGUS_BENCH_PUT_F(g, "ns_step_end_per_record", "%.1f", f->ns_end);
     ARGUS_BENCH_PUT_F(g, "ns_walk_only", "%.1f", f->ns_walk);
-    ARGUS_BENCH_PUT_F(g, "x_walk_only", "%.2f", f->ns_walk > 0 ? f->ns_rec / f->ns_walk : 0.0);
+    ARGUS_BENCH_PUT_F(g, "x_walk_only", "%.2f", f->x_med);
+    ARGUS_BENCH_PUT_F(g, "x_walk_only_min", "%.2f", f->x_min);
+    ARGUS_BENCH_PUT_F(g, "x_walk_only_max", "%.2f", f->x_max);
     ARGUS_JSON_TRY(argus_json_key(g, "instructions_per_record"));
     if (f->ins_rec >= 0)
         ARGUS_JSON_TRY(argus_json_num(g, f->ins_rec, 1));
@@ -277,6 +292,21 @@ static int put_result(yajl_gen g, const struct figures *f)
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of v[0..n) (sorts v). */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define MAX_STEPS 1000
+
 int main(int argc, char **argv)
 {
     int steps = argc > 1 ? atoi(argv[1]) : 20;
@@ -288,7 +318,9 @@ int main(int argc, char **argv)
     static uint8_t enc[1 << 20];
     size_t cap = (size_t)KPS * sizeof(CUpti_ActivityKernel10);
     uint8_t *buf = aligned_alloc(64, cap);
-    uint64_t t = 1700000000000000000ull, t1 = t, work = 0, work_end = 0, work_walk = 0;
+    uint64_t t = 1700000000000000000ull, t1 = t;
+    static double v_rec[MAX_STEPS], v_end[MAX_STEPS], v_walk[MAX_STEPS], v_x[MAX_STEPS];
+    int nv = 0;
     struct argus_act_stats st_none;
     long budget = 0, wire = 0;
     uint32_t kmodes = 0;
@@ -296,14 +328,30 @@ int main(int argc, char **argv)
     int ins_fd = instr_open(ins_why, sizeof ins_why);
     uint64_t ins = 0, ins_walk = 0;
 
-    if (!buf || steps < 2 || argus_summarizer_create(&so, &sm) || argus_budget_create(&bud))
+    if (steps < 2 || steps > MAX_STEPS) {
+        fprintf(stderr, "tracer_bench: steps must be in [2, %d]\n", MAX_STEPS);
+        return 2;
+    }
+    if (!buf || argus_summarizer_create(&so, &sm) || argus_budget_create(&bud))
         return 1;
     rs_names(names);
     memset(&st, 0, sizeof st);
     memset(&st_none, 0, sizeof st_none);
     for (int s = 1; s <= steps; s++) {
-        uint64_t t0 = t;
-        size_t len = build_step(buf, &t, s);
+        uint64_t t0 = t, c3 = 0, c4 = 0;
+        size_t len;
+        /* The floor: the same walk over the same records with a consumer that does
+         * nothing (the buffer is as cold as for the full path: rebuilt first); before the
+         * full path on odd steps and after it on even ones. */
+        if (s % 2) {
+            size_t lw = build_step(buf, &t1, s);
+            uint64_t iw = instr_read(ins_fd);
+            c3 = cpu_ns();
+            argus_cupti_walk(buf, lw, &st_none, feed_none, NULL);
+            c4 = cpu_ns();
+            ins_walk += s > 1 ? instr_read(ins_fd) - iw : 0;
+        }
+        len = build_step(buf, &t, s);
         if (s > 1)
             CALLGRIND_TOGGLE_COLLECT;
         uint64_t i0 = instr_read(ins_fd);
@@ -317,26 +365,28 @@ int main(int argc, char **argv)
             ins += instr_read(ins_fd) - i0;
         if (s > 1)
             CALLGRIND_TOGGLE_COLLECT;
-        if (s > 1) { /* the first step interns the names */
-            work += c2 - c0;
-            work_end += c2 - c1;
+        if (s % 2 == 0) {
+            size_t lw = build_step(buf, &t1, s);
+            uint64_t iw = instr_read(ins_fd);
+            c3 = cpu_ns();
+            argus_cupti_walk(buf, lw, &st_none, feed_none, NULL);
+            c4 = cpu_ns();
+            ins_walk += instr_read(ins_fd) - iw;
         }
-        /* The same walk with a consumer that does nothing: the adapter's share (the
-         * buffer is as cold as above: rebuilt first). */
-        build_step(buf, &t1, s);
-        i0 = instr_read(ins_fd);
-        c0 = cpu_ns();
-        argus_cupti_walk(buf, len, &st_none, feed_none, NULL);
-        work_walk += cpu_ns() - c0;
-        ins_walk += instr_read(ins_fd) - i0;
+        if (s > 1) { /* the first step interns the names */
+            v_rec[nv] = (double)(c2 - c0) / KPS;
+            v_end[nv] = (double)(c2 - c1) / KPS;
+            v_walk[nv] = (double)(c4 - c3) / KPS;
+            v_x[nv] = c4 > c3 ? (double)(c2 - c0) / (double)(c4 - c3) : 0;
+            nv++;
+        }
         budget = argus_budget_encode(bud, &last, 0.97, 0, enc, sizeof enc);
         wire = argus_summary_encode(&last, enc, sizeof enc); /* what ships */
         kmodes = last.n_kmodes;
         t += 2000;
     }
-    double ns_rec = (double)work / ((double)(steps - 1) * KPS);
-    double ns_end = (double)work_end / ((double)(steps - 1) * KPS);
-    double ns_walk = (double)work_walk / ((double)steps * KPS);
+    double ns_rec = median(v_rec, nv), ns_end = median(v_end, nv);
+    double ns_walk = median(v_walk, nv), x_med = median(v_x, nv);
     double raw = (double)KPS * sizeof(CUpti_ActivityKernel10);
 
     /* The collector, by time and by launch, interleaved in rounds; the best of each. */
@@ -377,12 +427,13 @@ int main(int argc, char **argv)
             rss_1k = rss_kb();
     }
     const struct figures f = {.steps = steps, .ns_rec = ns_rec, .ns_end = ns_end,
-                              .ns_walk = ns_walk, .raw = raw,
-                              .ins_rec = ins_fd >= 0 ? (double)ins / ((double)(steps - 1) * KPS)
-                                                     : -1,
-                              .ins_walk = ins_fd >= 0 ? (double)ins_walk / ((double)steps * KPS)
+                              .ns_walk = ns_walk, .raw = raw, .x_med = x_med,
+                              .x_min = v_x[0], .x_max = v_x[nv - 1], /* v_x is sorted */
+                              .ins_rec = ins_fd >= 0 ? (double)ins / ((double)nv * KPS) : -1,
+                              .ins_walk = ins_fd >= 0 ? (double)ins_walk / ((double)nv * KPS)
                                                       : -1,
-                              .ins_why = ins_why, .ns_launch = ns_launch, .ns_time = ns_time, .wire = wire, .budget = budget,
+                              .ins_why = ins_why, .ns_launch = ns_launch, .ns_time = ns_time,
+                              .wire = wire, .budget = budget,
                               .mem_steps = mem_steps, .rss_1k = rss_1k, .rss_end = rss_kb(),
                               .kmodes = kmodes};
     yajl_gen g = yajl_gen_alloc(NULL);

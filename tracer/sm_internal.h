@@ -1,6 +1,7 @@
-/* sm_internal.h — internal to tracer/summarizer.c, tracer/stepsum.c and tracer/modes.c: the
- * summariser's state (all preallocated at create), the step-end builder and the
- * fine-bin mode split with its per-kernel memo (modes.c). Nothing else may include it.
+/* sm_internal.h — internal to tracer/summarizer.c, smphase.c, stepsum.c, stepsplit.c and
+ * modes.c: the summariser's state (all preallocated at create), the phase ranges, the
+ * step-end builder and the fine-bin mode split with its per-kernel memo (modes.c).
+ * Nothing else may include it.
  */
 #ifndef ARGUS_TRACER_SM_INTERNAL_H
 #define ARGUS_TRACER_SM_INTERNAL_H
@@ -19,8 +20,9 @@
 #define MAX_NAMES_LIMIT (UINT32_C(1) << 24)
 #define MAX_EVENTS_LIMIT (UINT32_C(1) << 30)
 #define ARENA_PER_NAME 96 /* average bytes of name text kept per table entry */
-#define CACHE_BITS 13
-#define CACHE_SIZE (1u << CACHE_BITS)
+#define CACHE_SET_BITS 12 /* the name pointer cache: 2^12 sets of CACHE_WAYS entries */
+#define CACHE_WAYS 2
+#define CACHE_SIZE ((1u << CACHE_SET_BITS) * CACHE_WAYS)
 
 #define OTHER_NAME ARGUS_OTHER_KERNEL
 #define SM_BLK 16 /* durations per pool block (a power of 2) */
@@ -106,6 +108,7 @@ struct name_cache {
     uint32_t idx;
     uint32_t trusted;
 };
+_Static_assert(CACHE_WAYS == 2, "the fast path (summarizer.c) probes two ways");
 
 /* From t on (until the next segment) kernels get this phase. */
 struct phase_seg {
@@ -136,7 +139,8 @@ struct ev_span {
     uint64_t start, end;
 };
 
-/* Union of the stored intervals clipped below at the step begin, kept while their
+/* Union of the stored intervals clipped below at the step begin (es holds its closed
+ * runs, summarizer.c kernel_span), kept while their
  * (clipped) starts arrive in order: sum of closed runs + the open run [cs, ce) (at first
  * the empty run at the step begin); ce is then the latest end seen (the part after the
  * step end is taken off at the end). gap, gap_end: the longest gap closed so far (the
@@ -183,8 +187,11 @@ struct argus_summarizer {
     size_t pool_blocks, blk_used;
     struct ev_key *ek;  /* [max_events] the stored events whose name did not fit */
     size_t n_ovf;
-    struct ev_span *es; /* [max_events] start/end of every stored event, for busy time */
-    size_t n_ev;
+    size_t n_ev;        /* stored events */
+    struct ev_span *es; /* [max_events + 2] the runs and intervals busy time needs
+                         * (summarizer.c, kernel_span) */
+    size_t n_es;
+    size_t ev_cap;      /* in a step max_events, else 0 (the fast path's one check) */
     struct busy_run busy; /* running union of the stored intervals */
     uint64_t step_kernels, step_dropped; /* step_kernels: those not stored (no room) */
     uint64_t step_overhead_ns; /* CUPTI overhead records in this step */
@@ -226,6 +233,17 @@ struct argus_summarizer {
     uint64_t total_dropped, total_kernels; /* read from other threads: relaxed atomics */
 };
 
+/* Phase ranges (smphase.c): the innermost open range's phase (OTHER when none); wall
+ * time up to t to that range (inside a step only); the phase of a kernel starting at t in
+ * the step's timeline (kernels come mostly in time order: starts at the last lookup). */
+uint8_t argus_sm_cur_phase(const struct argus_summarizer *sm);
+void argus_sm_phase_advance(struct argus_summarizer *sm, uint64_t t);
+uint8_t argus_sm_phase_at(struct argus_summarizer *sm, uint64_t t);
+/* Split each touched kernel's stored durations (by name in the pool) into (kernel, mode)
+ * candidates in sm->cands; returns their number (stepsplit.c). */
+size_t argus_sm_build_cands(struct argus_summarizer *sm, uint64_t step);
+/* The phase with the most time in w (the first of equal ones; stepsplit.c). */
+uint8_t argus_sm_phase_argmax(const uint64_t w[ARGUS_PH_COUNT]);
 /* Build sm->sum for the open step ending at end (stepsum.c). */
 void argus_sm_build_summary(struct argus_summarizer *sm, uint64_t step, uint64_t end);
 /* Hand "[other]" to on_name the first time a fold record is made (summarizer.c). */

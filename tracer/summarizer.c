@@ -1,9 +1,9 @@
 /* summarizer.c — the per-rank step summariser of summarizer.h. One step's kernels go into
  * a preallocated event buffer; at step end the summary (phases, busy/host gap, class
- * totals, per-(kernel, mode) statistics) is built by stepsum.c with preallocated scratch
- * arrays and handed to on_summary. This file: create/free, name interning, phase ranges,
- * events, step marks. Must not allocate after create, must not block, must not log per
- * event.
+ * totals, per-(kernel, mode) statistics) is built by stepsum.c and stepsplit.c with
+ * preallocated scratch arrays and handed to on_summary; phase ranges are smphase.c's.
+ * This file: create/free, name interning, events, step marks. Must not allocate after
+ * create, must not block, must not log per event.
  *
  * Rules chosen here (see also summarizer.h):
  * - Phase wall time: between two phase marks (push/pop) inside a step, the time goes to
@@ -17,7 +17,7 @@
  *   pointer through the _static entry); the duration goes into its name's block of a
  *   preallocated pool and the busy-time union is kept as kernels come (while their starts
  *   are in order), so the step end sorts nothing: it splits each kernel's durations by a
- *   fine-bin histogram and the split kept from earlier steps (stepsum.c, modes.c).
+ *   fine-bin histogram and the split kept from earlier steps (stepsplit.c, modes.c).
  * - kernel_count and the class/phase kernel totals include events dropped for lack of
  *   buffer space; busy_ns, idle_long_ns and the kmodes cover stored events only
  *   (PARTIAL then set). Kernels outside a step count only in the running dropped total.
@@ -78,10 +78,12 @@ int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_
     sm->name_text = calloc(o->max_names, sizeof *sm->name_text);
     sm->arena_cap = o->max_names * ARENA_PER_NAME;
     sm->arena = malloc(sm->arena_cap);
-    sm->cache = calloc(CACHE_SIZE, sizeof *sm->cache);
+    sm->cache = aligned_alloc(64, CACHE_SIZE * sizeof *sm->cache); /* a set in one line */
+    if (sm->cache)
+        memset(sm->cache, 0, CACHE_SIZE * sizeof *sm->cache);
     sm->touched = calloc(sm->max_touched, sizeof *sm->touched);
     sm->ek = calloc(o->max_events, sizeof *sm->ek);
-    sm->es = calloc(o->max_events, sizeof *sm->es);
+    sm->es = calloc(o->max_events + 2, sizeof *sm->es);
     sm->segs = calloc(MAX_SEGS, sizeof *sm->segs);
     sm->pa = calloc(o->max_events, sizeof *sm->pa);
     sm->pb = calloc(o->max_events, sizeof *sm->pb);
@@ -211,10 +213,20 @@ static uint32_t intern(struct argus_summarizer *sm, const char *name, uint64_t h
     return idx;
 }
 
-/* lookup_name's miss path: hash (a long name truncated first), intern, cache. */
+/* The pointer cache's set of a name pointer: CACHE_WAYS entries side by side (one cache
+ * line), so that names whose pointers hash alike do not evict each other. */
+static inline __attribute__((always_inline)) struct name_cache *
+cache_set(const struct argus_summarizer *sm, const char *name)
+{
+    uint64_t p = (uint64_t)(uintptr_t)name * UINT64_C(0x9e3779b97f4a7c15);
+    return &sm->cache[(p >> (64 - CACHE_SET_BITS)) * CACHE_WAYS];
+}
+
+/* lookup_name's miss path: hash (a long name truncated first), intern, cache (in way w of
+ * the set when the pointer is there already, else in way 0, the others moving down). */
 static __attribute__((noinline)) uint32_t lookup_miss(struct argus_summarizer *sm,
-                                                      struct name_cache *c, const char *name,
-                                                      int trusted)
+                                                      struct name_cache *set, int w,
+                                                      const char *name, int trusted)
 {
     uint32_t idx;
 
@@ -225,9 +237,11 @@ static __attribute__((noinline)) uint32_t lookup_miss(struct argus_summarizer *s
     }
     idx = intern(sm, name, argus_name_hash(name));
     if (idx != NAME_NONE && sm->name_text[idx]) {
-        c->ptr = name;
-        c->idx = idx;
-        c->trusted = (uint32_t)trusted;
+        if (w < 0) {
+            memmove(set + 1, set, (CACHE_WAYS - 1) * sizeof *set);
+            w = 0;
+        }
+        set[w] = (struct name_cache){name, idx, (uint32_t)trusted};
     }
     return idx;
 }
@@ -238,126 +252,21 @@ static __attribute__((noinline)) uint32_t lookup_miss(struct argus_summarizer *s
 static inline __attribute__((always_inline)) uint32_t
 lookup_name(struct argus_summarizer *sm, const char *name, int trusted)
 {
-    uint64_t p = (uint64_t)(uintptr_t)name * UINT64_C(0x9e3779b97f4a7c15);
-    struct name_cache *c = &sm->cache[p >> (64 - CACHE_BITS)];
+    struct name_cache *set = cache_set(sm, name);
 
-    if (c->ptr == name) {
+    for (int w = 0; w < CACHE_WAYS; w++) {
+        struct name_cache *c = &set[w];
+        if (c->ptr != name)
+            continue;
         if (trusted && c->trusted)
             return c->idx;
         if (strcmp(name, sm->arena + sm->name_text[c->idx] - 1) == 0) {
             c->trusted |= (uint32_t)trusted;
             return c->idx;
         }
+        return lookup_miss(sm, set, w, name, trusted);
     }
-    return lookup_miss(sm, c, name, trusted);
-}
-
-/* ---- phases ------------------------------------------------------------------------ */
-
-static uint8_t cur_phase(const struct argus_summarizer *sm)
-{
-    return sm->depth ? sm->stack[sm->depth - 1] : (uint8_t)ARGUS_PH_OTHER;
-}
-
-/* Attribute wall time up to t to the innermost open range (inside a step only). */
-static void phase_advance(struct argus_summarizer *sm, uint64_t t)
-{
-    if (!sm->in_step || t <= sm->wall_t)
-        return;
-    if (sm->depth)
-        sm->phase_wall[sm->stack[sm->depth - 1]] += t - sm->wall_t;
-    sm->wall_t = t;
-}
-
-/* Record in the step's timeline that kernels from t on get the current phase. */
-static void phase_mark(struct argus_summarizer *sm, uint64_t t)
-{
-    struct phase_seg *last;
-
-    if (!sm->in_step)
-        return;
-    last = &sm->segs[sm->n_segs - 1];
-    /* Kernels from the newest segment's start on get the current phase (what phase_at
-     * answers there, full timeline or not). */
-    sm->ph_cur = cur_phase(sm);
-    if (t <= last->t) {
-        /* Same instant (or out of order): the newest state wins from last->t on. */
-        last->phase = cur_phase(sm);
-        return;
-    }
-    if (sm->n_segs >= MAX_SEGS) {
-        sm->segs_full = 1;
-        sm->step_flags |= ARGUS_SF_PARTIAL;
-        return;
-    }
-    sm->segs[sm->n_segs].t = t;
-    sm->segs[sm->n_segs].phase = cur_phase(sm);
-    sm->n_segs++;
-    sm->ph_t = t;
-}
-
-/* Phase of a kernel starting at t: the segment with the largest start <= t (the first one
- * before it; the open state once the timeline is full). Kernels come mostly in time
- * order, so the segment of the last lookup (or the next one) usually answers. */
-static uint8_t phase_at(struct argus_summarizer *sm, uint64_t t)
-{
-    size_t lo = sm->seg_cur, hi = sm->n_segs;
-
-    if (lo + 1 == hi && t >= sm->segs[lo].t) /* the newest segment: the common case */
-        return sm->segs_full ? cur_phase(sm) : sm->segs[lo].phase;
-    if (lo >= hi || t < sm->segs[lo].t) {
-        if (t < sm->segs[0].t)
-            return sm->segs[0].phase;
-        lo = 0;
-    } else if (lo + 1 < hi && t >= sm->segs[lo + 1].t) {
-        lo++;
-        if (lo + 1 < hi && t >= sm->segs[lo + 1].t)
-            lo++;
-        else
-            hi = lo + 1;
-    } else {
-        hi = lo + 1;
-    }
-    /* Largest i in [lo, hi) with segs[i].t <= t (segs[lo].t <= t holds). */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (sm->segs[mid].t <= t)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    sm->seg_cur = lo;
-    if (lo == sm->n_segs - 1 && sm->segs_full)
-        return cur_phase(sm);
-    return sm->segs[lo].phase;
-}
-
-void argus_summarizer_phase_push(struct argus_summarizer *sm, const char *name, uint64_t t_ns)
-{
-    if (!sm)
-        return;
-    if (sm->depth >= PHASE_DEPTH) {
-        sm->ignored_pushes++;
-        return;
-    }
-    phase_advance(sm, t_ns);
-    sm->stack[sm->depth++] = (uint8_t)argus_phase_from_name(name);
-    phase_mark(sm, t_ns);
-}
-
-void argus_summarizer_phase_pop(struct argus_summarizer *sm, uint64_t t_ns)
-{
-    if (!sm)
-        return;
-    if (sm->ignored_pushes) {
-        sm->ignored_pushes--;
-        return;
-    }
-    if (!sm->depth)
-        return;
-    phase_advance(sm, t_ns);
-    sm->depth--;
-    phase_mark(sm, t_ns);
+    return lookup_miss(sm, set, -1, name, trusted);
 }
 
 /* ---- events ------------------------------------------------------------------------ */
@@ -384,34 +293,43 @@ static uint32_t new_block(struct argus_summarizer *sm, uint32_t idx, uint32_t c,
 static inline __attribute__((always_inline)) void
 kernel_totals(struct argus_summarizer *sm, uint64_t dur, int kclass, uint8_t ph)
 {
+    /* without a branch: which class comes next is data (a third of a step's launches
+     * are collectives), and a mispredicted branch costs more than the add */
     sm->class_ns[kclass] += dur;
-    if (kclass == ARGUS_KC_COMPUTE)
-        sm->phase_compute[ph] += dur;
+    sm->phase_compute[ph] += dur & (UINT64_C(0) - (uint64_t)(kclass == ARGUS_KC_COMPUTE));
 }
 
-/* Store a kernel's interval: for busy time at the step end, and the running union of the
- * intervals clipped to the step begin while their starts come in order (cs: the open
- * run's start, at the step begin at first), with its longest gap; a start before the
- * open run leaves busy and idle time to the step end. */
+/* A kernel's interval into the running union of the intervals clipped to the step begin,
+ * kept while their starts come in order (cs: the open run's start, at the step begin at
+ * first), with its longest gap. What busy time needs at the step end goes into es: while
+ * the starts are in order only each run as it closes (back-to-back kernels store nothing);
+ * at the first start before the open run, the open run, and from then on every interval
+ * (the step end then takes the union of es). The union of es and the open run is always
+ * the union of the intervals, so busy and idle time come out as if every interval had
+ * been kept. */
 static inline __attribute__((always_inline)) void
 kernel_span(struct argus_summarizer *sm, uint64_t start_ns, uint64_t end_ns)
 {
     uint64_t s = start_ns > sm->begin ? start_ns : sm->begin;
 
-    sm->es[sm->n_ev++] = (struct ev_span){start_ns, end_ns};
     if (end_ns > s) {
         struct busy_run *r = &sm->busy;
         if (s > r->ce) {
+            if (r->sorted)
+                sm->es[sm->n_es++] = (struct ev_span){r->cs, r->ce};
             r->sum += r->ce - r->cs;
             if (s - r->ce > r->gap) {
                 r->gap = s - r->ce;
                 r->gap_end = s;
             }
             r->cs = s;
-        } else if (s < r->cs) {
+        } else if (s < r->cs && r->sorted) {
+            sm->es[sm->n_es++] = (struct ev_span){r->cs, r->ce};
             r->sorted = 0;
         }
         r->ce = end_ns > r->ce ? end_ns : r->ce;
+        if (!r->sorted)
+            sm->es[sm->n_es++] = (struct ev_span){s, end_ns};
     }
 }
 
@@ -433,7 +351,7 @@ kernel_add(struct argus_summarizer *sm, const char *name, uint64_t start_ns, uin
     if (end_ns < start_ns)
         end_ns = start_ns;
     dur = end_ns - start_ns;
-    ph = start_ns >= sm->ph_t ? sm->ph_cur : phase_at(sm, start_ns);
+    ph = start_ns >= sm->ph_t ? sm->ph_cur : argus_sm_phase_at(sm, start_ns);
     kernel_totals(sm, dur, kclass, ph);
     if (sm->n_ev >= sm->o.max_events) {
         sm->step_kernels++; /* the stored ones are counted by n_ev */
@@ -458,6 +376,7 @@ kernel_add(struct argus_summarizer *sm, const char *name, uint64_t start_ns, uin
         sm->step_flags |= ARGUS_SF_PARTIAL;
         sm->ek[sm->n_ovf++] = (struct ev_key){key, NAME_NONE, (uint32_t)kclass};
     }
+    sm->n_ev++;
     kernel_span(sm, start_ns, end_ns);
 }
 
@@ -484,12 +403,13 @@ void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *nam
                                     uint32_t stream, int kclass)
 {
     (void)device, (void)stream;
-    if (!sm || !name || !sm->in_step || (unsigned)kclass >= ARGUS_KC_COUNT ||
-        start_ns < sm->ph_t || sm->n_ev >= sm->o.max_events)
+    if (!sm || !name || (unsigned)kclass >= ARGUS_KC_COUNT || sm->n_ev >= sm->ev_cap ||
+        start_ns < sm->ph_t) /* ev_cap: 0 outside a step */
         goto slow;
-    uint64_t p = (uint64_t)(uintptr_t)name * UINT64_C(0x9e3779b97f4a7c15);
-    const struct name_cache *c = &sm->cache[p >> (64 - CACHE_BITS)];
-    if (c->ptr != name || !c->trusted)
+    const struct name_cache *c = cache_set(sm, name);
+    if (c->ptr != name && (++c)->ptr != name)
+        goto slow;
+    if (!c->trusted)
         goto slow;
     struct name_step *ns = &sm->nst[c->idx];
     uint32_t n = ns->count;
@@ -500,16 +420,19 @@ void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *nam
         end_ns = start_ns;
     uint64_t dur = end_ns - start_ns;
     kernel_totals(sm, dur, kclass, sm->ph_cur);
+    uint32_t blk = ns->blk;
     if ((n & (SM_BLK - 1)) == 0) { /* new_block's chaining case */
         uint32_t b = (uint32_t)sm->blk_used++;
-        sm->blk_next[ns->blk] = b;
-        ns->blk = b;
+        sm->blk_next[blk] = b;
+        ns->blk = blk = b;
     }
     ns->count = n + 1;
-    sm->pool[(size_t)ns->blk * SM_BLK + (n & (SM_BLK - 1))] =
-        argus_dkey(dur, sm->ph_cur);
-    if (kclass == ARGUS_KC_COLLECTIVE && end_ns > sm->name_last_end[c->idx])
-        sm->name_last_end[c->idx] = end_ns;
+    sm->pool[(size_t)blk * SM_BLK + (n & (SM_BLK - 1))] = argus_dkey(dur, sm->ph_cur);
+    /* the collectives' running last end, also without a branch on the class */
+    uint64_t *le = &sm->name_last_end[c->idx];
+    uint64_t lv = *le;
+    *le = kclass == ARGUS_KC_COLLECTIVE && end_ns > lv ? end_ns : lv;
+    sm->n_ev++;
     kernel_span(sm, start_ns, end_ns);
     return;
 slow:
@@ -529,6 +452,7 @@ void argus_summarizer_step_begin(struct argus_summarizer *sm, uint64_t step, uin
         return;
     }
     sm->in_step = 1;
+    sm->ev_cap = sm->o.max_events;
     sm->step = step;
     sm->begin = t_ns;
     sm->n_ev = 0;
@@ -542,13 +466,14 @@ void argus_summarizer_step_begin(struct argus_summarizer *sm, uint64_t step, uin
     memset(sm->phase_wall, 0, sizeof sm->phase_wall);
     sm->wall_t = t_ns;
     sm->segs[0].t = t_ns;
-    sm->segs[0].phase = cur_phase(sm);
+    sm->segs[0].phase = argus_sm_cur_phase(sm);
     sm->n_segs = 1;
     sm->seg_cur = 0;
     sm->segs_full = 0;
     sm->ph_t = t_ns;
-    sm->ph_cur = cur_phase(sm);
+    sm->ph_cur = argus_sm_cur_phase(sm);
     sm->n_ovf = 0;
+    sm->n_es = 0;
     sm->blk_used = 0;
     memset(&sm->busy, 0, sizeof sm->busy);
     sm->busy.cs = sm->busy.ce = t_ns;
@@ -561,13 +486,14 @@ void argus_summarizer_step_end(struct argus_summarizer *sm, uint64_t step, uint6
         return;
     if (t_ns < sm->begin)
         t_ns = sm->begin;
-    phase_advance(sm, t_ns);
+    argus_sm_phase_advance(sm, t_ns);
     argus_sm_build_summary(sm, step, t_ns);
     for (size_t t = 0; t < sm->n_touched; t++)
         sm->nst[sm->touched[t]].count = 0;
     sm->n_touched = 0;
     sm->n_ev = 0;
     sm->in_step = 0;
+    sm->ev_cap = 0;
     sm->have_last = 1;
     sm->last_step = step;
     if (sm->o.on_summary)
