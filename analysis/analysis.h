@@ -126,6 +126,41 @@ struct argus_placement_map {
 };
 void argus_placement_map_free(struct argus_placement_map *m);
 
+/* What NCCL's profiler plugin said about one communicator over a window of steps
+ * (analysis/ncclview.c; docs/ALGORITHMS.md, "NCCL in-band view"; docs/REPORT_SCHEMA.md,
+ * "nccl"): the same collective aligned across its members by (comm_hash, seqNumber) with
+ * the clock offsets applied, who arrived last and by how much, and each member's split of
+ * its collectives into waiting for peers, transfer and waiting for its own kernel. Plain
+ * data. Times in ms; medians per step over the steps a member reported the communicator. */
+#define ARGUS_NCCL_VIEW_RANKS 64 /* members listed per view (the first, ascending) */
+#define ARGUS_NCCL_VIEW_COMMS 8  /* communicators in the whole-run summary */
+struct argus_nccl_member {
+    uint32_t rank;
+    uint32_t steps;            /* steps of the window it reported the communicator in */
+    uint32_t times_last;       /* aligned steps at which it arrived last */
+    int32_t peer;              /* its busiest peer (global rank), -1 when NCCL named none */
+    double peer_wait_ms, xfer_ms, gpu_wait_ms;
+    double peer_xfer_ms;       /* transfer with that peer */
+};
+struct argus_nccl_view {
+    uint64_t comm_hash;        /* 0: no view */
+    uint64_t step_first, step_last;
+    uint32_t n_members_total;  /* ranks that reported the communicator in the window */
+    uint32_t steps_aligned;    /* steps where >= 2 members reported the same collective */
+    int32_t last_arriver;      /* rank that arrived last most often, -1 when none */
+    uint32_t times_last;
+    double median_lateness_ms; /* its arrival after the other members' median, median over
+                                  the steps it was last */
+    int late;                  /* last most of the aligned steps, by >= AN_LATE_MATERIAL of
+                                  the median step */
+    int32_t pair_rank, pair_peer; /* slow pair (link): pair_rank's transfer with pair_peer
+                                     stands out against the other members' busiest pairs
+                                     and pair_rank barely waits; -1 when none */
+    double pair_xfer_ms, pair_ratio, pair_z;
+    uint32_t n_members;
+    struct argus_nccl_member members[ARGUS_NCCL_VIEW_RANKS];
+};
+
 struct argus_layout {
     int tp, pp, dp, ep;
     int inferred;                 /* 1 when not given by the program */
@@ -156,6 +191,15 @@ struct argus_result {
     uint64_t judge_next;
     /* Where the ranks run: NULL when no rank said (older spools, no hwloc). Owned. */
     struct argus_placement_map *placement;
+    /* NCCL's in-band view (analysis/ncclview.c): NULL / 0 when no summary carried an NCCL
+     * block. nccl[i] belongs to anomalies[i] for i < n_nccl (comm_hash 0: none applies;
+     * anomalies appended later, pipeline/carry.c's, have none); nccl_comms the
+     * whole run, per communicator seen on several ranks, most members first
+     * (then most aligned steps). Owned. */
+    struct argus_nccl_view *nccl;
+    size_t n_nccl;
+    uint32_t n_nccl_comms;
+    struct argus_nccl_view *nccl_comms;
 };
 
 struct argus_analysis_opts {

@@ -255,8 +255,14 @@ static void comm_where(const struct an_ctx *c, const struct argus_anomaly *a, ch
 static void explain_comm(struct an_ctx *c, struct an_cand *k, const struct said *w)
 {
     struct argus_anomaly *a = &k->a;
-    char vc[200], n0[72] = "collectives", n1[72] = "", where[64];
+    char vc[200], n0[72] = "collectives", n1[72] = "", where[64], grp[160];
     const char *gt = argus_group_type_name((enum argus_group_type)a->group_type);
+    /* the group's members (the sources too, unless NCCL named a link or a late member
+     * inside it: analysis/ncclview.c) */
+    if (a->n_group)
+        an_format_slots(c, a->group, a->n_group, grp, sizeof grp);
+    else
+        snprintf(grp, sizeof grp, "%s", w->ranks);
     if (a->n_kernels)
         an_short_name(c->js, a->kernels[0], n0, sizeof n0);
     if (a->n_kernels > 1)
@@ -267,7 +273,7 @@ static void explain_comm(struct an_ctx *c, struct an_cand *k, const struct said 
         "%s group %s (%s): %s%s%s %.2fx the other %s groups even for the "
         "member that arrived last, for %zu steps (%llu-%llu); members' compute "
         "matches their peers%s",
-        gt ? gt : "?", w->ranks, where, n0, n1[0] ? "/" : "", n1,
+        gt ? gt : "?", grp, where, n0, n1[0] ? "/" : "", n1,
         a->slowdown, gt ? gt : "?", w->nsteps, w->first, w->last, vc);
     if (a->w1_inter_ns > 0) {
         const size_t used = strlen(a->evidence);

@@ -283,4 +283,24 @@ void an_level_victims(struct an_ctx *c, struct an_cand *k);
 /* Fill evidence, phase, kernels, victims of every candidate. */
 int an_explain(struct an_ctx *c);
 
+/* ncclview.c: NCCL's in-band view (struct argus_nccl_view). Nothing happens without an
+ * NCCL block in some held summary. */
+/* 1 when some held cell carries an NCCL block. */
+int an_nccl_any(const struct an_ctx *c);
+/* The view over step indices [a, b] of the communicator (seen on >= 2 ranks) that fits
+ * the slots want[0..n_want) best (most of them members, then one of them the late
+ * arriver or an end of the slow pair, then aligned steps x members): 1 with *out filled,
+ * 0 when none (*out zeroed), -ENOMEM. */
+int an_nccl_window(const struct an_ctx *c, size_t a, size_t b, const uint32_t *want,
+                   uint32_t n_want, struct argus_nccl_view *out);
+/* l3comm.c, on a comm_degradation candidate k (slots): when the view of its group's
+ * communicator over its window names a slow pair inside the group, the pair's ends
+ * become k's sources (a link); else a late arriver inside the group becomes the source
+ * (the others waited). 0 or -ENOMEM. */
+int an_nccl_refine(const struct an_ctx *c, struct an_cand *k);
+/* argus_analyze, after fill_anomalies (rank ids): r->nccl per anomaly (one evidence
+ * sentence appended when it names a late arriver or a link) and r->nccl_comms for the
+ * whole run. 0 or -ENOMEM (what was filled stays, argus_result_free frees it). */
+int an_nccl_result(const struct an_ctx *c, struct argus_result *r);
+
 #endif /* ARGUS_ANALYSIS_INTERNAL_H */

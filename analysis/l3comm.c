@@ -358,6 +358,8 @@ static int group_runs(struct an_ctx *c, struct comm_scratch *w, int type, uint32
         }
         pick_kernels(c, w, q, a, b, k);
         w1_confirm(c, k);
+        if (!k->dropped && (rc = an_nccl_refine(c, k))) /* NCCL: a link or a late member */
+            return rc;
     }
     return 0;
 }

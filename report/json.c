@@ -44,7 +44,8 @@ static int gen_ranks(yajl_gen g, const uint32_t *v, uint32_t n)
 
 /* One anomaly; with stk, its host call stacks (report/stacks.c) inside it. */
 static int gen_anomaly_with(yajl_gen g, const struct argus_jobstore *js,
-                            const struct argus_anomaly *a, const struct argus_stackset *stk)
+                            const struct argus_anomaly *a, const struct argus_stackset *stk,
+                            const struct argus_nccl_view *nv)
 {
     char lv[8], kb[40];
     const char *gt = argus_group_type_name((enum argus_group_type)a->group_type);
@@ -133,13 +134,17 @@ static int gen_anomaly_with(yajl_gen g, const struct argus_jobstore *js,
     }
     if (stk)
         CKR(an_gen_stacks(g, stk, a));
+    if (nv && nv->comm_hash) { /* NCCL's in-band view (report/nccl.c) */
+        CKR(argus_json_key(g, "nccl"));
+        CKR(an_gen_nccl_view(g, nv));
+    }
     CK(yajl_gen_map_close(g));
     return 0;
 }
 
 int an_gen_anomaly(yajl_gen g, const struct argus_jobstore *js, const struct argus_anomaly *a)
 {
-    return gen_anomaly_with(g, js, a, NULL);
+    return gen_anomaly_with(g, js, a, NULL, NULL);
 }
 
 static const char *source_name(int s)
@@ -401,7 +406,8 @@ static int gen_report(yajl_gen g, const struct argus_jobstore *js, const struct 
     CKR(argus_json_key(g, "anomalies"));
     CK(yajl_gen_array_open(g));
     for (size_t i = 0; i < r->n_anomalies; i++)
-        CKR(gen_anomaly_with(g, js, &r->anomalies[i], rep->stacks));
+        CKR(gen_anomaly_with(g, js, &r->anomalies[i], rep->stacks,
+                             r->nccl && i < r->n_nccl ? &r->nccl[i] : NULL));
     CK(yajl_gen_array_close(g));
 
     CKR(argus_json_key(g, "ranks"));
@@ -429,6 +435,7 @@ static int gen_report(yajl_gen g, const struct argus_jobstore *js, const struct 
     CK(yajl_gen_array_close(g));
     if (r->placement)
         CKR(gen_placement(g, r->placement));
+    CKR(an_gen_nccl_run(g, r)); /* only with NCCL data */
     if (rep->inputs)
         CKR(gen_inputs(g, rep->inputs));
     if (rep->forecast && rep->forecast->valid)

@@ -105,8 +105,9 @@ static void headline(FILE *f, const struct argus_anomaly *a)
             (unsigned long long)a->detected_at_step, a->slowdown, sureness(a), a->score);
 }
 
-static void details(FILE *f, const struct argus_jobstore *js, const struct argus_anomaly *a,
-                    const struct an_svg_set *set, size_t idx, const struct argus_stackset *stk)
+static void details(FILE *f, const struct argus_jobstore *js, const struct argus_result *r,
+                    const struct argus_anomaly *a, const struct an_svg_set *set, size_t idx,
+                    const struct argus_stackset *stk)
 {
     const char *gt = argus_group_type_name((enum argus_group_type)a->group_type);
     fprintf(f, "\n### %d. %s (L%d)\n\n", a->id,
@@ -150,6 +151,7 @@ static void details(FILE *f, const struct argus_jobstore *js, const struct argus
     if (a->trace[0])
         fprintf(f, "- Trace: [%s](%s) (open in https://ui.perfetto.dev)\n", a->trace, a->trace);
     an_md_stacks(f, stk, a); /* host call stacks (report/stacks.c) */
+    an_md_nccl_anomaly(f, r, idx); /* NCCL's view (report/nccl.c), only with NCCL data */
     fprintf(f, "- What to look at next: %s.\n", next_step(a->kind));
     if (set && idx < AN_SVG_MAX && set->heat[idx])
         fprintf(f, "\n![anomaly %d: per-rank time over peer median](heatmap-%d.svg)\n", a->id,
@@ -421,7 +423,8 @@ int an_write_md(const struct argus_outdir *od, const struct argus_jobstore *js,
     if (r->n_anomalies)
         fputs("\n## Anomalies\n", f);
     for (size_t i = 0; i < r->n_anomalies; i++)
-        details(f, js, &r->anomalies[i], set, i, stacks);
+        details(f, js, r, &r->anomalies[i], set, i, stacks);
+    an_md_nccl_run(f, r); /* only with NCCL data */
     rank_table(f, js, r);
     placement_table(f, r);
     return an_emit_memstream(f, &data, &len, od, "report.md", errbuf, errlen);

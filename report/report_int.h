@@ -76,6 +76,13 @@ int an_write_md(const struct argus_outdir *od, const struct argus_jobstore *js,
                 const struct argus_result *r, const struct argus_report_inputs *in,
                 const struct an_svg_set *set, const struct argus_forecast *fc,
                 const struct argus_stackset *stacks, char *errbuf, size_t errlen);
+/* NCCL's in-band view (report/nccl.c; docs/REPORT_SCHEMA.md, "nccl"): one view as a JSON
+ * object; the whole run's "nccl" key and object (nothing without NCCL data); report.md's
+ * line for anomaly idx (nothing when it has no view) and its whole-run section. */
+int an_gen_nccl_view(yajl_gen g, const struct argus_nccl_view *v);
+int an_gen_nccl_run(yajl_gen g, const struct argus_result *r);
+void an_md_nccl_anomaly(FILE *f, const struct argus_result *r, size_t idx);
+void an_md_nccl_run(FILE *f, const struct argus_result *r);
 int an_write_csv(const struct argus_outdir *od, const struct argus_jobstore *js,
                  char *errbuf, size_t errlen);
 /* metrics.prom (report/prometheus.c). */

@@ -121,7 +121,8 @@ static void set_factors(struct job *j, struct rk *r)
         r->kdup[k] = 1;
     }
     r->tpf = r->dpf = 1.0;
-    r->stall = r->late = 0;
+    r->stall = r->late = r->nc_late = 0;
+    r->nc_link = 0;
     for (int i = 0; i < o->nf; i++) {
         const struct synth_fault *f = &o->f[i];
         if (j->step < f->lo || j->step > f->hi)
@@ -164,6 +165,14 @@ static void set_factors(struct job *j, struct rk *r)
         case SY_LATE:
             if (has(f, r->rank))
                 r->late += (uint64_t)(f->ms * 1e6);
+            break;
+        case SY_NCCL_LATE:
+            if (has(f, r->rank))
+                r->nc_late += (uint64_t)(f->ms * 1e6);
+            break;
+        case SY_NCCL_LINK:
+            if (f->nranks > 0 && f->ranks[0] == r->rank)
+                r->nc_link = f->factor;
             break;
         case SY_EXTRA:
             if (has(f, r->rank))
@@ -238,16 +247,48 @@ static uint64_t xfer(struct job *j, int kid, uint64_t who, uint64_t idx, double 
     return (uint64_t)(d < 1000 ? 1000 : d);
 }
 
+/* What NCCL's plugin would see of a DP collective (synth_opts.nccl): each member waits
+ * for the latest arrival, then the transfer x0 (x with a slow link of member lk: the
+ * extra on lk's transfer with its ring peer, the others wait for it). */
+static void nccl_note(struct job *j, struct rk **g, int n, int kid, uint64_t latest,
+                      uint64_t x0, uint64_t x, int lk)
+{
+    for (int i = 0; i < n; i++) {
+        struct rk *r = g[i];
+        const uint64_t wait = latest - r->t, half = x0 / 2;
+        r->nc_colls++;
+        r->nc_gpu += (uint64_t)(20e3 * lognormal(&r->rng, j->o->noise));
+        r->nc_xfer += i == lk ? x : x0;
+        r->nc_wait += wait + (i == lk ? 0 : x - x0);
+        r->nc_pxfer += i == lk ? half + (x - x0)
+                               : (uint64_t)((double)half * lognormal(&r->rng, j->o->noise));
+        if (kid == K_DP_AG) {
+            r->nc_seq = 2 * (uint64_t)j->step + 1;
+            r->nc_arr = r->t;
+        }
+    }
+}
+
 /* A collective over members g[0..n): ends at the latest arrival plus a shared transfer. */
 static void collective(struct job *j, struct rk **g, int n, int kid, uint64_t who,
                        uint64_t idx, double factor)
 {
+    const int dp = kid == K_DP_RS || kid == K_DP_AG;
     uint64_t latest = 0;
+    int lk = -1;
     for (int i = 0; i < n; i++) {
         gap(g[i]);
+        if (dp && kid == K_DP_AG)
+            g[i]->t += g[i]->nc_late;
+        if (dp && g[i]->nc_link > 1)
+            lk = i;
         latest = g[i]->t > latest ? g[i]->t : latest;
     }
-    uint64_t end = latest + xfer(j, kid, who, idx, factor);
+    const uint64_t x0 = xfer(j, kid, who, idx, factor);
+    const uint64_t x = lk >= 0 ? (uint64_t)((double)x0 * g[lk]->nc_link) : x0;
+    if (dp && j->o->nccl)
+        nccl_note(j, g, n, kid, latest, x0, x, lk);
+    uint64_t end = latest + x;
     for (int i = 0; i < n; i++)
         emit(g[i], kid, g[i]->t, end);
 }
@@ -370,6 +411,7 @@ int synth_job(const struct synth_opts *o, struct argus_jobstore **out)
         r->pp = q / (o->tp * o->dp);
         r->t = t0;
         r->rng = mix(o->seed, (uint64_t)q + 1);
+        r->nc_hash = mix((uint64_t)(r->tp + o->tp * r->pp), 99); /* the NCCL DP id below */
         struct argus_rank_info ri = { 0 };
         ri.rank = (uint32_t)q;
         ri.world_size = (uint32_t)n;

@@ -24,6 +24,11 @@ enum synth_kind {
     SY_EXTRA,         /* ranks: compute kernels whose name contains `kernel` launched
                        * factor times per call site (other work, not slower calls) */
     SY_LATE,          /* ranks: idle ms on the host before the step starts (late arriver) */
+    SY_NCCL_LATE,     /* ranks: arrive ms late at the DP all-gather, the step's last
+                       * collective on the DP communicator (the others wait in it) */
+    SY_NCCL_LINK,     /* ranks[0]: its link to its DP ring peer (the next DP index) is
+                       * slow: its DP group's collective transfers x factor; with nccl the
+                       * extra is on its transfer with that peer, the others wait for it */
 };
 
 #define SYNTH_MAX_FAULTS 4
@@ -55,6 +60,10 @@ struct synth_opts {
                           * 1, 2, 3; ids from the member set), as reduce/pmpi.c does;
                           * 2: also an NCCL communicator over each DP group */
     int last_ends;       /* collective kernel modes carry last_end_ns (as the tracer's) */
+    int nccl;            /* summaries carry an NCCL block (common/types.h) for the DP
+                          * communicator, the id comm_groups 2 gives it: its collectives'
+                          * peer wait, transfer and GPU wait, the busiest peer (the next DP
+                          * index in the ring) and the all-gather's seqNumber and arrival */
     double clock_err_us; /* > 0: each rank's clock off by a constant in +-clock_err_us
                           * (its times shifted, clock_offset_ns still 0) */
     int nf;

@@ -46,6 +46,10 @@ struct rk {
     uint64_t ph_wall[ARGUS_PH_COUNT], ph_comp[ARGUS_PH_COUNT];
     uint64_t comp, coll, p2p, busy, nk;
     uint64_t fsent[MAX_MB], bsent[MAX_MB];
+    /* the NCCL block of the DP communicator (synth_opts.nccl) */
+    uint64_t nc_hash, nc_late, nc_wait, nc_xfer, nc_gpu, nc_pxfer, nc_seq, nc_arr;
+    uint32_t nc_colls;
+    double nc_link;      /* SY_NCCL_LINK factor, 0 when none */
 };
 
 struct job {

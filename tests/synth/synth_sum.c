@@ -128,6 +128,19 @@ int synth_emit_summary(struct job *j, struct rk *r, struct argus_step_summary *s
                 s->kmodes[k].last_end_ns = r->acc[order[i]].last_end + err;
     }
     s->n_kmodes = (uint32_t)nm;
+    if (o->nccl && r->nc_colls) {
+        struct argus_nccl_comm_sum *c = &s->nccl.comm[0];
+        s->nccl.n_comms = 1;
+        c->comm_hash = r->nc_hash;
+        c->colls = r->nc_colls;
+        c->peer = (r->dp + 1) % o->dp;
+        c->peer_wait_ns = r->nc_wait;
+        c->xfer_ns = r->nc_xfer;
+        c->gpu_wait_ns = r->nc_gpu;
+        c->peer_xfer_ns = r->nc_pxfer;
+        c->last_seq = r->nc_seq;
+        c->last_start_ns = r->nc_arr + err;
+    }
     return argus_jobstore_add_summary(js, s);
 }
 
@@ -138,4 +151,6 @@ void synth_reset_step(struct rk *r)
     memset(r->ph_wall, 0, sizeof r->ph_wall);
     memset(r->ph_comp, 0, sizeof r->ph_comp);
     r->comp = r->coll = r->p2p = r->busy = r->nk = 0;
+    r->nc_wait = r->nc_xfer = r->nc_gpu = r->nc_pxfer = r->nc_seq = r->nc_arr = 0;
+    r->nc_colls = 0;
 }
