@@ -256,18 +256,88 @@ static int cmp_anomaly(const void *x, const void *y)
     return (ra > rb) - (ra < rb);
 }
 
+/* A step time and how many steps have it. */
+struct an_wstep {
+    double ms, n;
+};
+
+static int cmp_wstep(const void *a, const void *b)
+{
+    const double x = ((const struct an_wstep *)a)->ms, y = ((const struct an_wstep *)b)->ms;
+    return (x > y) - (x < y);
+}
+
+/* The q-quantile of the N steps of v[0..k) (sorted), as argus_stats_quantile_sorted would
+ * give it on the steps one by one. */
+static double wstep_quantile(const struct an_wstep *v, size_t k, double N, double q)
+{
+    const double pos = q * (N - 1), i0 = floor(pos);
+    double at = 0, lo = NAN;
+    for (size_t j = 0; j < k; j++) {
+        at += v[j].n;
+        if (isnan(lo) && i0 < at)
+            lo = v[j].ms;
+        if (i0 + 1 < at || j + 1 == k)
+            return lo + (pos - i0) * (v[j].ms - lo);
+    }
+    return lo;
+}
+
+/* The report's step figures once the store merged its oldest evicted steps (g[0..nc), n > 1
+ * each: store/jobstore.h): a merged entry counts as its longest step and its n - 1 others
+ * as two equal halves at their mean less and plus their standard deviation (so the count,
+ * the sum and the sum of squares, and so the cv, stay those of the steps), and the median
+ * and p99 read those steps at the entries' resolution. tmp1[0..m) the other steps (ms). */
+static int fill_steps_merged(struct an_ctx *c, const struct argus_jobstore_gone *g,
+                             size_t nc, size_t m, double sum, struct argus_result *r)
+{
+    struct an_wstep *v = malloc((m + 3 * nc) * sizeof *v);
+    double N = (double)m, sq = 0;
+    size_t k = 0;
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = 0; i < m; i++)
+        v[k++] = (struct an_wstep){c->tmp1[i], 1};
+    for (size_t i = 0; i < nc; i++) {
+        const double mx = (double)g[i].wall_ns / 1e6, n = (double)g[i].n;
+        const double mo = (double)(g[i].wall_sum_ns - g[i].wall_ns) / 1e6 / (n - 1);
+        const double var = (g[i].wall_sq_ms2 - mx * mx) / (n - 1) - mo * mo;
+        const double sd = var > 0 ? sqrt(var) : 0;
+        v[k++] = (struct an_wstep){mx, 1};
+        v[k++] = (struct an_wstep){mo - sd, (n - 1) / 2};
+        v[k++] = (struct an_wstep){mo + sd, (n - 1) / 2};
+        N += n;
+        sum += (double)g[i].wall_sum_ns / 1e6;
+    }
+    const double mean = sum / N;
+    for (size_t i = 0; i < k; i++)
+        sq += v[i].n * (v[i].ms - mean) * (v[i].ms - mean);
+    qsort(v, k, sizeof *v, cmp_wstep);
+    r->steps.first = g[0].step;
+    if (!m)
+        r->steps.last = g[nc - 1].last;
+    r->steps.count = (size_t)N;
+    r->steps.median_ms = wstep_quantile(v, k, N, 0.5);
+    r->steps.p99_ms = wstep_quantile(v, k, N, 0.99);
+    r->steps.cv = mean > 0 && N > 1 ? sqrt(sq / (N - 1)) / mean : 0;
+    free(v);
+    return 0;
+}
+
 /* Job step time over every step of the job: the evicted steps' (kept by the store, see
  * store/jobstore.h) and then the held ones'. */
 static int fill_steps(struct an_ctx *c, struct argus_result *r)
 {
     const struct argus_jobstore_gone *g;
     const size_t ng = argus_jobstore_evicted(c->js, &g);
-    size_t m = 0;
+    size_t m = 0, nc = 0;
     double sum = 0, sq = 0;
     int rc = an_tmp_reserve(c, ng + c->S + 16);
     if (rc)
         return rc;
-    for (size_t i = 0; i < ng + c->S; i++) {
+    while (nc < ng && g[nc].n > 1) /* merged entries, the oldest */
+        nc++;
+    for (size_t i = nc; i < ng + c->S; i++) {
         const double x = i < ng ? (double)g[i].wall_ns : c->X[i - ng];
         if (!(x > 0))
             continue;
@@ -278,6 +348,8 @@ static int fill_steps(struct an_ctx *c, struct argus_result *r)
         c->tmp1[m++] = x / 1e6;
         sum += x / 1e6;
     }
+    if (nc)
+        return fill_steps_merged(c, g, nc, m, sum, r);
     r->steps.count = m;
     if (!m)
         return 0;
@@ -433,6 +505,8 @@ int argus_analyze(const struct argus_jobstore *js, const struct argus_analysis_o
     if ((rc = fill_anomalies(&c, r)))
         goto out;
     flag_ranks(&c, r);
+    if (c.S && (rc = an_nccl_result(&c, r)))
+        goto out;
     rc = an_placement(js, r);
 out:
     if (rc == -ENOENT) {
@@ -454,5 +528,7 @@ void argus_result_free(struct argus_result *r)
     free(r->anomalies);
     free(r->ranks);
     argus_placement_map_free(r->placement);
+    free(r->nccl);
+    free(r->nccl_comms);
     memset(r, 0, sizeof *r);
 }

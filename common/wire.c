@@ -75,9 +75,15 @@ static void put_pstr(struct wbuf *w, const char *s, size_t max)
     w->pos += n;
 }
 
-static size_t place_bytes(const struct argus_placement *p)
+/* The rank info's planned steps go after its placement: present when either is set. */
+static int has_plan(const struct argus_rank_info *ri)
 {
-    if (!p->flags)
+    return ri->planned_steps || ri->planned_at_ns;
+}
+
+static size_t place_bytes(const struct argus_placement *p, int plan)
+{
+    if (!p->flags && !plan)
         return 0;
     return 5 + 3 + strnlen(p->gpu_bus, ARGUS_PLACE_BUS_MAX - 1) +
            strnlen(p->nic, ARGUS_PLACE_NIC_MAX - 1) + strnlen(p->cpuset, ARGUS_PLACE_CPUS_MAX - 1);
@@ -91,7 +97,8 @@ long argus_rankinfo_encode(const struct argus_rank_info *ri, uint8_t *buf, size_
     if (ri->n_groups > ARGUS_MAX_COMM_GROUPS)
         return -EINVAL;
     if (ARGUS_WIRE_HDR + RANKINFO_BASE + n + 1 + 4 + ri->n_groups * COMM_GROUP_BYTES +
-        place_bytes(&ri->place) + ARGUS_WIRE_TRAILER > cap)
+        place_bytes(&ri->place, has_plan(ri)) + (has_plan(ri) ? 16 : 0) + ARGUS_WIRE_TRAILER >
+        cap)
         return -ENOSPC;
     struct wbuf w = {buf, 0, cap};
     argus_wire_rec_start(&w, ARGUS_REC_JOBINFO);
@@ -114,7 +121,7 @@ long argus_rankinfo_encode(const struct argus_rank_info *ri, uint8_t *buf, size_
         put32(&w, g->index);
         put8(&w, g->kind);
     }
-    if (ri->place.flags) {
+    if (ri->place.flags || has_plan(ri)) {
         const struct argus_placement *p = &ri->place;
         put8(&w, p->flags);
         put16(&w, (uint16_t)(p->gpu_numa + 1));
@@ -122,6 +129,10 @@ long argus_rankinfo_encode(const struct argus_rank_info *ri, uint8_t *buf, size_
         put_pstr(&w, p->gpu_bus, ARGUS_PLACE_BUS_MAX);
         put_pstr(&w, p->nic, ARGUS_PLACE_NIC_MAX);
         put_pstr(&w, p->cpuset, ARGUS_PLACE_CPUS_MAX);
+    }
+    if (has_plan(ri)) {
+        put64(&w, ri->planned_steps);
+        put64(&w, ri->planned_at_ns);
     }
     return argus_wire_rec_finish(&w);
 }
@@ -367,6 +378,12 @@ int argus_rankinfo_decode(const uint8_t *rec, size_t len, struct argus_rank_info
             return -EBADMSG;
         if (r.bad)
             memset(p, 0, sizeof *p);
+    }
+    if (!r.bad && r.pos < r.end) { /* planned steps (absent when never told, older builds) */
+        out->planned_steps = get64(&r);
+        out->planned_at_ns = get64(&r);
+        if (r.bad)
+            out->planned_steps = out->planned_at_ns = 0;
     }
     return argus_wire_rec_close(&r, "rank info", errbuf, errlen);
 }

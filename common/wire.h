@@ -36,7 +36,11 @@
  * (10,640x). Name and
  * rank-info records have the same layout in every version; a rank-info record may end after the
  * host name (written so before communicator memberships were added): it decodes with no
- * memberships; and one that ends after the memberships decodes with no placement.
+ * memberships; one that ends after the memberships decodes with no placement; and one that
+ * ends after the placement decodes with no planned steps (planned_steps and planned_at_ns
+ * 0: u64 each after the placement, which is then written even when not probed, flags 0).
+ * Rank info is sent once and again when it changes, never per step: it costs nothing of
+ * a step's wire budget.
  *
  * Decoders never trust input: every length is bounds-checked, a bad magic, unknown version
  * or type, short buffer or checksum mismatch returns a negative code and fills errbuf
@@ -106,6 +110,11 @@ struct argus_rank_info {
     uint32_t groups_dropped;   /* memberships past ARGUS_MAX_COMM_GROUPS, not kept */
     struct argus_comm_group groups[ARGUS_MAX_COMM_GROUPS]; /* in creation order */
     struct argus_placement place; /* flags 0: not probed (records of older builds) */
+    uint64_t planned_steps;    /* the job's planned steps as this rank was told them
+                                  (argus_set_total_steps); 0: not told (and in records of
+                                  older builds) */
+    uint64_t planned_at_ns;    /* CLOCK_REALTIME when the rank saw planned_steps change,
+                                  0 when never: the latest of the ranks' values wins */
 };
 
 /* CRC32C (Castagnoli), reflected, init/final xor 0xffffffff. crc32c("123456789") ==

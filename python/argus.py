@@ -56,7 +56,8 @@ def active():
 
 
 def set_total_steps(n):
-    """The job's planned steps, for the time-to-train forecast (0: unknown)."""
+    """The job's planned steps, for the time-to-train forecast (0: unknown); on any rank:
+    the value reaches rank 0's reports in-band (argus.h, argus_set_total_steps)."""
     f = getattr(_lib, "argus_set_total_steps", None) if _lib else None
     if f:
         f.argtypes = [ctypes.c_uint64]

@@ -22,7 +22,13 @@
  *   - the job-wide step range (argus_jobstore_step_range covers evicted steps too);
  *   - per evicted step its id and the longest step wall of the ranks that held it and
  *     were not missing then (argus_jobstore_evicted): the job step-time series, so that
- *     the step count, range, median, p99 and variability of a report stay exact;
+ *     the step count and range of a report stay exact; bounded: at most
+ *     ARGUS_JOBSTORE_GONE_MAX entries, the newest 2,048 or more of them single steps and
+ *     the older ones, once the list was full, merged into entries of a uniform number of
+ *     consecutive steps (their range, longest wall, wall sum, sum of squares and
+ *     count), so that the
+ *     median, p99 and variability of a report are exact until then and read the older
+ *     steps at that coarser resolution after;
  *   - per rank a quantile sketch of its evicted step walls (argus_jobstore_rank_gone):
  *     its median step time stays within ARGUS_QSKETCH_ALPHA (2 %) of the exact one;
  *   - the running sum of the evicted steps' walls (argus_jobstore_evicted_wall_sum).
@@ -65,12 +71,20 @@ struct argus_agg_row; /* common/aggregate.h */
 #define ARGUS_JOBSTORE_MAX_CELLS ((size_t)1 << 18)
 #define ARGUS_JOBSTORE_MIN_STEPS 16u
 
-/* A step that left the store: its id and the longest step wall (end - start, ns) among
+/* Steps that left the store: one step, or (n > 1) n consecutive evicted steps merged
+ * when the list was full. A step's wall is the longest step wall (end - start, ns) among
  * the ranks that held it and were not marked missing at it. */
 struct argus_jobstore_gone {
-    uint64_t step;
-    uint64_t wall_ns;
+    uint64_t step;        /* the first step */
+    uint64_t wall_ns;     /* the longest wall of its steps */
+    uint64_t last;        /* the last step (== step when n is 1) */
+    uint64_t wall_sum_ns; /* the sum of its steps' walls (== wall_ns when n is 1) */
+    uint64_t n;           /* the evicted steps it stands for, >= 1 */
+    double wall_sq_ms2;   /* the sum of its steps' walls squared, in ms^2 */
 };
+/* The most entries of the evicted-step list (store/retain.c: how it is reduced when
+ * full): its memory is bounded whatever the job's length. */
+#define ARGUS_JOBSTORE_GONE_MAX ((size_t)4096)
 
 /* The numbers of one held summary that a reader needs for every (rank, step) — the
  * analysis' hot loops — kept next to it (one cache line) so that they can be streamed
@@ -160,9 +174,19 @@ int argus_jobstore_step_range(const struct argus_jobstore *js, uint64_t *first,
                               uint64_t *last);
 /* Total summaries held. */
 size_t argus_jobstore_count(const struct argus_jobstore *js);
-/* Steps evicted so far, oldest first (*out points into the store); 0 when none. */
+/* Steps evicted so far, oldest first, as entries (*out points into the store, valid until
+ * the next add or retention change; 0 when none): at most ARGUS_JOBSTORE_GONE_MAX; the
+ * entries of one step (n == 1) are the newest ones, at least the newest 2,048 evicted
+ * steps; before them, once the list was full, entries of several consecutive steps, each
+ * but the newest of them standing for the same number of steps. */
 size_t argus_jobstore_evicted(const struct argus_jobstore *js,
                               const struct argus_jobstore_gone **out);
+/* The bound of that list in entries: ARGUS_JOBSTORE_GONE_MAX by default; 0 unbounded (one
+ * entry per evicted step; memory grows with the job: the reference of tests and benches).
+ * -EINVAL when entries is not 0 and at most 3,072, or below the entries held now. */
+int argus_jobstore_set_evicted_max(struct argus_jobstore *js, size_t entries);
+/* The memory the list holds, in bytes (its capacity). */
+size_t argus_jobstore_evicted_bytes(const struct argus_jobstore *js);
 /* Quantile sketch of the step walls (ns) of a rank's evicted steps before its missing
  * mark; NULL when none. */
 const struct argus_qsketch *argus_jobstore_rank_gone(const struct argus_jobstore *js,
@@ -200,6 +224,15 @@ uint64_t argus_jobstore_stale(const struct argus_jobstore *js);
  * instead of faulting fresh ones in each time. Lent through a const store (it is no part
  * of the store's content); one reader at a time, like the store itself. */
 void *argus_jobstore_scratch(const struct argus_jobstore *js, size_t bytes);
+
+/* The job's planned steps as its ranks' rank info gives them (argus_set_total_steps on
+ * any rank: struct argus_rank_info planned_steps): the value of the record with the latest
+ * planned_at_ns among those that have one (a tie: the one added last), 0 when none has
+ * (or the latest was 0). *rank: whose it is. *other: a value of another rank that differed
+ * from it when they came in, and *other_rank that rank (*other 0: none differed). NULLs
+ * allowed. O(1). */
+uint64_t argus_jobstore_planned_steps(const struct argus_jobstore *js, uint32_t *rank,
+                                      uint64_t *other, uint32_t *other_rank);
 
 /* Mark a rank as missing from step `from_step` on (it died or stopped sending). */
 void argus_jobstore_mark_missing(struct argus_jobstore *js, uint32_t rank,

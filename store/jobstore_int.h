@@ -6,7 +6,8 @@
  *   arena.c     memory: summary blocks from an arena of chunks, reused by size, and the
  *               reader's work memory (store/arena.h; knows nothing of the store);
  *   names.c     the kernel-name dictionary;
- *   ranks.c     what is known of a rank besides its steps: rank info, missing mark;
+ *   ranks.c     what is known of a rank besides its steps: rank info, missing mark, and
+ *               the planned steps its rank info gives;
  *   cells.c     the core: per rank its held cells (summary, step id, row) in step order,
  *               the per-step figures of the distinct held steps,
  *               the distinct held steps, lookups; no retention, no wire records;
@@ -74,6 +75,10 @@ struct argus_jobstore {
     /* names.c: open addressing on the name hash; capacity a power of two */
     struct name_entry *names;
     size_t names_cap, names_used;
+    /* ranks.c: the planned steps of the rank info with the latest planned_at_ns
+     * (argus_jobstore_planned_steps); a rank's that differed from another's */
+    uint64_t plan_steps, plan_at, plan_other;
+    uint32_t plan_rank, plan_other_rank;
     /* retain.c: at most `horizon` distinct steps (SIZE_MAX: everything) */
     size_t max_cells, horizon;
     uint32_t min_steps;
@@ -82,9 +87,13 @@ struct argus_jobstore {
     size_t pin_extra;
     uint64_t evicted_first;             /* first evicted step, UINT64_MAX when none */
     uint64_t stale;                     /* summaries dropped: their step was already gone */
-    struct argus_jobstore_gone *gone;
-    size_t n_gone, cap_gone;
-    uint64_t gone_wall_sum;             /* the sum of gone[0 .. n_gone).wall_ns */
+    struct argus_jobstore_gone *gone;   /* gone[0 .. n_coarse): merged entries of
+                                         * gone_width steps (the last may have fewer);
+                                         * gone[n_coarse .. n_gone): single steps */
+    size_t n_gone, cap_gone, n_coarse;
+    size_t gone_max;                    /* n_gone <= gone_max (0: unbounded) */
+    uint64_t gone_width;
+    uint64_t gone_wall_sum;             /* the sum of gone[0 .. n_gone).wall_sum_ns */
     /* ingest.c: decode targets, allocated once */
     struct argus_agg_row *rowbuf;       /* a rows record decoded */
     char name_scratch[ARGUS_NAME_MAX + 1];

@@ -1,6 +1,7 @@
 /* ranks.c — what the job store knows of a rank besides its steps (store/jobstore.h):
- * its rank info and its missing mark. Writes the info and missing_p1 of js->ranks only
- * (store/retain.c reads the mark when it evicts) and calls no other file of store/; must
+ * its rank info and its missing mark, and the job's planned steps its rank info gives.
+ * Writes the info and missing_p1 of js->ranks and the plan fields only (store/retain.c
+ * reads the mark when it evicts) and calls no other file of store/; must
  * know nothing of wire records. One owner; not thread-safe.
  */
 #include "store/jobstore_int.h"
@@ -25,7 +26,32 @@ int argus_jobstore_set_rankinfo(struct argus_jobstore *js, const struct argus_ra
         return -ENOMEM;
     *rs->info = *ri;
     rs->info->host[ARGUS_HOST_MAX - 1] = '\0';
+    if (ri->planned_at_ns) { /* the rank was told the plan (argus_set_total_steps) */
+        if (js->plan_at && js->plan_steps && ri->planned_steps &&
+            ri->planned_steps != js->plan_steps && ri->rank != js->plan_rank) {
+            js->plan_other = ri->planned_at_ns >= js->plan_at ? js->plan_steps
+                                                               : ri->planned_steps;
+            js->plan_other_rank = ri->planned_at_ns >= js->plan_at ? js->plan_rank : ri->rank;
+        }
+        if (ri->planned_at_ns >= js->plan_at) {
+            js->plan_steps = ri->planned_steps;
+            js->plan_at = ri->planned_at_ns;
+            js->plan_rank = ri->rank;
+        }
+    }
     return 0;
+}
+
+uint64_t argus_jobstore_planned_steps(const struct argus_jobstore *js, uint32_t *rank,
+                                      uint64_t *other, uint32_t *other_rank)
+{
+    if (rank)
+        *rank = js ? js->plan_rank : 0;
+    if (other)
+        *other = js ? js->plan_other : 0;
+    if (other_rank)
+        *other_rank = js ? js->plan_other_rank : 0;
+    return js ? js->plan_steps : 0;
 }
 
 const struct argus_rank_info *argus_jobstore_rankinfo(const struct argus_jobstore *js,

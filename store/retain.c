@@ -2,20 +2,35 @@
  * (store/cells.c): which adds it admits (a summary of a step already evicted is dropped
  * and counted), eviction of the oldest held step from every rank when the store holds
  * more distinct steps than its horizon, what eviction leaves behind (each rank's evicted
- * walls, the job's step walls and their running sum, the step range), and the pin that
- * keeps steps no reader has analysed yet. Calls store/cells.c and store/arena.c only; must know nothing of wire
- * records. Layout: store/jobstore_int.h. One owner; not thread-safe.
+ * walls, the job's step walls, bounded, and their running sum, the step range), and the pin
+ * that keeps steps no reader has analysed yet. Calls store/cells.c and store/arena.c only;
+ * must know nothing of wire records. Layout: store/jobstore_int.h. One owner; not
+ * thread-safe.
  */
 #include "store/jobstore_int.h"
 #include "common/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Every rank's oldest entry is in its own allocations, none of them in cache at P ranks:
  * fetching them EVICT_AHEAD ranks ahead keeps that many misses in flight instead of one at
  * a time. (In the loop itself: GCC deletes a call to a function that only prefetches.) */
 #define EVICT_AHEAD 8
+
+/* The evicted-step list (argus_jobstore_evicted) keeps at most ARGUS_JOBSTORE_GONE_MAX
+ * entries (store/jobstore.h): 4,096 x 48 B = 192 KiB whatever the job's length. Its newest
+ * entries are single steps; when it is full, all but the newest GONE_EXACT of them go into
+ * the coarse part before them, whose entries stand for gone_width consecutive evicted steps
+ * each (the newest of them may hold fewer), and when the coarse part passes GONE_COARSE
+ * entries its adjacent pairs merge and the width doubles. So the whole run keeps its shape
+ * at uniform coarser resolution while the newest 2,048 steps (the live forecast's series,
+ * pipeline/pipeline.c) stay exact; each fold moves at least GONE_MAX - GONE_COARSE -
+ * GONE_EXACT entries, so its cost is O(1) per evicted step. */
+#define GONE_EXACT ((size_t)2048)
+#define GONE_COARSE ((size_t)1024)
+_Static_assert(ARGUS_JOBSTORE_GONE_MAX > GONE_EXACT + GONE_COARSE, "a fold must free entries");
 
 static size_t horizon_of(size_t max_cells, uint32_t min_steps, uint32_t n_ranks)
 {
@@ -32,6 +47,8 @@ void jobstore_retain_init(struct argus_jobstore *js)
     js->horizon = horizon_of(js->max_cells, js->min_steps, js->n_ranks);
     js->evicted_first = UINT64_MAX;
     js->pin_from = UINT64_MAX;
+    js->gone_max = ARGUS_JOBSTORE_GONE_MAX;
+    js->gone_width = 1;
 }
 
 void jobstore_retain_fini(struct argus_jobstore *js)
@@ -42,15 +59,59 @@ void jobstore_retain_fini(struct argus_jobstore *js)
     }
     free(js->gone);
     js->gone = NULL;
-    js->n_gone = js->cap_gone = 0;
+    js->n_gone = js->cap_gone = js->n_coarse = 0;
     js->gone_wall_sum = 0;
+}
+
+/* b folded into a, the entry just before it. */
+static void gone_merge(struct argus_jobstore_gone *a, const struct argus_jobstore_gone *b)
+{
+    a->last = b->last;
+    a->wall_ns = b->wall_ns > a->wall_ns ? b->wall_ns : a->wall_ns;
+    a->wall_sum_ns += b->wall_sum_ns;
+    a->n += b->n;
+    a->wall_sq_ms2 += b->wall_sq_ms2;
+}
+
+/* The list is full: every exact entry but the newest GONE_EXACT into the coarse part (see
+ * GONE_EXACT above), the coarse part halved while it is too long, the exact ones moved down
+ * after it. O(entries). */
+static void gone_fold(struct argus_jobstore *js)
+{
+    struct argus_jobstore_gone *g = js->gone;
+    const size_t exact0 = js->n_coarse, keep = js->n_gone - GONE_EXACT;
+    size_t nc = js->n_coarse;
+
+    for (size_t i = exact0; i < keep; i++) {
+        if (nc && g[nc - 1].n < js->gone_width)
+            gone_merge(&g[nc - 1], &g[i]);
+        else
+            g[nc++] = g[i]; /* nc <= i: a move down or in place */
+        while (nc > GONE_COARSE) { /* pairs merge: every entry (but the newest) 2x wider */
+            size_t m = 0;
+            for (size_t k = 0; k < nc; k += 2, m++) {
+                g[m] = g[k];
+                if (k + 1 < nc)
+                    gone_merge(&g[m], &g[k + 1]);
+            }
+            nc = m;
+            js->gone_width *= 2;
+        }
+    }
+    memmove(g + nc, g + keep, GONE_EXACT * sizeof *g);
+    js->n_coarse = nc;
+    js->n_gone = nc + GONE_EXACT;
 }
 
 static int gone_push(struct argus_jobstore *js, uint64_t step, uint64_t wall)
 {
+    if (js->gone_max && js->n_gone == js->gone_max)
+        gone_fold(js);
     if (argus_grow(&js->gone, &js->cap_gone, js->n_gone + 1, sizeof *js->gone, 256) != 0)
         return -ENOMEM;
-    js->gone[js->n_gone++] = (struct argus_jobstore_gone){ step, wall };
+    js->gone[js->n_gone++] = (struct argus_jobstore_gone){
+        .step = step, .wall_ns = wall, .last = step, .wall_sum_ns = wall, .n = 1,
+        .wall_sq_ms2 = (double)wall / 1e6 * ((double)wall / 1e6)};
     js->gone_wall_sum += wall;
     return 0;
 }
@@ -182,6 +243,19 @@ const struct argus_qsketch *argus_jobstore_rank_gone(const struct argus_jobstore
                                                      uint32_t rank)
 {
     return js && rank < js->n_ranks ? js->ranks[rank].gone : NULL;
+}
+
+int argus_jobstore_set_evicted_max(struct argus_jobstore *js, size_t entries)
+{
+    if (!js || (entries && (entries <= GONE_EXACT + GONE_COARSE || js->n_gone > entries)))
+        return -EINVAL;
+    js->gone_max = entries;
+    return 0;
+}
+
+size_t argus_jobstore_evicted_bytes(const struct argus_jobstore *js)
+{
+    return js ? js->cap_gone * sizeof *js->gone : 0;
 }
 
 uint64_t argus_jobstore_evicted_wall_sum(const struct argus_jobstore *js)

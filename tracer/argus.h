@@ -34,9 +34,11 @@ int argus_set_layout(int tp_size, int pp_size, int dp_size, int ep_size, int tp,
                      int dp, int ep);
 
 /* The job's planned training steps, for the time-to-train forecast of rank 0's reports
- * (docs/ALGORITHMS.md, "Forecast (PRISM)"); 0: unknown. Rank 0's value is the one used
- * (call it on every rank, or on rank 0); it wins over ARGUS_TOTAL_STEPS and may change
- * (the next window's report uses the latest). Returns 0. */
+ * (docs/ALGORITHMS.md, "Forecast (PRISM)"); 0: unknown. Call it on any rank (every rank,
+ * rank 0, or one other): the value reaches rank 0 with the rank's next step summary; when
+ * ranks give different values the latest given is used (and rank 0 says so once). It wins
+ * over ARGUS_TOTAL_STEPS and may change (the next window's report uses the latest).
+ * Returns 0. */
 int argus_set_total_steps(uint64_t steps);
 
 /* Step marks. step ids must increase. A step_end without a begin is ignored. */

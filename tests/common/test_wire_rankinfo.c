@@ -1,6 +1,7 @@
 /* test_wire_rankinfo.c — the rank-info record with communicator memberships (wire.c):
  * round trip of a full set, records of older builds (payload ending after the host name)
- * still read with no memberships, bad membership sections rejected with an offset. */
+ * still read with no memberships, bad membership sections rejected with an offset; the
+ * planned steps after the placement (round trip, absent in older records, cut short). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -161,9 +162,75 @@ static void test_bad_groups_rejected(void **state)
     assert_non_null(strstr(err, "payload ends early at offset"));
 }
 
+/* The planned steps (argus_set_total_steps on any rank) after the placement: a round trip
+ * with and without a placement; a record that has none (never told, or an older build's
+ * with a placement) reads as 0 and costs no byte; one cut inside them is rejected. */
+static void test_plan_roundtrip(void **state)
+{
+    struct argus_rank_info ri, ro;
+    char err[256];
+    (void)state;
+
+    fill(&ri);
+    ri.n_groups = 1;
+    ri.groups[0] = (struct argus_comm_group){42, 7, 4, 1, ARGUS_COMM_MPI};
+    const long n0 = argus_rankinfo_encode(&ri, buf, sizeof buf);
+    assert_true(n0 > 0);
+    memset(&ro, 0x55, sizeof ro);
+    assert_int_equal(argus_rankinfo_decode(buf, (size_t)n0, &ro, err, sizeof err), 0);
+    assert_true(ro.planned_steps == 0 && ro.planned_at_ns == 0 && ro.place.flags == 0);
+    /* told, not probed: an empty placement (8 B) and the plan (16 B) */
+    ri.planned_steps = 123456789012ull;
+    ri.planned_at_ns = 1764403720987654321ull;
+    long n = argus_rankinfo_encode(&ri, buf, sizeof buf);
+    assert_int_equal(n, n0 + 8 + 16);
+    memset(&ro, 0x55, sizeof ro);
+    assert_int_equal(argus_rankinfo_decode(buf, (size_t)n, &ro, err, sizeof err), 0);
+    assert_true(ro.planned_steps == ri.planned_steps && ro.planned_at_ns == ri.planned_at_ns);
+    assert_true(ro.place.flags == 0 && ro.place.gpu_numa == 0 && ro.place.gpu_bus[0] == 0);
+    assert_int_equal(ro.n_groups, 1);
+    assert_int_equal(argus_rankinfo_encode(&ri, buf, (size_t)n - 1), -ENOSPC);
+    /* told and probed */
+    ri.place.flags = ARGUS_PLACE_KNOWN | ARGUS_PLACE_GPU;
+    ri.place.gpu_numa = 1;
+    ri.place.cpu_numa = -1;
+    snprintf(ri.place.gpu_bus, sizeof ri.place.gpu_bus, "00000000:41:00.0");
+    snprintf(ri.place.nic, sizeof ri.place.nic, "mlx5_0");
+    n = argus_rankinfo_encode(&ri, buf, sizeof buf);
+    assert_true(n > 0);
+    memset(&ro, 0x55, sizeof ro);
+    assert_int_equal(argus_rankinfo_decode(buf, (size_t)n, &ro, err, sizeof err), 0);
+    assert_true(ro.planned_steps == ri.planned_steps && ro.planned_at_ns == ri.planned_at_ns);
+    assert_true(ro.place.flags == ri.place.flags && ro.place.gpu_numa == 1 &&
+                ro.place.cpu_numa == -1);
+    assert_string_equal(ro.place.gpu_bus, "00000000:41:00.0");
+    assert_string_equal(ro.place.nic, "mlx5_0");
+    /* a rank told 0 after a plan (taken back): still sent, with its time */
+    ri.planned_steps = 0;
+    n = argus_rankinfo_encode(&ri, buf, sizeof buf);
+    assert_int_equal(argus_rankinfo_decode(buf, (size_t)n, &ro, err, sizeof err), 0);
+    assert_true(ro.planned_steps == 0 && ro.planned_at_ns == ri.planned_at_ns);
+    /* as an older build wrote it: placement, no plan */
+    ri.planned_at_ns = 0;
+    const long n1 = argus_rankinfo_encode(&ri, buf, sizeof buf);
+    assert_int_equal(n1, n - 16);
+    memset(&ro, 0x55, sizeof ro);
+    assert_int_equal(argus_rankinfo_decode(buf, (size_t)n1, &ro, err, sizeof err), 0);
+    assert_true(ro.planned_steps == 0 && ro.planned_at_ns == 0 && ro.place.flags != 0);
+    /* cut inside the plan */
+    ri.planned_steps = 7;
+    ri.planned_at_ns = 8;
+    n = argus_rankinfo_encode(&ri, buf, sizeof buf);
+    const size_t m = reseal(buf, (size_t)n - ARGUS_WIRE_HDR - ARGUS_WIRE_TRAILER - 5);
+    assert_int_equal(argus_rankinfo_decode(buf, m, &ro, err, sizeof err), -EBADMSG);
+    assert_non_null(strstr(err, "payload ends early at offset"));
+    assert_true(ro.planned_steps == 0 && ro.planned_at_ns == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan_roundtrip),
         cmocka_unit_test(test_groups_roundtrip),
         cmocka_unit_test(test_old_record_read),
         cmocka_unit_test(test_bad_groups_rejected),

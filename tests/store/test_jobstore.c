@@ -478,6 +478,55 @@ static void test_pin(void **state)
     argus_jobstore_free(js);
 }
 
+/* The job's planned steps from the ranks' rank info records (argus_set_total_steps on any
+ * rank, ingested as wire records): none until one is told; the latest by its time wins,
+ * whatever the order the records come in; a rank that re-sends its older value neither
+ * wins nor hides that the ranks disagree; a rank's own change is no disagreement. */
+static void add_plan(struct argus_jobstore *js, uint32_t rank, uint64_t steps, uint64_t at)
+{
+    struct argus_rank_info ri;
+    uint8_t rec[512];
+    char err[256];
+    memset(&ri, 0, sizeof ri);
+    ri.rank = rank;
+    ri.world_size = 4;
+    snprintf(ri.host, sizeof ri.host, "n%u", rank);
+    ri.planned_steps = steps;
+    ri.planned_at_ns = at;
+    const long n = argus_rankinfo_encode(&ri, rec, sizeof rec);
+    assert_true(n > 0);
+    assert_int_equal(argus_jobstore_ingest(js, ARGUS_REC_JOBINFO, rec, (size_t)n, err,
+                                           sizeof err), 0);
+}
+
+static void test_planned_steps(void **state)
+{
+    struct argus_jobstore *js;
+    uint32_t who = 99, orank = 99;
+    uint64_t other = 1;
+    (void)state;
+
+    assert_int_equal(argus_jobstore_create(4, &js), 0);
+    assert_true(argus_jobstore_planned_steps(js, &who, &other, &orank) == 0 && other == 0);
+    add_plan(js, 0, 0, 0);  /* a rank never told */
+    add_plan(js, 1, 0, 0);
+    assert_true(argus_jobstore_planned_steps(js, NULL, NULL, NULL) == 0);
+    add_plan(js, 3, 5000, 200);
+    assert_true(argus_jobstore_planned_steps(js, &who, &other, &orank) == 5000);
+    assert_true(who == 3 && other == 0);
+    add_plan(js, 3, 6000, 300); /* rank 3 changed its mind */
+    assert_true(argus_jobstore_planned_steps(js, &who, &other, &orank) == 6000 && other == 0);
+    add_plan(js, 1, 0, 0);      /* re-sent, never told */
+    assert_true(argus_jobstore_planned_steps(js, &who, &other, NULL) == 6000 && other == 0);
+    add_plan(js, 2, 4000, 100); /* an older value of another rank, coming in late */
+    assert_true(argus_jobstore_planned_steps(js, &who, &other, &orank) == 6000);
+    assert_true(who == 3 && other == 4000 && orank == 2);
+    add_plan(js, 2, 7000, 400); /* a newer one */
+    assert_true(argus_jobstore_planned_steps(js, &who, &other, &orank) == 7000);
+    assert_true(who == 2 && other == 6000 && orank == 3);
+    argus_jobstore_free(js);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -490,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_arena_sizes_and_clear_missing),
         cmocka_unit_test(test_retention),
         cmocka_unit_test(test_pin),
+        cmocka_unit_test(test_planned_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

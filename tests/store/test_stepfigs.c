@@ -60,7 +60,7 @@ static void assert_figs(const struct argus_jobstore *js)
     const struct argus_jobstore_gone *gone;
     uint64_t sum = 0;
     for (size_t i = 0, m = argus_jobstore_evicted(js, &gone); i < m; i++)
-        sum += gone[i].wall_ns;
+        sum += gone[i].wall_sum_ns;
     assert_true(argus_jobstore_evicted_wall_sum(js) == sum);
 }
 
