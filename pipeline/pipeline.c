@@ -346,7 +346,7 @@ int argus_pipeline_analyze(struct argus_pipeline *pl, int final)
     if (argus_jobstore_horizon(pl->js) != SIZE_MAX) { /* only a bounded store evicts */
         const struct argus_jobstore_gone *gone;
         size_t ngone = argus_jobstore_evicted(pl->js, &gone);
-        if (argus_carry_apply(&pl->carry, res, ngone ? gone[ngone - 1].step + 1 : 0) < 0)
+        if (argus_carry_apply(&pl->carry, res, ngone ? gone[ngone - 1].last + 1 : 0) < 0)
             argus_log_once(ARGUS_LOG_WARN, "carry", "out of memory; the report may miss "
                            "anomalies of steps rank 0 no longer holds");
     }
@@ -356,7 +356,21 @@ int argus_pipeline_analyze(struct argus_pipeline *pl, int final)
     if (!pl->fc)
         pl->fc = malloc(sizeof *pl->fc);
     if (pl->fc) {
-        const struct argus_forecast_opts fo = {.total_steps = pl->total_steps, .seed = 1,
+        /* the plan: the caller's (argus-analyze: ARGUS_TOTAL_STEPS; rank 0: the ranks'
+         * argus_set_total_steps, reduce/rank0.c), else the one the ranks' rank info
+         * recorded (the latest, in-band: a spool read offline) */
+        uint32_t prank, orank;
+        uint64_t other;
+        const uint64_t inband = argus_jobstore_planned_steps(pl->js, &prank, &other, &orank);
+        if (inband && other && (!pl->total_steps || pl->total_steps == inband))
+            argus_log_once(ARGUS_LOG_WARN, "total-steps", "ranks disagree on the planned "
+                           "steps (rank %u: %llu, rank %u: %llu); the forecast uses the "
+                           "latest, rank %u's", orank, (unsigned long long)other, prank,
+                           (unsigned long long)inband, prank);
+        const struct argus_forecast_opts fo = {.total_steps = pl->total_steps
+                                                                  ? pl->total_steps
+                                                                  : inband,
+                                               .seed = 1,
                                                .n_sims = pl->sealed ? 1000 : 200,
                                                .max_series = pl->sealed ? 0 : 2048};
         if (argus_forecast_run(pl->js, res, &fo, pl->fc) == 0 && pl->fc->valid)
@@ -373,14 +387,12 @@ int argus_pipeline_analyze(struct argus_pipeline *pl, int final)
     return 0;
 }
 
-int argus_pipeline_write(struct argus_pipeline *pl, char *errbuf, size_t errlen)
+void argus_pipeline_write_log(struct argus_pipeline *pl)
 {
     char err[512];
 
-    if (!pl->have_result) {
-        snprintf(errbuf, errlen, "no analysis to write");
-        return -ENOENT;
-    }
+    if (!pl->have_result)
+        return;
     if (argus_anomaly_log_append(&pl->alog, &pl->out, pl->js, &pl->rep.res, err,
                                  sizeof err) != 0) {
         say_once(pl, "alog", "%s", err);
@@ -388,6 +400,15 @@ int argus_pipeline_write(struct argus_pipeline *pl, char *errbuf, size_t errlen)
     } else {
         pl->alog_err[0] = '\0'; /* every anomaly not logged yet (retried) is in now */
     }
+}
+
+int argus_pipeline_write(struct argus_pipeline *pl, char *errbuf, size_t errlen)
+{
+    if (!pl->have_result) {
+        snprintf(errbuf, errlen, "no analysis to write");
+        return -ENOENT;
+    }
+    argus_pipeline_write_log(pl);
     if (!pl->report_ok && !pl->final)
         return 0; /* the final report tries once more */
     int rc = argus_report_write_at(&pl->out, pl->js, &pl->rep, &pl->written, errbuf, errlen);

@@ -176,6 +176,10 @@ int argus_pipeline_analyze(struct argus_pipeline *pl, int final);
  * the final report, which tries once more. What was and was not written is kept for
  * argus_pipeline_print_summary. */
 int argus_pipeline_write(struct argus_pipeline *pl, char *errbuf, size_t errlen);
+/* Only the first part of argus_pipeline_write: pl->rep's anomalies not logged yet appended
+ * to anomalies.jsonl (rank 0 between the provisional rewrites it paces: reduce/reportpace.h).
+ * Nothing without an analysis. */
+void argus_pipeline_write_log(struct argus_pipeline *pl);
 /* The human summary of pl->rep (report/report.h) on out, saying exactly what was written:
  * the report, or why not and which of its files were; anomalies.jsonl lines lost; the
  * output directory removed meanwhile; trace files named that are not there. */

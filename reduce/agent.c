@@ -40,7 +40,7 @@
  * waits for the children's or something happened within LINGER_NS, up to IDLE_MAX_NS (and twice the sign-of-life period, so a
  * parent hears each child several times within ARGUS_SILENCE_MS) when nothing is pending,
  * and never past the next deadline it owns (a sign of life due, a child's silence, a
- * window's wait). */
+ * window's wait, rank 0's held report files: rank0.h). */
 #define POLL_NS 1000000L           /* first poll period after something happened */
 #define POLL_MAX_NS 16000000L      /* ... at most this with requests outstanding */
 #define IDLE_MAX_NS 250000000L     /* ... and at most this when nothing is pending */
@@ -422,6 +422,10 @@ static long next_sleep_ns(uint64_t now, long *backoff)
                             (uint64_t)agent.o.deadline_ms * 1000000ull * (uint64_t)agent.o.height;
         due = dl < due ? dl : due;
     }
+    if (agent.o.parent < 0) { /* rank 0: held report files (rank0.h, reportpace.h) */
+        const uint64_t held = argus_rank0_report_due(agent.o.r0);
+        due = held < due ? held : due;
+    }
     if (due <= now) /* taken on this round already, or just now due: soon, no spin */
         return POLL_NS;
     if (due - now < (uint64_t)ns)
@@ -523,6 +527,8 @@ static void run_loop(int threaded, uint64_t until)
         progress_send();
         try_forward(argus_clock_monotonic_ns());
         keep_alive(argus_clock_monotonic_ns());
+        if (agent.o.parent < 0) /* the provisional report's files, when held and due */
+            (void)argus_rank0_report_held(agent.o.r0, argus_clock_monotonic_ns());
         progress_send(); /* a small send is often done at once: no wake-up just for it */
         if (threaded) { /* keep the clock offset current; L4 trace requests */
             any |= argus_clockkeep_poll();

@@ -5,7 +5,8 @@
  * reduction tree with non-blocking sends and matched-probe receives, waits for a child
  * at most deadline × (levels below) per window, marks late subtrees missing (they are
  * never waited on again) and, on rank 0, feeds every record into the job store
- * (rank0.h) and rewrites the report after every window.
+ * (rank0.h) and analyses after every window; the report files are rewritten at the
+ * pace of reportpace.h (held ones written when due).
  *
  * Without MPI_THREAD_MULTIPLE there is no thread: windows pile up in memory (bounded)
  * and argus_agent_finish runs the same exchange loop on the caller's thread.

@@ -55,19 +55,48 @@ void argus_rank0_ingest_condensed(struct argus_rank0 *r0, const uint8_t *buf, si
 void argus_rank0_report(struct argus_rank0 *r0, int final)
 {
     char err[512];
-    const uint64_t planned = r0->planned_steps ? r0->planned_steps() : 0;
+    /* the program's argus_set_total_steps wins over ARGUS_TOTAL_STEPS: any rank's, the
+     * latest, from the rank info records (in-band, store/jobstore.h), else rank 0's own
+     * before its record is in */
+    uint64_t planned = argus_jobstore_planned_steps(r0->pl.js, NULL, NULL, NULL);
 
-    if (planned) /* the program's argus_set_total_steps wins over ARGUS_TOTAL_STEPS */
+    if (!planned && r0->planned_steps)
+        planned = r0->planned_steps();
+    if (planned)
         r0->pl.total_steps = planned;
     if (argus_pipeline_analyze(&r0->pl, final) != 0) {
         if (final)
             argus_log(ARGUS_LOG_WARN, "no step summaries reached rank 0; no report written");
         return;
     }
+    if (!final && !argus_reportpace_want(&r0->pace, argus_clock_monotonic_ns())) {
+        argus_pipeline_write_log(&r0->pl); /* new anomalies at once; the files wait */
+        return;
+    }
+    const uint64_t t0 = argus_clock_monotonic_ns();
     if (argus_pipeline_write(&r0->pl, err, sizeof err) != 0)
         argus_log(ARGUS_LOG_WARN, "%s; the report is not written", err);
+    argus_reportpace_wrote(&r0->pace, t0, argus_clock_monotonic_ns());
     if (final)
         argus_pipeline_print_summary(&r0->pl, stderr);
+}
+
+uint64_t argus_rank0_report_due(const struct argus_rank0 *r0)
+{
+    return argus_reportpace_due(&r0->pace);
+}
+
+int argus_rank0_report_held(struct argus_rank0 *r0, uint64_t now_ns)
+{
+    char err[512];
+
+    if (now_ns < argus_reportpace_due(&r0->pace))
+        return 0;
+    const uint64_t t0 = argus_clock_monotonic_ns();
+    if (argus_pipeline_write(&r0->pl, err, sizeof err) != 0)
+        argus_log(ARGUS_LOG_WARN, "%s; the report is not written", err);
+    argus_reportpace_wrote(&r0->pace, t0, argus_clock_monotonic_ns());
+    return 1;
 }
 
 void argus_rank0_mark_missing(struct argus_rank0 *r0, uint32_t rank, uint64_t from_step,

@@ -2,8 +2,9 @@
  * windows it receives go into the job store and the spool (summaries.argus, zstd, for
  * argus-analyze), the analysis runs after every window, new anomalies are appended to
  * anomalies.jsonl at once and the report is (re)written — provisional (job.complete
- * false) after each window, final at the end. So a job killed mid-run still leaves a
- * report of everything up to its last window.
+ * false) after each window, at most at the pace of reportpace.h (0.5 % of the time),
+ * final at the end. So a job killed mid-run still leaves a report of everything up to
+ * a recent window.
  * What is the reduction's own stays here: a silent subtree's ranks marked missing from
  * the tree's parent array, the condensing root's and the pull's figures, and reduce.json.
  * Only rank 0 touches this; single-threaded.
@@ -18,6 +19,7 @@
 #include "common/config.h"
 #include "pipeline/pipeline.h"
 #include "reduce/condense.h"
+#include "reduce/reportpace.h"
 
 struct argus_rank0 {
     struct argus_pipeline pl;  /* store, spool, analysis, carry, L4 plans, reports */
@@ -33,6 +35,7 @@ struct argus_rank0 {
     int condense_on;        /* the tree condenses (ARGUS_CONDENSE); its root's figures: */
     struct argus_condense_stats condense;
     uint64_t pull_asks, pull_answers, pull_late, pull_unanswered; /* its pulls (pull.h) */
+    struct argus_reportpace pace; /* the provisional rewrites' pace (reportpace.h) */
 };
 
 /* Create the output directory, the job store and the spool. 0 or negative errno
@@ -52,6 +55,13 @@ void argus_rank0_ingest_condensed(struct argus_rank0 *r0, const uint8_t *buf, si
  * on stderr. The final report takes back the marks of ranks that only missed the last,
  * empty flush at MPI_Finalize (reduce.json lists them under "late_at_finalize"). */
 void argus_rank0_report(struct argus_rank0 *r0, int final);
+/* The provisional report files are rewritten at the pace of reportpace.h: a report asked
+ * for too early is analysed and its new anomalies are appended to anomalies.jsonl at once,
+ * its files are held. argus_rank0_report_due: when the held files are due (monotonic ns;
+ * UINT64_MAX: none held); argus_rank0_report_held: write them if due at now (the latest
+ * analysis; nothing analysed anew), 1 when written. */
+uint64_t argus_rank0_report_due(const struct argus_rank0 *r0);
+int argus_rank0_report_held(struct argus_rank0 *r0, uint64_t now_ns);
 void argus_rank0_close(struct argus_rank0 *r0);
 /* The subtree rooted at `rank` sent nothing for `window` (first step from_step): mark each
  * of its ranks missing in the job store (report: complete false) and remember when, for

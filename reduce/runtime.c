@@ -37,6 +37,8 @@ static struct {
     int sent_rankinfo;
     uint64_t sent_groups_gen;  /* argus_commgroups_generation() of the last rank info */
     uint64_t info_started_ns;  /* started_ns of the first rank info (kept when re-sent) */
+    uint64_t sent_planned;     /* argus_tracer_total_steps() in the last rank info */
+    uint64_t planned_at_ns;    /* when it was seen to change (0: never given) */
     int *parent;               /* the reduction tree, parent[size] */
     struct argus_rank0 r0;     /* rank 0 only */
     struct argus_ring *ring;   /* the argus.h path's L4 ring (the GPU has its own) */
@@ -55,6 +57,8 @@ static void rankinfo_fill(struct argus_rank_info *ri)
     if (!runtime.info_started_ns)
         runtime.info_started_ns = argus_clock_realtime_ns();
     ri->started_ns = runtime.info_started_ns;
+    ri->planned_steps = runtime.sent_planned;
+    ri->planned_at_ns = runtime.planned_at_ns;
     if (gethostname(ri->host, sizeof ri->host - 1) != 0)
         snprintf(ri->host, sizeof ri->host, "unknown");
     ri->host[sizeof ri->host - 1] = '\0';
@@ -78,11 +82,18 @@ static void on_name(void *ctx, uint64_t hash, const char *name)
 static void on_summary(void *ctx, const struct argus_step_summary *s)
 {
     (void)ctx;
-    /* once, and again whenever the program made a communicator since: rank 0 keeps the
-     * latest record of each rank, so memberships made at any time reach the analysis */
+    /* once, and again whenever the program made a communicator or gave its planned steps
+     * (argus_set_total_steps, on any rank) since: rank 0 keeps the latest record of each
+     * rank, so memberships made at any time reach the analysis, and the plan its forecast */
     const uint64_t gen = argus_commgroups_generation();
-    if (!runtime.sent_rankinfo || gen != runtime.sent_groups_gen) {
+    const uint64_t plan = argus_tracer_total_steps();
+    if (!runtime.sent_rankinfo || gen != runtime.sent_groups_gen ||
+        plan != runtime.sent_planned) {
         struct argus_rank_info ri;
+        if (plan != runtime.sent_planned) {
+            runtime.sent_planned = plan;
+            runtime.planned_at_ns = argus_clock_realtime_ns();
+        }
         rankinfo_fill(&ri);
         argus_agent_push_rankinfo(&ri);
         runtime.sent_rankinfo = 1;

@@ -166,6 +166,8 @@ static void check_rank(void)
 static void *selfinit_main(void *arg)
 {
     (void)arg;
+    /* for ps, top, bench/overhead.py: the threads MPI starts from here inherit the name */
+    pthread_setname_np(pthread_self(), "argus-selfinit");
     pthread_mutex_lock(&selfinit.lock);
     while (selfinit.state == SI_WAITING) {
         uint64_t waited_ms = (argus_clock_monotonic_ns() - selfinit.t0) / 1000000;

@@ -1,0 +1,188 @@
+/* test_reportpace.c — rank 0's provisional report rewrites are paced (reduce/reportpace.h,
+ * reduce/rank0.c): the arithmetic of the pace (a rewrite waits 199 times what the last one
+ * took, at most 30 s; sooner when the windows stop); and over a real rank 0 without MPI (4 ranks, kernel-less
+ * summaries), a report asked for right after one was written is analysed but its files
+ * are held, written when due by argus_rank0_report_held, and the final report is never
+ * held. Before the pace every window rewrote every file (some fifteen fsyncs): 3 % of the
+ * job's CPU on rank 0 of the PyTorch job (bench/overhead.py). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <yajl/yajl_tree.h>
+
+#include "common/config.h"
+#include "common/wire.h"
+#include "reduce/rank0.h"
+#include "reduce/reportpace.h"
+
+#define NRANKS 4
+
+static void test_pace_arithmetic(void **state)
+{
+    (void)state;
+    struct argus_reportpace p = {0};
+
+    /* windows every 50-100 us; a rewrite of 1 us waits 199 us */
+    assert_int_equal(argus_reportpace_want(&p, 0), 1); /* the first goes at once */
+    assert_true(argus_reportpace_due(&p) == UINT64_MAX);
+    argus_reportpace_wrote(&p, 0, 1000);
+    assert_true(p.next_ns == 1000 + 1000ull * ARGUS_REPORTPACE_FACTOR);
+    assert_int_equal(argus_reportpace_want(&p, 100000), 0); /* held */
+    assert_true(argus_reportpace_due(&p) == 200000); /* the pace, not 100000 + 2 gaps */
+    assert_int_equal(argus_reportpace_want(&p, 150000), 0);
+    assert_true(argus_reportpace_due(&p) == 200000);
+    assert_int_equal(argus_reportpace_want(&p, 199999), 0);
+    assert_int_equal(argus_reportpace_want(&p, 200000), 1);
+    argus_reportpace_wrote(&p, 200000, 200000); /* took nothing: at once again */
+    assert_true(argus_reportpace_due(&p) == UINT64_MAX);
+    assert_int_equal(argus_reportpace_want(&p, 200001), 1);
+
+    /* the windows stop: a held rewrite is due two gaps after the last ask */
+    struct argus_reportpace q = {0};
+    assert_int_equal(argus_reportpace_want(&q, 5000), 1);
+    argus_reportpace_wrote(&q, 5000, 6000); /* next at 205,000 */
+    assert_int_equal(argus_reportpace_want(&q, 15000), 0); /* gap 10,000 */
+    assert_true(argus_reportpace_due(&q) == 35000);
+    assert_int_equal(argus_reportpace_want(&q, 25000), 0); /* the next window: held on */
+    assert_true(argus_reportpace_due(&q) == 45000);
+    assert_int_equal(argus_reportpace_want(&q, 45000), 0); /* not the pace's turn yet */
+
+    /* a rewrite of 10 s waits 30 s, not 1,990 s */
+    struct argus_reportpace r = {0};
+    argus_reportpace_wrote(&r, 0, 10000000000ull);
+    assert_int_equal(argus_reportpace_want(&r, 10000000001ull), 0);
+    assert_true(argus_reportpace_due(&r) == 10000000000ull + ARGUS_REPORTPACE_MAX_NS);
+}
+
+struct fixture {
+    char base[128];
+    struct argus_rank0 r0;
+};
+
+/* Steps first .. first + n - 1 of every rank into rank 0, as one window. */
+static void ingest(struct argus_rank0 *r0, uint64_t first, uint64_t n)
+{
+    struct argus_step_summary *s = calloc(1, sizeof *s);
+    size_t cap = (size_t)NRANKS * n * argus_summary_encoded_max(0), len = 0;
+    uint8_t *buf = malloc(cap);
+    assert_non_null(s);
+    assert_non_null(buf);
+    for (uint32_t r = 0; r < NRANKS; r++) {
+        for (uint64_t st = first; st < first + n; st++) {
+            s->rank = r;
+            s->step = st;
+            s->start_ns = 1000000000ull * (st + 1);
+            s->end_ns = s->start_ns + 900000000ull + 1000ull * r;
+            s->compute_ns = 700000000ull;
+            long k = argus_summary_encode(s, buf + len, cap - len);
+            assert_true(k > 0);
+            len += (size_t)k;
+        }
+    }
+    argus_rank0_ingest(r0, buf, len);
+    free(buf);
+    free(s);
+}
+
+static int setup(void **state)
+{
+    struct fixture *fx = calloc(1, sizeof *fx);
+    struct argus_config cfg;
+    char err[256];
+
+    if (!fx)
+        return -1;
+    snprintf(fx->base, sizeof fx->base, "/tmp/argus-test-reportpace-XXXXXX");
+    if (!mkdtemp(fx->base))
+        return -1;
+    argus_config_defaults(&cfg);
+    snprintf(cfg.outdir, sizeof cfg.outdir, "%s", fx->base);
+    cfg.spool = 0;
+    if (argus_rank0_open(&fx->r0, &cfg, NRANKS, "t", "0", err, sizeof err) != 0)
+        return -1;
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *fx = *state;
+    char cmd[300];
+
+    argus_rank0_close(&fx->r0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->base);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", fx->base);
+    free(fx);
+    return 0;
+}
+
+/* report.json's steps.last; -1 when there is no report.json. */
+static long long report_last_step(const struct argus_rank0 *r0)
+{
+    char path[4300], err[256];
+    snprintf(path, sizeof path, "%s/report.json", r0->pl.dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *text = calloc(1, 1 << 20);
+    assert_non_null(text);
+    text[fread(text, 1, (1 << 20) - 1, f)] = '\0';
+    fclose(f);
+    yajl_val v = yajl_tree_parse(text, err, sizeof err);
+    free(text);
+    assert_non_null(v);
+    const char *at[] = {"steps", "last", NULL};
+    yajl_val last = yajl_tree_get(v, at, yajl_t_number);
+    assert_non_null(last);
+    long long x = YAJL_GET_INTEGER(last);
+    yajl_tree_free(v);
+    return x;
+}
+
+static void test_rewrites_held_then_due(void **state)
+{
+    struct fixture *fx = *state;
+    struct argus_rank0 *r0 = &fx->r0;
+
+    ingest(r0, 0, 10);
+    argus_rank0_report(r0, 0); /* the first is written at once */
+    assert_int_equal(report_last_step(r0), 9);
+    assert_true(argus_rank0_report_due(r0) == UINT64_MAX);
+
+    ingest(r0, 10, 10);
+    argus_rank0_report(r0, 0); /* right after: analysed, its files held */
+    assert_int_equal(report_last_step(r0), 9);
+    const uint64_t due = argus_rank0_report_due(r0);
+    assert_true(due != UINT64_MAX);
+    assert_true(due <= r0->pace.next_ns);
+    assert_int_equal(argus_rank0_report_held(r0, due - 1), 0);
+    assert_int_equal(report_last_step(r0), 9);
+    assert_int_equal(argus_rank0_report_held(r0, due), 1); /* due: the latest analysis */
+    assert_int_equal(report_last_step(r0), 19);
+    assert_true(argus_rank0_report_due(r0) == UINT64_MAX);
+    assert_int_equal(argus_rank0_report_held(r0, UINT64_MAX - 1), 0); /* nothing held */
+
+    ingest(r0, 20, 10);
+    argus_rank0_report(r0, 0);
+    assert_int_equal(report_last_step(r0), 19); /* held again */
+    ingest(r0, 30, 10);
+    argus_rank0_report(r0, 1); /* the final report is never held */
+    assert_int_equal(report_last_step(r0), 39);
+    assert_true(argus_rank0_report_due(r0) == UINT64_MAX);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pace_arithmetic),
+        cmocka_unit_test_setup_teardown(test_rewrites_held_then_due, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
