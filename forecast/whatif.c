@@ -2,7 +2,9 @@
  * docs/ALGORITHMS.md, "Forecast (PRISM)", "What-ifs"): per-rank offsets on a common
  * per-step factor, then the held regime steps under another shape: the slowest node's
  * ranks at the median offset; data-parallel x k with new replicas drawn from the observed
- * ones. Reads the held steps x ranks tables; temporaries freed before return.
+ * ones, the transfer (the critical rank's DP group's least collective time) scaled by the
+ * ring term. Reads the held steps x ranks tables and, for the critical rank, the held
+ * cells' walls; temporaries freed before return.
  */
 #include "config.h"
 
@@ -72,6 +74,50 @@ static void fc_offsets(const struct fc *f, size_t i0, const double *c, double *o
         fc_sort(tmp, m);
         off[r] = m ? fc_quantile_sorted(tmp, m, 0.5) : 1;
     }
+}
+
+/* The bandwidth part of held step i's collective time (ms): the critical rank's (the
+ * longest wall) DP group's least collective time, the member that waited least (its
+ * time is the transfer; the others' include waiting for the group's last arrival, which
+ * the max over replicas models). DP groups in Megatron order (tp fastest, then dp); with
+ * D == P every rank is a replica and the group is the job. With tp > 1 a rank's
+ * collective time also holds its TP group's (inside forward and backward): only its
+ * collective kernels outside those phases count (DP's that overlap the backward pass are
+ * missed, so not scaled). Ranks without such time are passed over; 0 when none has any,
+ * or past the step's wall. */
+static double fc_dp_coll(const struct fc *f, size_t i, uint32_t r, uint32_t tp)
+{
+    if (tp == 1)
+        return f->comm[i * f->P + r];
+    const struct argus_step_summary *s = argus_jobstore_get(f->js, r, f->step[f->h0 + i]);
+    uint64_t ns = 0;
+    for (uint32_t k = 0; s && k < s->n_kmodes && k < ARGUS_MAX_KMODES; k++)
+        if (s->kmodes[k].kclass == ARGUS_KC_COLLECTIVE &&
+            s->kmodes[k].phase != ARGUS_PH_FORWARD && s->kmodes[k].phase != ARGUS_PH_BACKWARD)
+            ns += s->kmodes[k].sum_ns;
+    return s ? (double)ns / 1e6 : NAN;
+}
+
+static double fc_transfer(const struct fc *f, size_t i, uint32_t tp, uint32_t D)
+{
+    const uint64_t step = f->step[f->h0 + i];
+    uint64_t wmax = 0;
+    uint32_t crit = 0;
+    for (uint32_t r = 0; r < f->P; r++) {
+        const struct argus_step_summary *s = argus_jobstore_get(f->js, r, step);
+        if (s && s->end_ns > s->start_ns && s->end_ns - s->start_ns > wmax) {
+            wmax = s->end_ns - s->start_ns;
+            crit = r;
+        }
+    }
+    const uint32_t t0 = crit % tp, p0 = crit / (tp * D);
+    double cm = -1;
+    for (uint32_t d = 0; d < D; d++) {
+        const double v = fc_dp_coll(f, i, t0 + tp * (d + D * p0), tp);
+        if (!isnan(v) && v > 0 && (cm < 0 || v < cm))
+            cm = v;
+    }
+    return cm > 0 && cm < f->t[f->h0 + i] ? cm : 0;
 }
 
 int fc_whatif_series(const struct fc *f, const struct argus_result *res, size_t i0,
@@ -173,22 +219,16 @@ int fc_whatif_series(const struct fc *f, const struct argus_result *res, size_t 
         const double u = pow(fc_rng_unif(&rng), 1.0 / extra);
         const double nx = c[i] * fc_quantile_sorted(pool, m, u);
         const double mx1 = nx > mx0 ? nx : mx0;
-        size_t mc = 0;
-        for (uint32_t r = 0; r < P; r++)
-            if (!isnan(f->comm[i * P + r]))
-                tmp[mc++] = f->comm[i * P + r];
-        fc_sort(tmp, mc);
-        double cm = mc ? fc_quantile_sorted(tmp, mc, 0.5) : 0;
-        if (cm > f->t[f->h0 + i])
-            cm = 0;
+        const double cm = fc_transfer(f, i, tp, D);
         comm_seen += cm;
         out[(*nout)++] = (f->t[f->h0 + i] - cm) * mx1 / mx0 + cm * ring;
     }
-    snprintf(wo->note, sizeof wo->note, "%u replica%s x %d drawn from the observed ones%s; %s; "
+    snprintf(wo->note, sizeof wo->note, "%u replica%s x %d drawn from the observed ones%s; %s%s; "
              "latency term not modelled; same planned steps", D, D > 1 ? "s" : "", w->k,
-             D > 1 ? "" : " (one replica: its variation is all common, none its own)",
-             comm_seen > 0 ? "collective time scaled by the ring term"
-                           : "no communication measured: not scaled");
+             D > 1 ? "" : " (one replica: all its variation common)",
+             comm_seen > 0 ? "transfer (least collective time of the critical DP group) x "
+                             "ring term" : "no communication measured: not scaled",
+             tp > 1 && comm_seen > 0 ? " (TP > 1: collectives off forward/backward)" : "");
     rc = 0;
 out:
     free(c);

@@ -1,4 +1,5 @@
-/* argus_predict.c — `argus-predict [--steps N] [--cut F] [--whatif LIST] [--json] PATH...`:
+/* argus_predict.c — `argus-predict [--steps N] [--cut F] [--whatif LIST] [--microbatches N]
+ * [--json] PATH...`:
  * the time-to-train forecast (forecast/forecast.h) on what argus-analyze reads: the same
  * input side (import/inputs.c: traces, spools, steps CSVs, trainer logs, detected from
  * content), a job store keeping every step, the same analysis, then the forecast. With
@@ -34,19 +35,25 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: " PROG " [--steps N] [--cut F] [--whatif LIST] [--json] PATH...\n"
+            "usage: " PROG " [--steps N] [--cut F] [--whatif LIST] [--microbatches N]\n"
+            "       [--json] PATH...\n"
             "Forecast the time to train from saved training data: whatever argus-analyze\n"
             "reads (Kineto traces, Argus spools, steps.csv, trainer logs; a PATH may be a\n"
             "directory). Prints remaining and total wall time at P10/P50/P90/P99, the sync\n"
             "tax, what costs most, periodic events and regimes accounted for, assumptions\n"
             "and warnings. Writes no files.\n"
             "  -n, --steps N     the job's planned steps (default: with --cut the steps in\n"
-            "                    the input, else unknown: the forecast is for 1,000 steps)\n"
+            "                    the input, else the plan a spool recorded (any rank's\n"
+            "                    argus_set_total_steps), else unknown: the forecast is for\n"
+            "                    1,000 steps)\n"
             "  -c, --cut F       fit on the first fraction F (0 < F < 1) of the steps,\n"
             "                    forecast the rest and print the error against what happened\n"
             "  -w, --whatif LIST comma-separated: drop-slowest (the slowest node's ranks at\n"
-            "                    the median offset), dp=K (data-parallel x K, K in 2..64);\n"
-            "                    mb=M (microbatches) is refused: not modelled\n"
+            "                    the median offset), dp=K (data-parallel x K, K in 2..64),\n"
+            "                    mb=M (M microbatches per step, 1..4096: the 1F1B schedule\n"
+            "                    re-run; needs the current count, --microbatches)\n"
+            "  -b, --microbatches N  the job's microbatches per step now (default:\n"
+            "                    ARGUS_MICROBATCHES, else unknown: mb=M is refused)\n"
             "  -j, --json        one JSON object: remaining_s, total_s (p10, p50, p90, p99),\n"
             "                    steps_left, whatif (name -> quantiles of the remaining time,\n"
             "                    step_p50_ms, step_quantiles_ms), step_p50_ms,\n"
@@ -92,13 +99,12 @@ static int parse_whatif(const char *arg, struct argus_forecast_opts *fo, char *e
         } else if (strncmp(t, "dp=", 3) == 0 && parse_u64(t + 3, 2, 64, &k) == 0) {
             fo->whatif[fo->n_whatif].kind = ARGUS_FC_WI_DP;
             fo->whatif[fo->n_whatif++].k = (int)k;
-        } else if (strncmp(t, "mb=", 3) == 0) {
-            snprintf(err, errlen, "--whatif %s: not modelled (the microbatch what-if needs "
-                     "the pipeline schedule re-run)", t);
-            return -1;
+        } else if (strncmp(t, "mb=", 3) == 0 && parse_u64(t + 3, 1, 4096, &k) == 0) {
+            fo->whatif[fo->n_whatif].kind = ARGUS_FC_WI_MB;
+            fo->whatif[fo->n_whatif++].k = (int)k;
         } else {
-            snprintf(err, errlen, "--whatif %s: not drop-slowest, dp=K (K in 2..64) or mb=M",
-                     t);
+            snprintf(err, errlen, "--whatif %s: not drop-slowest, dp=K (K in 2..64) or mb=M "
+                     "(M in 1..4096)", t);
             return -1;
         }
     }
@@ -357,6 +363,7 @@ int main(int argc, char **argv)
         {"steps", required_argument, NULL, 'n'},
         {"cut", required_argument, NULL, 'c'},
         {"whatif", required_argument, NULL, 'w'},
+        {"microbatches", required_argument, NULL, 'b'},
         {"json", no_argument, NULL, 'j'},
         {"seed", required_argument, NULL, 's'},
         {"max-mem", required_argument, NULL, 'm'},
@@ -374,7 +381,7 @@ int main(int argc, char **argv)
     struct run r;
     char err[1024];
     double cut = 0, actual = 0;
-    uint64_t planned = 0, cut_step = 0;
+    uint64_t planned = 0, cut_step = 0, mb = 0;
     int c, json = 0, status = 1, have_res = 0;
 
     memset(&r, 0, sizeof r);
@@ -383,7 +390,7 @@ int main(int argc, char **argv)
     fo.seed = 1;
     fo.step_dist = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "n:c:w:js:m:R:r:hV", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:c:w:b:js:m:R:r:hV", lopts, NULL)) != -1) {
         switch (c) {
         case 'n':
             if (parse_u64(optarg, 1, UINT64_C(1) << 40, &planned) != 0) {
@@ -403,6 +410,13 @@ int main(int argc, char **argv)
         case 'w':
             if (parse_whatif(optarg, &fo, err, sizeof err) != 0) {
                 fprintf(stderr, PROG ": %s\n", err);
+                return 2;
+            }
+            break;
+        case 'b':
+            if (parse_u64(optarg, 1, 4096, &mb) != 0) {
+                fprintf(stderr, PROG ": --microbatches %s: not an integer in [1, 4096]\n",
+                        optarg);
                 return 2;
             }
             break;
@@ -431,6 +445,22 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": no PATH given (see " PROG " --help)\n");
         return 2;
     }
+    for (size_t w = 0; w < fo.n_whatif; w++) { /* mb=M: the current count m */
+        const char *env = getenv("ARGUS_MICROBATCHES");
+        if (fo.whatif[w].kind != ARGUS_FC_WI_MB || mb)
+            continue;
+        if (env && *env && parse_u64(env, 1, 4096, &mb) != 0) {
+            fprintf(stderr, PROG ": ARGUS_MICROBATCHES=%s: not an integer in [1, 4096]\n",
+                    env);
+            return 2;
+        }
+        if (!mb) {
+            fprintf(stderr, PROG ": --whatif mb=%d: the current microbatch count is unknown "
+                    "(give --microbatches N or ARGUS_MICROBATCHES)\n", fo.whatif[w].k);
+            return 2;
+        }
+    }
+    fo.microbatches = (uint32_t)mb;
     argus_log_init();
     argus_config_defaults(&cfg);
     if (argus_config_load(&cfg, getenv, err, sizeof err) != 0)
@@ -482,6 +512,8 @@ int main(int argc, char **argv)
         ao.min_steps = (uint32_t)(last - first + 1);
     if (argus_analyze(fit, &ao, &res) == 0)
         have_res = 1;
+    if (!planned) /* the plan the ranks recorded in their rank info (a spool), if any */
+        planned = argus_jobstore_planned_steps(fit, NULL, NULL, NULL);
     fo.total_steps = planned;
     if (!(fc = malloc(sizeof *fc)) || argus_forecast_run(fit, have_res ? &res : NULL, &fo,
                                                          fc) != 0) {

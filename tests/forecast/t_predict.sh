@@ -8,7 +8,9 @@
 #    the P50 within 5 %, and a band at least twice as wide as the one of a model that
 #    takes steps as independent (which misses the truth on this run); with --cut 0.5 the
 #    table says it counted the periodic events; the DP x 2 what-if within 10 % of a real
-#    run at twice the data parallelism;
+#    run at twice the data parallelism; the mb=8 what-if (from --microbatches 4) its
+#    median step within 5 % of a real run's at 8 microbatches, the bubble share in its
+#    note; mb=M without the current count refused in one line;
 #  - the forecast in report.json, report.md and metrics.prom: live (the simulator's
 #    argus_set_total_steps wins over ARGUS_TOTAL_STEPS) and from argus-analyze
 #    (ARGUS_TOTAL_STEPS), the three files agreeing.
@@ -63,11 +65,22 @@ for f in modded_nanogpt_medium_2025-01-18_rank0.txt mlperf_gpt3_175b_eos_n64_res
         fail "argus-predict on $f: $(cat "$WORK/err")"
     judge "$WORK/$f.json" 0 0.15
 done
+# logs that give step times in whole milliseconds (modded-nanogpt) or tens of them
+# (DeepSpeed-Chat): the law of one step keeps the log's grid (every quantile on it)
+python3 - "$WORK/modded_nanogpt_medium_2025-01-18_rank0.txt.json" 1 \
+    "$WORK/deepspeed_chat_step3_rlhf_rank0.log.json" 10 <<'PY' || fail "step law off the grid"
+import json, sys
+for path, g in zip(sys.argv[1::2], sys.argv[2::2]):
+    sq, g = json.load(open(path))["step_quantiles_ms"], float(g)
+    off = [x for x in sq if abs(x / g - round(x / g)) > 1e-6]
+    assert not off, (path, "quantiles off the %g ms grid" % g, off[:5])
+print("step laws on the logs' grids: ok")
+PY
 
 # the simulated job, to the end
-sim() { # JOBID DP
+sim() { # JOBID DP [MICROBATCHES]
     ARGUS_JOBID=$1 timeout 300 "$ARGUS_RUN" --outdir "$WORK/out" -- \
-        "$MPIRUN" -np $((2 * $2)) "$SIM" --tp 1 --pp 2 --dp "$2" --microbatches 4 \
+        "$MPIRUN" -np $((2 * $2)) "$SIM" --tp 1 --pp 2 --dp "$2" --microbatches "${3:-4}" \
         --steps 200 --seed 5 --inject step_regression:steps=30-,factor=1.15 $INJ \
         >"$WORK/stdout.$1" 2>&1 || fail "simulated job $1: $(tail -3 "$WORK/stdout.$1")"
 }
@@ -77,6 +90,7 @@ for s in 19 39 59 79 99 119 139 159 179 199; do
 done
 ARGUS_TOTAL_STEPS=999 sim fc2 2
 sim fc4 4
+sim fc2m8 2 8
 J="$WORK/out/argus-fc2"
 # the forecast in every report: the live one (the program's argus_set_total_steps(200)
 # wins over ARGUS_TOTAL_STEPS=999), and argus-analyze's with ARGUS_TOTAL_STEPS=300
@@ -123,9 +137,31 @@ p50 = j["whatif"]["dp=2"]["p50"]
 assert abs(p50 - real) / real <= 0.10, ("dp=2 what-if", p50, "real DP x 2 run", real)
 print("dp=2 what-if %.2f s, real %.2f s" % (p50, real))
 PY
+# microbatches 4 -> 8: the what-if's median step against the real run's at 8 (held out)
+ARGUS_MICROBATCHES=4 "$PREDICT" --cut 0.25 --json --whatif mb=8 "$J/summaries.argus" \
+    >"$WORK/mb.json" 2>"$WORK/err" || fail "mb=8 what-if: $(cat "$WORK/err")"
+python3 - "$WORK/mb.json" "$WORK/out/argus-fc2m8/steps.csv" <<'PY' || fail "mb=8 what-if"
+import csv, json, statistics, sys
+j = json.load(open(sys.argv[1]))
+steps = {}
+for row in csv.DictReader(open(sys.argv[2])):
+    w = (int(row["end_ns"]) - int(row["start_ns"])) / 1e6
+    s = int(row["step"])
+    steps[s] = max(steps.get(s, 0), w)
+real = statistics.median(steps[s] for s in steps if s > j["cut_step"])
+w = j["whatif"]["mb=8"]["step_p50_ms"]
+assert abs(w - real) / real <= 0.05, ("mb=8 what-if step", w, "real at 8", real)
+assert abs(w - j["step_p50_ms"]) / j["step_p50_ms"] > 0.3, ("mb=8 moved nothing", w)
+print("mb=8 what-if step %.2f ms, real %.2f ms" % (w, real))
+PY
+"$PREDICT" --cut 0.25 --microbatches 4 --whatif mb=8 "$J/summaries.argus" >"$WORK/table" \
+    2>&1 || fail "mb=8 table: $(cat "$WORK/table")"
+grep -q "what-if mb=8: 1F1B over 2 stages: 4 -> 8 microbatches.*bubble share 20.0 % -> 11.1 %" \
+    "$WORK/table" || fail "mb=8 note: $(cat "$WORK/table")"
 
 # bad options: one line, exit 2
-for bad in "--whatif mb=2" "--whatif dp=1" "--whatif fast" "--cut 1.5" "--steps 0" "--bogus"; do
+for bad in "--whatif mb=2" "--whatif dp=1" "--whatif fast" "--cut 1.5" "--steps 0" "--bogus" \
+           "--microbatches 0" "--microbatches 4 --whatif mb=0"; do
     set +e
     "$PREDICT" $bad "$L/mlperf_gpt3_175b_eos_n64_result_0.txt" >"$WORK/o" 2>"$WORK/e"
     rc=$?
@@ -133,8 +169,13 @@ for bad in "--whatif mb=2" "--whatif dp=1" "--whatif fast" "--cut 1.5" "--steps 
     [ $rc = 2 ] || fail "$bad: exit $rc, not 2"
     [ "$(wc -l <"$WORK/e")" = 1 ] || fail "$bad: not one line: $(cat "$WORK/e")"
 done
-"$PREDICT" --whatif mb=4 "$L/mlperf_gpt3_175b_eos_n64_result_0.txt" 2>&1 | grep -q "not modelled" ||
-    fail "mb=M not refused as not modelled"
+"$PREDICT" --whatif mb=4 "$L/mlperf_gpt3_175b_eos_n64_result_0.txt" 2>&1 |
+    grep -q "the current microbatch count is unknown" || fail "mb=M without a count not refused"
+# a trainer log has no forward/backward phases: the what-if says it cannot model them
+"$PREDICT" --microbatches 4 --whatif mb=8 "$L/mlperf_gpt3_175b_eos_n64_result_0.txt" \
+    >"$WORK/table" 2>&1 || fail "mb=8 on a log: $(cat "$WORK/table")"
+grep -q "what-if mb=8: no forward/backward phases.*(not modelled)" "$WORK/table" ||
+    fail "mb=8 on a log: $(cat "$WORK/table")"
 # the man page names every option of --help (short and long) and renders without warnings
 PAGE="$top_srcdir/man/argus-predict.1"
 "$PREDICT" --help >"$WORK/help" || fail "--help exit $?"
