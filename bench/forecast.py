@@ -7,7 +7,9 @@ at least 20 runs from three sources, and against the naive baseline (the mean of
 Sources: argus-simtrain jobs run to the end under argus-run (4 ranks, tp1 pp2 dp2, 200
 steps: clean, a regime change before the cut, checkpoint-like spikes every 20 steps, both,
 a straggler), tests/indep/gen.py at its steps level (8 scenarios), and the real trainer
-logs of tests/data/logs (also cut at 10 % and 50 %, reported apart). Per run: the step
+logs of tests/data/logs (also cut at 10 % and 50 %, reported apart), and, when the
+checkout has them beside it, the fuller real logs of ../shared/data/logs (every one
+argus-analyze reads, cut at 25 %: shared_logs, apart from "all"). Per run: the step
 series (the slowest rank's wall per step, from the steps.csv argus-analyze or the live run
 writes), the truth (the time the steps after the cut took), the baseline, argus-predict's
 quantiles. Figures: mean absolute P50 error of the remaining time, the share of truths
@@ -16,7 +18,15 @@ linearly) relative to the truth, and the same for the baseline (a point forecast
 is its absolute error); the Kolmogorov-Smirnov distance between the held-out steps and the
 modelled law of one step (argus-predict's step_quantiles_ms, P1..P99). The DP x 2 what-if
 is judged against a real run at DP 4: its median step against the real run's held-out
-median, and the KS distance of the two. A run whose source injected a fault that starts
+median, and the KS distance of the two. The simulator's DP collectives take the same
+transfer time at any group size (sim/vclock.c), where the what-if scales it by the ring
+term ((N-1)/N per rank: x1.5 from 2 to 4 replicas); so the judged DP 4 runs have their
+DP collectives' transfer scaled by that factor (comm_degradation on every DP group), and
+the figures against the simulator's unscaled DP 4 run are given apart
+(dp2_whatif_fixed_comm_*: the what-if's law shifted by the half of the transfer it
+adds). The microbatch
+what-if (mb=2, mb=8 from 4 microbatches, pp 2) is judged the same way against real runs
+at 2 and 8 microbatches (mb_whatif_*). A run whose source injected a fault that starts
 after the cut (gen.py puts its faults at a third of the steps) is marked fault_after_cut:
 nothing before the cut tells of it; the figures are given over all runs and, apart,
 over the others.
@@ -24,6 +34,7 @@ over the others.
 usage: forecast.py BUILDDIR SRCDIR
 """
 import csv
+import gzip
 import json
 import os
 import subprocess
@@ -146,11 +157,11 @@ def judge(path, name, source, cut=0.25, extra=()):
             "fault_after_cut": fault_after(path, k - 1)}
 
 
-def sim(name, dp, seed, inject):
+def sim(name, dp, seed, inject, mb=4):
     out = os.path.join(W, "sim")
     args = [RUN, "--outdir", out, "--", "mpirun", "-np", str(2 * dp), SIM, "--tp", "1",
-            "--pp", "2", "--dp", str(dp), "--microbatches", "4", "--steps", "200", "--seed",
-            str(seed)]
+            "--pp", "2", "--dp", str(dp), "--microbatches", str(mb), "--steps", "200",
+            "--seed", str(seed)]
     for i in inject:
         args += ["--inject", i]
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -168,23 +179,44 @@ SIMS = [("clean", []), ("clean", []), ("clean", []),
 runs = []
 for i, (kind, inj) in enumerate(SIMS):
     nm = "sim%d-%s" % (i, kind)
-    runs.append(judge(sim(nm, 2, 11 + i, inj), nm, "simtrain", extra=("--whatif", "dp=2")))
+    runs.append(judge(sim(nm, 2, 11 + i, inj), nm, "simtrain",
+                      extra=("--whatif", "dp=2,mb=2,mb=8", "--microbatches", "4")))
     runs[-1]["inj"] = inj
-# DP x 2 against real runs at DP 4 (same seeds, same injections)
-dp2 = []
-for r in runs[:3] + runs[5:6]:
-    i = int(r["name"][3:].split("-")[0])
-    real = series(os.path.join(os.path.dirname(sim("dp4-%d" % i, 4, 11 + i, r["inj"])),
-                               "steps.csv"))
+# DP x 2 against real runs at DP 4 (same seeds, same injections): their DP collectives'
+# transfer x the ring term's ratio (2 stages: DP groups 0 and 1), and as the simulator has
+# it (the same transfer at any group size); mb=2, mb=8 against real runs at 2, 8
+RING = (3 / 4) / (1 / 2)
+
+
+def against(w, real):
     k = int(0.25 * len(real))
     truth = sum(real[k:])
     held = sorted(real[k:])
     med = held[len(held) // 2] if len(held) % 2 else (held[len(held) // 2 - 1] +
                                                       held[len(held) // 2]) / 2
-    w = r["whatif"]["dp=2"]
-    dp2.append({"p50_err": abs(w["p50"] - truth) / truth,
-                "step_p50_err": abs(w["step_p50_ms"] / 1e3 - med) / med,
-                "ks": ks(w["step_quantiles_ms"], real[k:])})
+    return {"p50_err": abs(w["p50"] - truth) / truth,
+            "step_p50_err": abs(w["step_p50_ms"] / 1e3 - med) / med,
+            "ks": ks(w["step_quantiles_ms"], real[k:])}
+
+
+def real_steps(name, dp, seed, inject, mb=4):
+    return series(os.path.join(os.path.dirname(sim(name, dp, seed, inject, mb)), "steps.csv"))
+
+
+dp2, dp2_fixed, mbw = [], [], []
+for r in runs[:3] + runs[5:6]:
+    i = int(r["name"][3:].split("-")[0])
+    ring = ["comm_degradation:group=dp,index=%d,steps=0-,factor=%.6f" % (g, RING)
+            for g in (0, 1)]
+    dp2.append(against(r["whatif"]["dp=2"], real_steps("dp4r-%d" % i, 4, 11 + i,
+                                                       r["inj"] + ring)))
+    dp2_fixed.append(against(r["whatif"]["dp=2"], real_steps("dp4-%d" % i, 4, 11 + i,
+                                                             r["inj"])))
+for r in runs[:3]:
+    i = int(r["name"][3:].split("-")[0])
+    for m in (2, 8):
+        mbw.append(against(r["whatif"]["mb=%d" % m], real_steps("mb%d-%d" % (m, i), 2,
+                                                                11 + i, r["inj"], m)))
 GENS = [("clean", []), ("checkpoint", ["--period", "25"]), ("compute_straggler", []),
         ("host_stall", []), ("chronic", []), ("speed_classes", []), ("group_slow", []),
         ("checkpoint", ["--period", "40"])]
@@ -202,6 +234,24 @@ for f in LOGF:
 other_cuts = [judge(os.path.join(LOGS, f), f.split("_")[0], "real_logs", cut=c)
               for f in LOGF for c in (0.10, 0.50)]
 other_cuts = [r for r in other_cuts if r]
+# the fuller set of real logs beside the checkout (../shared/data/logs: MLPerf GPT-3 at
+# 64 to 1,344 nodes, modded-nanogpt records, DeepSpeed-Chat), when there: each log in a
+# format argus-analyze reads, cut at 25 %, reported apart (shared_logs); not in "all"
+SHARED = os.path.join(S, "..", "shared", "data", "logs")
+shared_runs = []
+for d, _, files in sorted(os.walk(SHARED)):
+    for f in sorted(files):
+        if not f.endswith(".gz") or "config" in f:
+            continue
+        dst = os.path.join(W, "shared-" + f[:-3])
+        with gzip.open(os.path.join(d, f), "rb") as fi, open(dst, "wb") as fo:
+            fo.write(fi.read())
+        try:
+            r = judge(dst, "shared-" + f[:48], "shared_logs")
+        except (SystemExit, subprocess.CalledProcessError, FileNotFoundError):
+            continue  # a format argus-analyze does not read, or too few steps
+        if r:
+            shared_runs.append(r)
 
 
 def summary(rs):
@@ -216,6 +266,8 @@ def summary(rs):
             "ks_max": round(max(r["ks"] for r in rs), 4),
             "ks_mean_no_fault_after_cut":
                 round(sum(r["ks"] for r in fore) / len(fore), 4) if fore else None,
+            "ks_max_no_fault_after_cut":
+                round(max(r["ks"] for r in fore), 4) if fore else None,
             "p50_err_mean": round(sum(r["p50_err"] for r in rs) / n, 4),
             "p50_err_max": round(max(r["p50_err"] for r in rs), 4),
             "coverage_p10_p90": round(sum(r["inside"] for r in rs) / n, 3),
@@ -228,6 +280,10 @@ out = {"bench": "forecast", "cut": 0.25, "all": summary(runs)}
 for src in ("simtrain", "indep", "real_logs"):
     out[src] = summary([r for r in runs if r["source"] == src])
 out["real_logs_cut_10_50"] = summary(other_cuts)
+if shared_runs:
+    out["shared_logs"] = summary(shared_runs)
+    out["shared_logs_worst"] = sorted(((round(r["p50_err"], 4), round(r["ks"], 3), r["name"])
+                                       for r in shared_runs), reverse=True)[:3]
 out["dp2_whatif_p50_err_mean"] = round(sum(d["p50_err"] for d in dp2) / len(dp2), 4)
 out["dp2_whatif_p50_err_max"] = round(max(d["p50_err"] for d in dp2), 4)
 out["dp2_whatif_step_p50_err_mean"] = round(sum(d["step_p50_err"] for d in dp2) / len(dp2),
@@ -235,6 +291,10 @@ out["dp2_whatif_step_p50_err_mean"] = round(sum(d["step_p50_err"] for d in dp2) 
 out["dp2_whatif_step_p50_err_max"] = round(max(d["step_p50_err"] for d in dp2), 4)
 out["dp2_whatif_ks_mean"] = round(sum(d["ks"] for d in dp2) / len(dp2), 4)
 out["dp2_whatif_ks_max"] = round(max(d["ks"] for d in dp2), 4)
+for key, ds in (("dp2_whatif_fixed_comm", dp2_fixed), ("mb_whatif", mbw)):
+    for fig in ("p50_err", "step_p50_err", "ks"):
+        out["%s_%s_mean" % (key, fig)] = round(sum(d[fig] for d in ds) / len(ds), 4)
+        out["%s_%s_max" % (key, fig)] = round(max(d[fig] for d in ds), 4)
 out["worst"] = sorted(((round(r["p50_err"], 4), r["name"]) for r in runs), reverse=True)[:3]
 print(json.dumps(out))
 subprocess.run(["rm", "-rf", W])

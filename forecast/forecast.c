@@ -19,6 +19,8 @@
 #include "forecast/internal.h"
 
 #define FC_SHORT_REGIME 30
+#define FC_WARM_DEV 10.0 /* a leading step this many robust deviations past the median:
+                            warm-up */
 
 
 static void fc_note(char (*v)[ARGUS_FC_NOTE_LEN], size_t *n, const char *fmt, ...)
@@ -84,7 +86,7 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
                        const struct argus_forecast_opts *o, struct argus_forecast *out)
 {
     struct fc f;
-    double *base = NULL, *evc = NULL, *wbase = NULL;
+    double *base = NULL, *evc = NULL, *wbase = NULL, *dtr = NULL;
     int rc;
 
     memset(out, 0, sizeof *out);
@@ -93,7 +95,9 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
     for (size_t w = 0; w < o->n_whatif; w++)
         if (!(o->whatif[w].kind == ARGUS_FC_WI_DROP_SLOWEST ||
               (o->whatif[w].kind == ARGUS_FC_WI_DP && o->whatif[w].k >= 2 &&
-               o->whatif[w].k <= 64)))
+               o->whatif[w].k <= 64) ||
+              (o->whatif[w].kind == ARGUS_FC_WI_MB && o->microbatches >= 1 &&
+               o->whatif[w].k >= 1 && o->whatif[w].k <= 4096)))
             return -EINVAL;
     memset(&f, 0, sizeof f);
     f.js = js;
@@ -161,6 +165,10 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
         out->n_changes += !near;
     }
     out->n_changes += (uint32_t)f.nchg;
+    size_t w_end = 0; /* the warm-up's end: its own, or a change point within it */
+    for (size_t k = 0; k < f.nchg; k++)
+        if (f.chg[k] < warm && f.chg[k] > w_end)
+            w_end = f.chg[k];
     { /* warm-up: early steps (compilation, caches) at more than twice the median */
         double *tmp = malloc((f.n + 1) * sizeof *tmp);
         size_t m = 0, last_slow = 0;
@@ -172,12 +180,32 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
             if (!f.ev[i])
                 tmp[m++] = f.t[i];
         const double med_all = fc_quantile_sel(tmp, m, 0.5);
+        for (size_t i = 0; i < m; i++)
+            tmp[i] = fabs(tmp[i] - med_all);
+        const double sd_rob = 1.4826 * fc_quantile_sel(tmp, m, 0.5);
         free(tmp);
         for (size_t i = 0; i < warm && i < f.n; i++)
             if (!f.ev[i] && f.t[i] > 2 * med_all)
                 last_slow = i + 1;
+        /* and the first steps from there on while each is far past the spread (a first
+         * step's set-up: 10 robust deviations above the median), the first usual one
+         * ending the warm-up */
+        while (last_slow < warm && last_slow < f.n && !f.ev[last_slow] && sd_rob > 0 &&
+               f.t[last_slow] > med_all + FC_WARM_DEV * sd_rob)
+            last_slow++;
         if (last_slow > start && last_slow + FC_MIN_STEPS <= f.n)
             start = last_slow;
+        if (last_slow > w_end && last_slow + FC_MIN_STEPS <= f.n)
+            w_end = last_slow;
+    }
+    { /* change points along a drift are the drift (forecast/drift.c) */
+        const size_t s2 = fc_drift_span(&f, w_end, start, fc_block_len(f.t + w_end,
+                                                                       f.n - w_end));
+        if (s2 != start)
+            fc_note(out->assume, &out->n_assume, "change points from step %llu to %llu "
+                    "taken as one drift", (unsigned long long)f.step[s2],
+                    (unsigned long long)f.step[start]);
+        start = s2;
     }
     if (start > 0 && start < warm)
         fc_note(out->assume, &out->n_assume, "steps before %llu taken as warm-up",
@@ -238,6 +266,23 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
     const double rate = n_recur >= 2 ? (double)(n_recur - 1) / (double)f.n : 0; /* per step
                                                                             of the series */
     out->block_len = fc_block_len(fit, nfit);
+    /* the regime's drift (forecast/drift.c): a significant damped trend is taken out of
+     * the steps (brought to the last step's level) and extrapolated, its slope drawn */
+    struct fc_drift dr;
+    if (!(dtr = malloc(nfit * sizeof *dtr)) || (rc = fc_drift_fit(fit, nfit, out->block_len,
+                                                                  &dr)) != 0) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    fc_drift_detrend(&dr, fit, nfit, dtr);
+    if (dr.used) {
+        out->block_len = fc_block_len(dtr, nfit);
+        fc_note(out->assume, &out->n_assume, "drift: %+.2f %% per 1,000 steps at step %llu "
+                "(+-%.2f, t %.1f, R2 %.2f), damped (half-life %.0f steps); %+.1f %% over the "
+                "fit", expm1(1000 * dr.slope_end) * 100, (unsigned long long)out->last_step,
+                1000 * dr.se_end * 100, dr.t, dr.r2, log(2.0) / dr.lam,
+                expm1(dr.slope > 0 ? dr.move : -dr.move) * 100);
+    }
     fc_note(out->assume, &out->n_assume, "fitted on %zu steps from step %llu (current "
             "regime), block bootstrap of %u steps", nfit, (unsigned long long)out->regime_start,
             out->block_len);
@@ -246,8 +291,8 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
                 "seen past the warm-up, the first not counted), either sign", rate, n_recur);
     const uint64_t seed = o->seed ? o->seed : 1;
     struct argus_fc_quant rq;
-    if ((rc = argus_forecast_sample(fit, nfit, out->block_len, out->steps_left, evc, ne,
-                                    ev_left, rate, lr, n_lr, o->n_sims, seed, &rq)) != 0)
+    if ((rc = fc_sample_drift(dtr, nfit, out->block_len, out->steps_left, evc, ne, ev_left,
+                              rate, lr, n_lr, o->n_sims, seed, &dr, &rq)) != 0)
         goto out;
     const double widen = nfit < FC_SHORT_REGIME ? sqrt((double)FC_SHORT_REGIME / nfit) : 1;
     if (widen > 1) {
@@ -260,8 +305,12 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
     out->remaining_s = rq;
     fc_add(&out->total_s, &rq, out->elapsed_s);
     const double ev_share = out->steps_left ? (double)ev_left / (double)out->steps_left : 0;
-    if (o->step_dist) {
-        if ((rc = fc_step_quant(fit, nfit, evc, ne, ev_share, out->step_q_ms)) != 0)
+    if (o->step_dist) { /* with a drift: the steps at levels spread over the steps left */
+        for (size_t i = 0; dr.used && i < nfit; i++)
+            dtr[i] *= exp(fc_drift_log(&dr, dr.slope_end, dr.lam, (fmod(0.6180339887498949 *
+                                                                 (double)i, 1.0)) *
+                                                           (double)out->steps_left));
+        if ((rc = fc_step_quant(dtr, nfit, evc, ne, ev_share, out->step_q_ms)) != 0)
             goto out;
         out->has_step_q = 1;
     }
@@ -304,12 +353,20 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
         size_t nw;
         if (o->whatif[w].kind == ARGUS_FC_WI_DROP_SLOWEST)
             snprintf(wo->name, sizeof wo->name, "drop-slowest");
+        else if (o->whatif[w].kind == ARGUS_FC_WI_MB)
+            snprintf(wo->name, sizeof wo->name, "mb=%d", o->whatif[w].k);
         else
             snprintf(wo->name, sizeof wo->name, "dp=%d", o->whatif[w].k);
-        if ((rc = fc_whatif_series(&f, res, i0, &o->whatif[w], seed + w, wbase, &nw, wo)) != 0)
+        if (o->whatif[w].kind == ARGUS_FC_WI_MB)
+            rc = fc_whatif_mb(&f, res, i0, o->microbatches, (uint32_t)o->whatif[w].k, wbase,
+                              &nw, wo);
+        else
+            rc = fc_whatif_series(&f, res, i0, &o->whatif[w], seed + w, wbase, &nw, wo);
+        if (rc != 0)
             goto out;
         if (nw < 2) {
-            snprintf(wo->note, sizeof wo->note, "no held steps in the current regime");
+            if (o->whatif[w].kind != ARGUS_FC_WI_MB || !wo->note[0]) /* else: its why */
+                snprintf(wo->note, sizeof wo->note, "no held steps in the current regime");
             wo->remaining_s = out->remaining_s;
             wo->total_s = out->total_s;
             continue;
@@ -336,5 +393,6 @@ out:
     free(base);
     free(evc);
     free(wbase);
+    free(dtr);
     return rc;
 }

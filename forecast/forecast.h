@@ -4,8 +4,8 @@
  * when the plan is unknown), the steps left, the sync tax, the top contributors to the
  * P90 step (phases; ranks most often on the critical path), the periodic events and
  * regimes it accounted for, its assumptions and warnings, and what-ifs (drop the slowest
- * node, data-parallel x K), each with the same quantiles, and on request the modelled
- * law of one step (P1..P99).
+ * node, data-parallel x K, microbatches m -> m'), each with the same quantiles, and on
+ * request the modelled law of one step (P1..P99).
  *
  * Method, in short: the job's step time is the slowest rank's wall per step; the fit uses
  * the current regime only (steps after the last change point, the analysis' and its own);
@@ -49,11 +49,13 @@
 enum argus_fc_whatif_kind {
     ARGUS_FC_WI_DROP_SLOWEST = 1, /* the slowest node's ranks at the median offset */
     ARGUS_FC_WI_DP = 2,           /* data-parallel x k (k in [2, 64]) */
+    ARGUS_FC_WI_MB = 3,           /* k microbatches per step instead of opts.microbatches
+                                     (k in [1, 4096]; the 1F1B schedule re-run) */
 };
 
 struct argus_fc_whatif_spec {
     int kind;                     /* enum argus_fc_whatif_kind */
-    int k;                        /* ARGUS_FC_WI_DP: the factor */
+    int k;                        /* ARGUS_FC_WI_DP: the factor; ARGUS_FC_WI_MB: m' */
 };
 
 struct argus_forecast_opts {
@@ -64,6 +66,8 @@ struct argus_forecast_opts {
     uint32_t max_series;          /* the most recent steps looked at (older ones only
                                      counted and summed); 0 or more than 16,384: 16,384 */
     int step_dist;                /* 1: the per-step quantiles too (step_q_ms) */
+    uint32_t microbatches;        /* the job's microbatches per step, m (0: unknown; an
+                                     ARGUS_FC_WI_MB what-if needs it) */
     size_t n_whatif;              /* at most ARGUS_FC_MAX_WHATIF */
     struct argus_fc_whatif_spec whatif[ARGUS_FC_MAX_WHATIF];
 };
@@ -139,7 +143,8 @@ struct argus_forecast {
 /* Forecast the store's job. res: the analysis of the same store (argus_analyze), or NULL
  * (no analysis' change points or periodic events then; own change points still). *out is
  * overwritten. 0 (out->valid 0 when there are fewer than 8 steps: warn[0] says so),
- * -EINVAL (bad opts: n_whatif, a what-if kind or k), -ENOMEM. */
+ * -EINVAL (bad opts: n_whatif, a what-if kind or k, an mb what-if without
+ * opts.microbatches), -ENOMEM. */
 int argus_forecast_run(const struct argus_jobstore *js, const struct argus_result *res,
                        const struct argus_forecast_opts *o, struct argus_forecast *out);
 

@@ -87,6 +87,13 @@ int fc_whatif_series(const struct fc *f, const struct argus_result *res, size_t 
                      const struct argus_fc_whatif_spec *w, uint64_t seed, double *out,
                      size_t *nout, struct argus_fc_whatif *wo);
 
+/* forecast/whatif_mb.c: the same for m1 microbatches instead of m (the 1F1B schedule
+ * re-run over the layout's pipeline stages): out[0..*nout) and wo's note; *nout 0 and the
+ * note saying why when the held steps lack forward/backward phases. 0. */
+int fc_whatif_mb(const struct fc *f, const struct argus_result *res, size_t i0,
+                 uint32_t m, uint32_t m1, double *out, size_t *nout,
+                 struct argus_fc_whatif *wo);
+
 /* forecast/tail.c: a generalised Pareto law of the excesses over u of a regime's step
  * times (shape xi, scale sigma; p_exc of the steps exceed u; emp_mean their mean
  * excess). fc_gpd_fit on v[0..n), reordered so that v[g->e0..n) are the excesses' steps,
@@ -102,10 +109,56 @@ int fc_gpd_fit(double *v, size_t n, struct fc_gpd *g);
 double fc_gpd_draw(const struct fc_gpd *g, double unif);
 double fc_gpd_sf(const struct fc_gpd *g, double x);
 
-/* forecast/stepdist.c: q[0..ARGUS_FC_NSTEPQ) = P1..P99 of one modelled step: v[0..n)
- * (ms, n >= 1) and, at share pi of the steps, one of them plus an event cost from
- * evc[0..ne). 0, -EINVAL or -ENOMEM. */
+/* forecast/stepdist.c: q[0..ARGUS_FC_NSTEPQ) = P1..P99 of one modelled step: a kernel
+ * estimate of v[0..n) (ms, n >= 1; log scale, Silverman's bandwidth, the log variance
+ * kept; rounded to the grid the values were logged on, if any) and, at share pi of the
+ * steps, one of them plus an event cost from evc[0..ne). 0, -EINVAL or -ENOMEM. */
 int fc_step_quant(const double *v, size_t n, const double *evc, size_t ne, double pi,
                   double *q);
+
+/* forecast/drift.c: the current regime's drift, a damped trend of the log step time
+ * (docs/ALGORITHMS.md, "Drift"). fc_drift_fit on the regime's steps v[0..n) (ms), b the
+ * bootstrap's block: d->used when significant (t >= 3 against the batch medians' own
+ * scatter, inflated by their residuals' autocorrelation) and a trend, not levels
+ * (R^2 >= 0.6, a smaller residual sum of squares than two levels split at the best
+ * point), moving the level by >= 1 % over the span. slope (log per step) at the
+ * span's centre tc, slope_end at its last step, se and se_end theirs, df their Student
+ * degrees of freedom; lam the slope's decay per step (its half-life: at most the span);
+ * move the fitted log change over the span; bt_err the model's own extrapolation
+ * error. 0 or -ENOMEM. fc_drift_detrend: v brought to
+ * the level of its last step (a copy when unused). fc_drift_log: the log level j steps
+ * past the last one, for slope_end (a drawn slope at the end) decaying at lam (d->lam: the
+ * fit's), relative to it. */
+struct fc_drift {
+    int used;
+    double slope, se, slope_end, se_end, df, t, r2, ac, lam, move, tc, gend, icpt;
+    double sse_step; /* the batch medians' residual sum of squares as two levels */
+    double arm; /* the end level's lever: its log change per unit of slope error */
+    double s1, se1, s2, se2, half, lam_min; /* the halves' slopes, their distance */
+    double bt_err, bt_span; /* |log error| of the mean level over the regime's second
+                               half (bt_span steps) by the fit on its first half */
+};
+int fc_drift_fit(const double *v, size_t n, uint32_t b, struct fc_drift *d);
+void fc_drift_detrend(const struct fc_drift *d, const double *v, size_t n, double *out);
+double fc_drift_log(const struct fc_drift *d, double slope_end, double lam, double j);
+/* fc_drift_lam: the slope's decay per step from the halves' slopes s1, s2 (same sign,
+ * |s2| < |s1|: -log(|s2 / s1|) / half, |s2 / s1| at least 0.05), at least lam_min. */
+double fc_drift_lam(const struct fc_drift *d, double s1, double s2);
+/* fc_drift_span: the regime's first step: w_end (the warm-up's end) instead of start
+ * when the own change points past w_end all have one sign, start is one of them, and a
+ * significant drift of that sign fits the series from w_end (the steps drift, they do not
+ * change regime), else start. O(n). */
+size_t fc_drift_span(const struct fc *f, size_t w_end, size_t start, uint32_t b);
+/* forecast/sample.c: argus_forecast_sample with the drift d (NULL or unused: none): each
+ * path draws its end slope (Student t about slope_end; the end level moved by arm times
+ * the same slope error) and its decay (fc_drift_lam of
+ * the halves' slopes drawn with their standard errors), and scales its steps left by the
+ * mean of exp(fc_drift_log) over them, times exp of a normal level error of sd
+ * 1.25 bt_err (the mean of |N(0, s)| is 0.8 s) grown with the horizon as
+ * sqrt(left / bt_span) (at most x3); base detrended (fc_drift_detrend). */
+int fc_sample_drift(const double *base, size_t n, uint32_t b, uint64_t left,
+                    const double *ev_ms, size_t n_ev, uint64_t ev_count, double rate,
+                    const double *lr, size_t n_lr, uint32_t n_sims, uint64_t seed,
+                    const struct fc_drift *d, struct argus_fc_quant *q);
 
 #endif /* ARGUS_FORECAST_INTERNAL_H */

@@ -4,7 +4,8 @@
  * left drawn from it in circular blocks (never one by one),
  * periodic event costs drawn from those observed, and future change points at an observed
  * rate; the excesses past a high percentile from a fitted generalised Pareto law
- * (forecast/tail.c). Its own RNG (splitmix64), so the same seed gives the same
+ * (forecast/tail.c), and the regime's drift (forecast/drift.c: a damped trend, its slope
+ * drawn per path) when there is one. Its own RNG (splitmix64), so the same seed gives the same
  * quantiles. Allocates O(n + n_sims) per call and frees it; no I/O, no globals.
  */
 #include "config.h"
@@ -122,6 +123,31 @@ int argus_forecast_sample(const double *base, size_t n, uint32_t b, uint64_t lef
                           double rate, const double *lr, size_t n_lr, uint32_t n_sims,
                           uint64_t seed, struct argus_fc_quant *q)
 {
+    return fc_sample_drift(base, n, b, left, ev_ms, n_ev, ev_count, rate, lr, n_lr, n_sims,
+                           seed, NULL, q);
+}
+
+#define FC_DRIFT_NODES 16 /* midpoints over the steps left for a path's mean drift factor */
+
+/* The mean over the steps left of a path's drift factor exp(fc_drift_log(slope_end, j)),
+ * decaying at lam, j = 1..left, by the midpoint rule (the factor is smooth in j). */
+static double fc_drift_mult(const struct fc_drift *d, double slope_end, double lam,
+                            uint64_t left)
+{
+    double m = 0;
+    for (int k = 0; k < FC_DRIFT_NODES; k++) {
+        const double j = ((double)k + 0.5) / FC_DRIFT_NODES * (double)left;
+        m += exp(fc_drift_log(d, slope_end, lam, j)) / FC_DRIFT_NODES;
+    }
+    return m;
+}
+
+int fc_sample_drift(const double *base, size_t n, uint32_t b, uint64_t left,
+                    const double *ev_ms, size_t n_ev, uint64_t ev_count, double rate,
+                    const double *lr, size_t n_lr, uint32_t n_sims, uint64_t seed,
+                    const struct fc_drift *dr, struct argus_fc_quant *q)
+{
+    uint64_t drng = seed ^ 0x4452494654445246ull; /* the drift's slopes: their own stream */
     double *pre = NULL, *tot = NULL, *srt = NULL;
     int rc = -ENOMEM;
     uint64_t rng = seed ^ 0x5052495350524953ull; /* "PRISPRIS" */
@@ -217,6 +243,17 @@ int argus_forecast_sample(const double *base, size_t n, uint32_t b, uint64_t lef
         }
         if (s < 0)
             s = 0;
+        if (dr && dr->used && left) { /* the drift: this path's slope at the end */
+            const double df = dr->df > 2 ? dr->df : 2;
+            const double tq = fc_rng_normal(&drng) / sqrt(fc_rng_chi2(&drng, df) / df);
+            double grow = dr->bt_span > 0 ? sqrt((double)left / dr->bt_span) : 1;
+            grow = grow > 3 ? 3 : grow;
+            const double lam = fc_drift_lam(dr, dr->s1 + dr->se1 * fc_rng_normal(&drng),
+                                            dr->s2 + dr->se2 * fc_rng_normal(&drng));
+            s *= exp(dr->se * tq * dr->arm) *
+                 fc_drift_mult(dr, dr->slope_end + dr->se_end * tq, lam, left) *
+                 exp(1.25 * dr->bt_err * grow * fc_rng_normal(&drng));
+        }
         /* change points at their observed rate, either sign, on the rest of the run */
         if (rate > 0 && n_lr && left) {
             uint32_t nc = fc_rng_poisson(&rng, rate * (double)left, 16);

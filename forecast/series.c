@@ -37,13 +37,19 @@ int fc_build(struct fc *f, int tables, size_t max_series)
     size_t nh = argus_jobstore_steps(f->js, &ids);
     const uint32_t P = f->P;
 
-    if (ng + nh > max_series) { /* bounded time: the oldest only counted and summed */
-        const size_t drop = ng + nh - max_series < ng ? ng + nh - max_series : ng;
-        uint64_t kept = 0; /* the store's running sum less the walls kept: O(series) */
+    size_t ncoarse = ng; /* the store's merged entries (n > 1) are before its single steps */
+    while (ncoarse > 0 && gone[ncoarse - 1].n == 1)
+        ncoarse--;
+    if (ng + nh > max_series || ncoarse) { /* bounded time: the oldest only counted, summed */
+        size_t drop = ng + nh > max_series ? ng + nh - max_series : 0;
+        drop = drop < ncoarse ? ncoarse : drop < ng ? drop : ng;
+        uint64_t kept = 0, cnt = 0; /* the running sum less the walls kept: O(entries) */
         for (size_t i = drop; i < ng; i++)
             kept += gone[i].wall_ns;
+        for (size_t i = 0; i < drop; i++)
+            cnt += gone[i].n;
         f->ms_before = (double)(argus_jobstore_evicted_wall_sum(f->js) - kept) / 1e6;
-        f->n_before = drop;
+        f->n_before = cnt;
         gone += drop;
         ng -= drop;
     }
@@ -189,7 +195,7 @@ static void fc_segment(struct fc_seg *s, size_t lo, size_t hi, int depth)
             best_d = d;
         }
     }
-    if (best_t < 5 || fabs(best_d) < log(1.03))
+    if (best_t < 5 || fabs(best_d) < log(1.015))
         return;
     fc_segment(s, lo, best, depth + 1);
     if (s->f->nchg < FC_MAX_CHANGES) {

@@ -1,0 +1,240 @@
+/* drift.c — the current regime's drift (forecast/internal.h, fc_drift_fit, fc_drift_log;
+ * docs/ALGORITHMS.md, "Forecast (PRISM)", "Drift"): a damped trend of the log step time
+ * against the step index, fitted on batch medians (batches as long as the bootstrap's
+ * blocks or sqrt(n), so that a spike moves nothing and the batches are nearly
+ * independent), kept only when it is significant against the batches' own scatter
+ * about it (t >= FC_DRIFT_T, the standard error inflated by the residuals' lag-1
+ * autocorrelation), explains most of their variation (R^2 >= FC_DRIFT_R2) and fits them
+ * better than two levels split where they fit best: a series that changes or switches
+ * level leaves blocks of same-signed residuals about a trend, and is no trend. The damping is the data's own: the
+ * slopes of the regime's halves give the rate at which the slope decays (its half-life,
+ * at most the fitted span); the slope at the regime's end is extrapolated with it. The
+ * model's own extrapolation error (fitted on the regime's first half, judged on the
+ * second) is kept for the band.
+ * Allocates O(n) and frees it; no I/O, no globals.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forecast/internal.h"
+
+#define FC_DRIFT_MIN_BATCHES 8
+#define FC_DRIFT_T 3.0      /* |slope| / its standard error */
+#define FC_DRIFT_R2 0.6     /* share of the batch medians' variance the trend explains */
+#define FC_DRIFT_MIN_MOVE 0.01 /* the trend moves the level by >= 1 % over the span */
+
+/* Least squares of y on x over k points: slope, intercept, residual sum of squares,
+ * total sum of squares about the mean, sum of squares of x about its mean. */
+struct fc_ls {
+    double slope, icpt, sse, sst, sxx;
+};
+
+static void fc_ls_fit(const double *x, const double *y, size_t k, struct fc_ls *l)
+{
+    double mx = 0, my = 0, sxy = 0;
+    memset(l, 0, sizeof *l);
+    for (size_t i = 0; i < k; i++) {
+        mx += x[i] / (double)k;
+        my += y[i] / (double)k;
+    }
+    for (size_t i = 0; i < k; i++) {
+        l->sxx += (x[i] - mx) * (x[i] - mx);
+        sxy += (x[i] - mx) * (y[i] - my);
+        l->sst += (y[i] - my) * (y[i] - my);
+    }
+    l->slope = l->sxx > 0 ? sxy / l->sxx : 0;
+    l->icpt = my - l->slope * mx;
+    for (size_t i = 0; i < k; i++) {
+        const double e = y[i] - l->icpt - l->slope * x[i];
+        l->sse += e * e;
+    }
+}
+
+/* The damped trend's regressor: g(t) = (1 - phi^(t - tc)) / lam with phi = exp(-lam),
+ * so that g(tc) = 0 and g'(t) = phi^(t - tc); t itself when lam is 0 (no damping). */
+static double fc_g(double t, double tc, double lam)
+{
+    return lam > 0 ? -expm1(-lam * (t - tc)) / lam : t - tc;
+}
+
+double fc_drift_lam(const struct fc_drift *d, double s1, double s2)
+{
+    double lam = d->lam_min;
+    if (s1 * s2 > 0 && fabs(s2) < fabs(s1) && d->half > 0) {
+        double rho = fabs(s2) / fabs(s1);
+        rho = rho < 0.05 ? 0.05 : rho;
+        const double lr = -log(rho) / d->half;
+        lam = lr > lam ? lr : lam;
+    }
+    return lam;
+}
+
+double fc_drift_log(const struct fc_drift *d, double slope_end, double lam, double j)
+{
+    if (!d->used || j <= 0)
+        return 0;
+    return lam > 0 ? slope_end * -expm1(-lam * j) / lam : slope_end * j;
+}
+
+/* The residual sum of squares of y[0..K) as two levels, split where it fits best (at
+ * least 2 points a side): a level change, against which a trend must fit better. O(K). */
+static double fc_step_sse(const double *y, size_t K)
+{
+    double tot = 0, tot2 = 0, best = INFINITY, l = 0, l2 = 0;
+    for (size_t k = 0; k < K; k++) {
+        tot += y[k];
+        tot2 += y[k] * y[k];
+    }
+    for (size_t k = 1; k < K; k++) {
+        l += y[k - 1];
+        l2 += y[k - 1] * y[k - 1];
+        if (k < 2 || K - k < 2)
+            continue;
+        const double nl = (double)k, nr = (double)(K - k);
+        const double sse = (l2 - l * l / nl) + ((tot2 - l2) - (tot - l) * (tot - l) / nr);
+        best = sse < best ? sse : best;
+    }
+    return best;
+}
+
+/* The damped trend on batches (x[k], y[k]), k < K, of a span of n steps: d's fields
+ * (used aside); e: K values of scratch. */
+static void fc_drift_batches(const double *x, const double *y, size_t K, double n,
+                             double *e, struct fc_drift *d)
+{
+    /* the slope's decay: the halves' slopes (same sign, the later one smaller) */
+    struct fc_ls l1, l2, l;
+    fc_ls_fit(x, y, K / 2, &l1);
+    fc_ls_fit(x + K / 2, y + K / 2, K - K / 2, &l2);
+    const double half = (x[K - 1] - x[0]) / 2;
+    d->lam_min = log(2.0) / n; /* half-life at most the fitted span */
+    d->half = half;
+    d->s1 = l1.slope;
+    d->s2 = l2.slope;
+    d->se1 = K / 2 > 2 && l1.sxx > 0 ? sqrt(l1.sse / (double)(K / 2 - 2) / l1.sxx) : 0;
+    d->se2 = K - K / 2 > 2 && l2.sxx > 0 ? sqrt(l2.sse / (double)(K - K / 2 - 2) / l2.sxx)
+                                         : 0;
+    const double lam = fc_drift_lam(d, l1.slope, l2.slope);
+    const double tc = (x[0] + x[K - 1]) / 2;
+    for (size_t k = 0; k < K; k++)
+        e[k] = fc_g(x[k], tc, lam);
+    fc_ls_fit(e, y, K, &l);
+    double r0 = 0, r1 = 0;
+    for (size_t k = 0; k < K; k++) {
+        e[k] = y[k] - l.icpt - l.slope * e[k];
+        r0 += e[k] * e[k];
+        if (k)
+            r1 += e[k] * e[k - 1];
+    }
+    double ac = r0 > 0 ? r1 / r0 : 0;
+    ac = ac < 0 ? 0 : ac > 0.9 ? 0.9 : ac;
+    const double s2 = l.sse / (double)(K - 2);
+    d->se = l.sxx > 0 ? sqrt(s2 / l.sxx) * sqrt((1 + ac) / (1 - ac)) : INFINITY;
+    d->slope = l.slope; /* per step at tc, log scale */
+    d->icpt = l.icpt;
+    d->t = d->se > 0 ? fabs(d->slope) / d->se : INFINITY;
+    d->r2 = l.sst > 0 ? 1 - l.sse / l.sst : 0;
+    d->ac = ac;
+    d->lam = lam;
+    d->df = (double)(K - 2);
+    d->tc = tc;
+    const double decay = exp(-lam * (n - 1 - tc)); /* tc to the last step */
+    d->slope_end = d->slope * decay;
+    d->se_end = d->se * decay;
+    d->gend = fc_g(n - 1, tc, lam);
+    double gbar = 0; /* the regressor's mean: the fit's end level moves with its slope */
+    for (size_t k = 0; k < K; k++)
+        gbar += fc_g(x[k], tc, lam) / (double)K;
+    d->arm = d->gend - gbar;
+    d->move = fabs(d->slope * (d->gend - fc_g(0, tc, lam)));
+    d->sse_step = fc_step_sse(y, K);
+    d->used = d->t >= FC_DRIFT_T && d->r2 >= FC_DRIFT_R2 && d->move >= FC_DRIFT_MIN_MOVE &&
+              l.sse < d->sse_step;
+}
+
+int fc_drift_fit(const double *v, size_t n, uint32_t b, struct fc_drift *d)
+{
+    memset(d, 0, sizeof *d);
+    size_t bm = (size_t)sqrt((double)n);
+    bm = bm < b ? b : bm;
+    const size_t K = bm ? n / bm : 0;
+    if (K < 2 * FC_DRIFT_MIN_BATCHES)
+        return 0;
+    double *y = malloc((3 * K + bm) * sizeof *y);
+    if (!y)
+        return -ENOMEM;
+    double *x = y + K, *e = x + K, *tmp = e + K;
+    const size_t off = n - K * bm; /* the batches end at the regime's last step */
+    for (size_t k = 0; k < K; k++) {
+        for (size_t i = 0; i < bm; i++) {
+            const double t = v[off + k * bm + i];
+            tmp[i] = log(t > 1e-9 ? t : 1e-9);
+        }
+        y[k] = fc_quantile_sel(tmp, bm, 0.5);
+        x[k] = (double)off + ((double)k + 0.5) * (double)bm;
+    }
+    /* the model's own extrapolation error: fitted on the first half (two thirds, three
+     * quarters) of the batches, its mean log level over the rest against what they were
+     * (flat at the last fitted level when no drift is found there); their RMS */
+    double bt2 = 0, btn = 0;
+    for (int o = 2; o <= 4; o++) {
+        struct fc_drift h;
+        const size_t K2 = K * (size_t)(o - 1) / (size_t)o;
+        if (K2 < FC_DRIFT_MIN_BATCHES || K - K2 < 2)
+            continue;
+        fc_drift_batches(x, y, K2, x[K2 - 1] + 0.5 * (double)bm, e, &h);
+        double bt = 0;
+        for (size_t k = K2; k < K; k++)
+            bt += (y[k] - h.icpt - h.slope * fc_g(h.used ? x[k] : x[K2 - 1], h.tc, h.lam)) /
+                  (double)(K - K2);
+        bt2 += bt * bt * (double)K / (double)(K - K2); /* per the horizon: /rest */
+        btn += 1;
+    }
+    fc_drift_batches(x, y, K, (double)n, e, d);
+    d->bt_err = btn > 0 ? sqrt(bt2 / btn) : 0; /* at a horizon of the whole span */
+    d->bt_span = (double)n;
+    free(y);
+    return 0;
+}
+
+void fc_drift_detrend(const struct fc_drift *d, const double *v, size_t n, double *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = d->used ? v[i] * exp(d->slope * (d->gend - fc_g((double)i, d->tc, d->lam)))
+                         : v[i];
+}
+
+size_t fc_drift_span(const struct fc *f, size_t w_end, size_t start, uint32_t b)
+{
+    if (start <= w_end || start >= f->n)
+        return start;
+    int sign = 0, own = 0; /* the changes since the warm-up: one sign, start one of them */
+    for (size_t k = 0; k < f->nchg; k++) {
+        if (f->chg[k] <= w_end)
+            continue;
+        const int s = f->chg_lr[k] > 0 ? 1 : -1;
+        if (sign && s != sign)
+            return start;
+        sign = s;
+        own |= f->chg[k] == start;
+    }
+    if (!own)
+        return start;
+    double *v = malloc((f->n - w_end) * sizeof *v);
+    size_t m = 0;
+    if (!v)
+        return start;
+    for (size_t i = w_end; i < f->n; i++)
+        if (!f->ev[i])
+            v[m++] = f->t[i];
+    const size_t v0 = m > ARGUS_FC_MAX_FIT ? m - ARGUS_FC_MAX_FIT : 0;
+    struct fc_drift d;
+    const int ok = fc_drift_fit(v + v0, m - v0, b, &d) == 0 && d.used &&
+                   (d.slope > 0 ? 1 : -1) == sign;
+    free(v);
+    return ok ? w_end : start;
+}
