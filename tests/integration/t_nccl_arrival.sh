@@ -35,10 +35,13 @@ assert late["times_last"] >= 10, late                      # last at each late s
 sp = c["slow_pair"]
 assert sp and sp["rank"] == 1 and sp["peer"] == 2, sp        # the slow link
 assert 0.7 * 12 <= sp["transfer_ms"] <= 1.3 * 12, sp
-hit = [a for a in r["anomalies"] if a["steps"][0] <= 24 and a["steps"][1] >= 15 and "nccl" in a]
+# the anomaly that covers most of steps 15-24 (on a loaded machine CPU contention can
+# make another, short one that only touches them; it is not judged here)
+ov = lambda a: min(a["steps"][1], 24) - max(a["steps"][0], 15) + 1
+hit = sorted([a for a in r["anomalies"] if ov(a) >= 5 and "nccl" in a], key=ov, reverse=True)
 print("anomalies:", [(a["kind"], a["steps"], a["ranks"], a.get("nccl", {}).get("last_arriver"),
                       a.get("nccl", {}).get("median_lateness_ms")) for a in r["anomalies"]])
-assert hit, "no anomaly over steps 15-24 with an nccl view"
+assert hit, "no anomaly over most of steps 15-24 with an nccl view"
 v = hit[0]["nccl"]
 assert v["last_arriver"] == 2 and v["late"] is True, v
 assert 0.7 * 40 <= v["median_lateness_ms"] <= 1.3 * 40, v
