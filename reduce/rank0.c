@@ -69,11 +69,13 @@ void argus_rank0_report(struct argus_rank0 *r0, int final)
             argus_log(ARGUS_LOG_WARN, "no step summaries reached rank 0; no report written");
         return;
     }
-    if (!final && !argus_reportpace_want(&r0->pace, argus_clock_monotonic_ns())) {
+    const int news = r0->windows_with_miss != r0->misses_written; /* a rank went missing */
+    if (!final && !argus_reportpace_want(&r0->pace, argus_clock_monotonic_ns()) && !news) {
         argus_pipeline_write_log(&r0->pl); /* new anomalies at once; the files wait */
         return;
     }
     const uint64_t t0 = argus_clock_monotonic_ns();
+    r0->misses_written = r0->windows_with_miss;
     if (argus_pipeline_write(&r0->pl, err, sizeof err) != 0)
         argus_log(ARGUS_LOG_WARN, "%s; the report is not written", err);
     argus_reportpace_wrote(&r0->pace, t0, argus_clock_monotonic_ns());
@@ -93,6 +95,7 @@ int argus_rank0_report_held(struct argus_rank0 *r0, uint64_t now_ns)
     if (now_ns < argus_reportpace_due(&r0->pace))
         return 0;
     const uint64_t t0 = argus_clock_monotonic_ns();
+    r0->misses_written = r0->windows_with_miss;
     if (argus_pipeline_write(&r0->pl, err, sizeof err) != 0)
         argus_log(ARGUS_LOG_WARN, "%s; the report is not written", err);
     argus_reportpace_wrote(&r0->pace, t0, argus_clock_monotonic_ns());

@@ -32,6 +32,7 @@ struct argus_rank0 {
     uint64_t spilled_windows; /* rank 0's own windows that waited in a node-local file */
     long window_steps;
     uint64_t windows_with_miss;
+    uint64_t misses_written;  /* windows_with_miss when the report files were last written */
     int condense_on;        /* the tree condenses (ARGUS_CONDENSE); its root's figures: */
     struct argus_condense_stats condense;
     uint64_t pull_asks, pull_answers, pull_late, pull_unanswered; /* its pulls (pull.h) */
@@ -57,7 +58,9 @@ void argus_rank0_ingest_condensed(struct argus_rank0 *r0, const uint8_t *buf, si
 void argus_rank0_report(struct argus_rank0 *r0, int final);
 /* The provisional report files are rewritten at the pace of reportpace.h: a report asked
  * for too early is analysed and its new anomalies are appended to anomalies.jsonl at once,
- * its files are held. argus_rank0_report_due: when the held files are due (monotonic ns;
+ * its files are held, unless a rank was marked missing since they were last written
+ * (argus_rank0_mark_missing): that goes to disk at once, since a launcher may kill the
+ * whole job a second after one rank dies. argus_rank0_report_due: when the held files are due (monotonic ns;
  * UINT64_MAX: none held); argus_rank0_report_held: write them if due at now (the latest
  * analysis; nothing analysed anew), 1 when written. */
 uint64_t argus_rank0_report_due(const struct argus_rank0 *r0);

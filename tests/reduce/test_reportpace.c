@@ -178,11 +178,34 @@ static void test_rewrites_held_then_due(void **state)
     assert_true(argus_rank0_report_due(r0) == UINT64_MAX);
 }
 
+/* A rank marked missing is news: the files go to disk at once, held pace or not (a
+ * launcher may kill the whole job a second after one rank dies: tests/slurm/t_kill_rank.sh
+ * failed with the mark held). */
+static void test_missing_rank_not_held(void **state)
+{
+    struct fixture *fx = *state;
+    struct argus_rank0 *r0 = &fx->r0;
+
+    ingest(r0, 0, 10);
+    argus_rank0_report(r0, 0);
+    assert_int_equal(report_last_step(r0), 9);
+    ingest(r0, 10, 10);
+    argus_rank0_report(r0, 0); /* held by the pace */
+    assert_int_equal(report_last_step(r0), 9);
+    argus_rank0_mark_missing(r0, 1, 20, 2);
+    argus_rank0_report(r0, 0); /* a new mark: written although the pace would hold it */
+    assert_int_equal(report_last_step(r0), 19);
+    ingest(r0, 20, 10);
+    argus_rank0_report(r0, 0); /* no new mark: held again */
+    assert_int_equal(report_last_step(r0), 19);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pace_arithmetic),
         cmocka_unit_test_setup_teardown(test_rewrites_held_then_due, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_rank_not_held, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
