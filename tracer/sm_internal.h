@@ -89,10 +89,12 @@ static inline unsigned argus_memo_mode(const struct argus_mode_memo *memo, uint3
     return k;
 }
 
-/* A name's stored kernels in the current step and its current (last) pool block: side
- * by side, so that a kernel touches one line for both. */
+/* A name's stored kernels in the current step, its current (last) pool block and the
+ * latest end of its collective-class kernels in the step (0: none; touched by collectives
+ * only): side by side, so that a kernel touches one line for all three. */
 struct name_step {
     uint32_t count, blk;
+    uint64_t last_end;
 };
 
 struct name_slot {
@@ -120,7 +122,7 @@ struct phase_seg {
  * (duration + 1 per kernel, so zero durations count). */
 struct cand {
     uint64_t hash, sum, min, max;
-    uint64_t last_end; /* collectives: the name's last end in the step (name_last_end) */
+    uint64_t last_end; /* collectives: the name's last end in the step (nst last_end) */
     uint32_t count;
     uint8_t mode, kclass, phase;
     uint64_t w[ARGUS_PH_COUNT];
@@ -161,11 +163,10 @@ struct argus_summarizer {
     size_t slot_mask;
     size_t n_names;
     uint64_t *name_hash;  /* [max_names] */
-    struct name_step *nst; /* [max_names] stored events of the name in the step, block */
+    struct name_step *nst; /* [max_names] stored events of the name in the step, block,
+                            * collectives' last end */
     uint32_t *name_first; /* [max_names] first pool block of the name in the step */
     uint8_t *name_class;  /* [max_names] class of the name's first event in the step */
-    uint64_t *name_last_end; /* [max_names] latest end of the name's collective-class
-                                kernels in the step (0: none); touched by collectives only */
     uint32_t *name_text;  /* [max_names] offset + 1 of the kept copy in arena, 0 = none */
     char *arena;          /* [arena_cap] kept name copies, NUL-terminated */
     size_t arena_cap, arena_used;

@@ -7,7 +7,7 @@
  * as soon as the histogram no longer fits the kept split (argus_memo_fits), and then the
  * pass is redone only if the split changed. Nothing is sorted but kernels with fewer
  * than ARGUS_MODES_KDE_MIN durations (ratio-gap rule). Each mode of a collective kernel
- * gets the end of the kernel's last instance in the step (name_last_end).
+ * gets the end of the kernel's last instance in the step (its name_step's last_end).
  * Works only in the arrays preallocated by argus_summarizer_create; must not allocate,
  * block or log. Rules: summarizer.c's header.
  */
@@ -134,7 +134,7 @@ static struct cand *cand_new(struct argus_summarizer *sm, size_t *nc, uint32_t i
     c->hash = sm->name_hash[idx];
     c->mode = (uint8_t)k;
     c->kclass = sm->name_class[idx];
-    c->last_end = c->kclass == ARGUS_KC_COLLECTIVE ? sm->name_last_end[idx] : 0;
+    c->last_end = c->kclass == ARGUS_KC_COLLECTIVE ? sm->nst[idx].last_end : 0;
     c->count = 0;
     c->sum = 0;
     c->min = UINT64_MAX;
@@ -233,8 +233,9 @@ mode_pass(struct argus_summarizer *sm, uint32_t idx, size_t n,
         const uint64_t *v = &sm->pool[(size_t)b * SM_BLK];
         uint32_t nb = left < SM_BLK ? left : SM_BLK;
         left -= nb;
-        if (left) { /* the chain defeats the hardware prefetcher: fetch the next block */
-            const uint64_t *nx = &sm->pool[(size_t)sm->blk_next[b] * SM_BLK];
+        if (left > SM_BLK) { /* the chain defeats the hardware prefetcher: fetch the
+                              * block after the next (the next one was, one block ago) */
+            const uint64_t *nx = &sm->pool[(size_t)sm->blk_next[sm->blk_next[b]] * SM_BLK];
             for (unsigned o = 0; o < SM_BLK; o += 64 / sizeof *nx)
                 __builtin_prefetch(nx + o);
         }
@@ -353,6 +354,17 @@ size_t argus_sm_build_cands(struct argus_summarizer *sm, uint64_t step)
 
     for (size_t t = 0; t < sm->n_touched; t++) {
         uint32_t idx = sm->touched[t], n = sm->nst[idx].count;
+        if (t + 1 < sm->n_touched) { /* the next kernel's first two blocks */
+            uint32_t nx = sm->touched[t + 1], b0 = sm->name_first[nx];
+            const uint64_t *p0 = &sm->pool[(size_t)b0 * SM_BLK];
+            for (unsigned o = 0; o < SM_BLK; o += 64 / sizeof *p0)
+                __builtin_prefetch(p0 + o);
+            if (sm->nst[nx].count > SM_BLK) {
+                const uint64_t *p1 = &sm->pool[(size_t)sm->blk_next[b0] * SM_BLK];
+                for (unsigned o = 0; o < SM_BLK; o += 64 / sizeof *p1)
+                    __builtin_prefetch(p1 + o);
+            }
+        }
         if (n < ARGUS_MODES_KDE_MIN) {
             const uint64_t *v = &sm->pool[(size_t)sm->name_first[idx] * SM_BLK];
             for (uint32_t i = 0; i < n; i++) /* n < SM_BLK: one block */

@@ -74,7 +74,6 @@ int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_
     sm->pool = calloc(sm->pool_blocks * SM_BLK, sizeof *sm->pool);
     sm->blk_next = calloc(sm->pool_blocks, sizeof *sm->blk_next);
     sm->name_class = calloc(o->max_names, sizeof *sm->name_class);
-    sm->name_last_end = calloc(o->max_names, sizeof *sm->name_last_end);
     sm->name_text = calloc(o->max_names, sizeof *sm->name_text);
     sm->arena_cap = o->max_names * ARENA_PER_NAME;
     sm->arena = malloc(sm->arena_cap);
@@ -98,7 +97,6 @@ int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_
     sm->bsc.bin = calloc(ARGUS_FBIN_COUNT, sizeof *sm->bsc.bin);
     sm->memo = calloc(o->max_names, sizeof *sm->memo);
     if (!sm->slots || !sm->name_hash || !sm->nst || !sm->name_first || !sm->name_class ||
-        !sm->name_last_end ||
         !sm->pool || !sm->blk_next || !sm->name_text || !sm->arena ||
         !sm->cache || !sm->touched || !sm->ek || !sm->es || !sm->segs || !sm->pa || !sm->pb ||
         !sm->cands || !sm->ord || !sm->hist || !sm->hicnt || !sm->qlo || !sm->qthr ||
@@ -121,7 +119,6 @@ void argus_summarizer_free(struct argus_summarizer *sm)
     free(sm->pool);
     free(sm->blk_next);
     free(sm->name_class);
-    free(sm->name_last_end);
     free(sm->name_text);
     free(sm->arena);
     free(sm->cache);
@@ -281,7 +278,7 @@ static uint32_t new_block(struct argus_summarizer *sm, uint32_t idx, uint32_t c,
         sm->touched[sm->n_touched++] = idx;
         sm->name_class[idx] = (uint8_t)kclass;
         sm->name_first[idx] = b;
-        sm->name_last_end[idx] = 0;
+        sm->nst[idx].last_end = 0;
     } else {
         sm->blk_next[sm->nst[idx].blk] = b;
     }
@@ -306,30 +303,38 @@ kernel_totals(struct argus_summarizer *sm, uint64_t dur, int kclass, uint8_t ph)
  * at the first start before the open run, the open run, and from then on every interval
  * (the step end then takes the union of es). The union of es and the open run is always
  * the union of the intervals, so busy and idle time come out as if every interval had
- * been kept. */
+ * been kept. Once the starts are out of order only es counts (the step end reads the run
+ * only while sorted), and cs is then UINT64_MAX, so that the common case (a start inside
+ * or at the end of the open run) is one test. */
 static inline __attribute__((always_inline)) void
 kernel_span(struct argus_summarizer *sm, uint64_t start_ns, uint64_t end_ns)
 {
     uint64_t s = start_ns > sm->begin ? start_ns : sm->begin;
+    struct busy_run *r = &sm->busy;
 
-    if (end_ns > s) {
-        struct busy_run *r = &sm->busy;
-        if (s > r->ce) {
-            if (r->sorted)
-                sm->es[sm->n_es++] = (struct ev_span){r->cs, r->ce};
-            r->sum += r->ce - r->cs;
-            if (s - r->ce > r->gap) {
-                r->gap = s - r->ce;
-                r->gap_end = s;
-            }
-            r->cs = s;
-        } else if (s < r->cs && r->sorted) {
-            sm->es[sm->n_es++] = (struct ev_span){r->cs, r->ce};
-            r->sorted = 0;
-        }
+    if (end_ns <= s)
+        return;
+    if (__builtin_expect(s >= r->cs && s <= r->ce, 1)) {
         r->ce = end_ns > r->ce ? end_ns : r->ce;
-        if (!r->sorted)
-            sm->es[sm->n_es++] = (struct ev_span){s, end_ns};
+        return;
+    }
+    if (!r->sorted) {
+        sm->es[sm->n_es++] = (struct ev_span){s, end_ns};
+        return;
+    }
+    sm->es[sm->n_es++] = (struct ev_span){r->cs, r->ce}; /* the open run closes */
+    if (s > r->ce) {
+        r->sum += r->ce - r->cs;
+        if (s - r->ce > r->gap) {
+            r->gap = s - r->ce;
+            r->gap_end = s;
+        }
+        r->cs = s;
+        r->ce = end_ns;
+    } else { /* s < cs: from now on every interval */
+        r->sorted = 0;
+        r->cs = UINT64_MAX;
+        sm->es[sm->n_es++] = (struct ev_span){s, end_ns};
     }
 }
 
@@ -369,8 +374,8 @@ kernel_add(struct argus_summarizer *sm, const char *name, uint64_t start_ns, uin
         if ((c & (SM_BLK - 1)) == 0)
             b = new_block(sm, idx, c, kclass);
         sm->pool[(size_t)b * SM_BLK + (c & (SM_BLK - 1))] = key;
-        if (kclass == ARGUS_KC_COLLECTIVE && end_ns > sm->name_last_end[idx])
-            sm->name_last_end[idx] = end_ns;
+        if (kclass == ARGUS_KC_COLLECTIVE && end_ns > sm->nst[idx].last_end)
+            sm->nst[idx].last_end = end_ns;
     } else {
         sm->ovf_classes |= 1u << kclass;
         sm->step_flags |= ARGUS_SF_PARTIAL;
@@ -403,8 +408,10 @@ void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *nam
                                     uint32_t stream, int kclass)
 {
     (void)device, (void)stream;
-    if (!sm || !name || (unsigned)kclass >= ARGUS_KC_COUNT || sm->n_ev >= sm->ev_cap ||
-        start_ns < sm->ph_t) /* ev_cap: 0 outside a step */
+    /* ev_cap: 0 outside a step; a NULL name never hits the cache (an empty entry's NULL
+     * pointer is not trusted; kernel_add caches "[unnamed]" for it) */
+    if (!sm || (unsigned)kclass >= ARGUS_KC_COUNT || sm->n_ev >= sm->ev_cap ||
+        start_ns < sm->ph_t)
         goto slow;
     const struct name_cache *c = cache_set(sm, name);
     if (c->ptr != name && (++c)->ptr != name)
@@ -415,10 +422,10 @@ void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *nam
     uint32_t n = ns->count;
     if (n == 0) /* the name's first kernel in the step */
         goto slow;
-    total_inc(&sm->total_kernels);
-    if (end_ns < start_ns)
-        end_ns = start_ns;
     uint64_t dur = end_ns - start_ns;
+    if (dur > ARGUS_DKEY_MAX_NS) /* an end before the start (wrapped), or too long a key */
+        goto slow;
+    total_inc(&sm->total_kernels);
     kernel_totals(sm, dur, kclass, sm->ph_cur);
     uint32_t blk = ns->blk;
     if ((n & (SM_BLK - 1)) == 0) { /* new_block's chaining case */
@@ -429,9 +436,8 @@ void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *nam
     ns->count = n + 1;
     sm->pool[(size_t)blk * SM_BLK + (n & (SM_BLK - 1))] = argus_dkey(dur, sm->ph_cur);
     /* the collectives' running last end, also without a branch on the class */
-    uint64_t *le = &sm->name_last_end[c->idx];
-    uint64_t lv = *le;
-    *le = kclass == ARGUS_KC_COLLECTIVE && end_ns > lv ? end_ns : lv;
+    uint64_t lv = ns->last_end;
+    ns->last_end = kclass == ARGUS_KC_COLLECTIVE && end_ns > lv ? end_ns : lv;
     sm->n_ev++;
     kernel_span(sm, start_ns, end_ns);
     return;
