@@ -199,7 +199,12 @@ struct argus_summarizer {
     uint32_t step_flags;
     unsigned ovf_classes; /* classes of stored events whose name did not fit */
     uint64_t class_ns[ARGUS_KC_COUNT];
+    /* Compute time per phase, but for the kernels that got ph_cur since it last changed:
+     * the fast path adds only to class_ns, and those kernels' compute time is
+     * class_ns[COMPUTE] - ph_compute_base (argus_sm_flush_compute moves it here when
+     * ph_cur changes and at the step end; the others add to both). */
     uint64_t phase_compute[ARGUS_PH_COUNT];
+    uint64_t ph_compute_base;
     uint64_t phase_wall[ARGUS_PH_COUNT];
 
     /* Phase ranges. */
@@ -233,6 +238,14 @@ struct argus_summarizer {
 
     uint64_t total_dropped, total_kernels; /* read from other threads: relaxed atomics */
 };
+
+/* Move the compute time of the kernels that got ph_cur since the last call into
+ * phase_compute[ph_cur]: before ph_cur changes and before the step end reads it. */
+static inline void argus_sm_flush_compute(struct argus_summarizer *sm)
+{
+    sm->phase_compute[sm->ph_cur] += sm->class_ns[ARGUS_KC_COMPUTE] - sm->ph_compute_base;
+    sm->ph_compute_base = sm->class_ns[ARGUS_KC_COMPUTE];
+}
 
 /* Phase ranges (smphase.c): the innermost open range's phase (OTHER when none); wall
  * time up to t to that range (inside a step only); the phase of a kernel starting at t in

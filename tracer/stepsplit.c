@@ -239,6 +239,8 @@ mode_pass(struct argus_summarizer *sm, uint32_t idx, size_t n,
             for (unsigned o = 0; o < SM_BLK; o += 64 / sizeof *nx)
                 __builtin_prefetch(nx + o);
         }
+        /* unrolled: the loop's own count and test are a tenth of the per-duration work */
+#pragma GCC unroll 4
         for (uint32_t i = 0; i < nb; i++) {
             uint64_t d = argus_dkey_dur(v[i]);
             uint32_t f = argus_fbin(d);

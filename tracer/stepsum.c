@@ -258,6 +258,7 @@ void argus_sm_build_summary(struct argus_summarizer *sm, uint64_t step, uint64_t
     s->phase_wall_ns[ARGUS_PH_COMM] = sm->n_ev + sm->step_kernels
                                           ? s->collective_ns + s->p2p_ns
                                           : sm->phase_wall[ARGUS_PH_COMM];
+    argus_sm_flush_compute(sm);
     memcpy(s->phase_compute_ns, sm->phase_compute, sizeof s->phase_compute_ns);
     struct idle_long idle;
     s->busy_ns = busy_time(sm, sm->begin, end, &idle);

@@ -286,14 +286,16 @@ static uint32_t new_block(struct argus_summarizer *sm, uint32_t idx, uint32_t c,
     return b;
 }
 
-/* The time totals of a kernel in the step (stored or not). */
-static inline __attribute__((always_inline)) void
-kernel_totals(struct argus_summarizer *sm, uint64_t dur, int kclass, uint8_t ph)
+/* The time totals of a kernel in the step (stored or not) off the fast path: a compute
+ * kernel's time goes to its phase at once, and past ph_compute_base so that
+ * argus_sm_flush_compute does not count it again for ph_cur. */
+static void kernel_totals(struct argus_summarizer *sm, uint64_t dur, int kclass, uint8_t ph)
 {
-    /* without a branch: which class comes next is data (a third of a step's launches
-     * are collectives), and a mispredicted branch costs more than the add */
     sm->class_ns[kclass] += dur;
-    sm->phase_compute[ph] += dur & (UINT64_C(0) - (uint64_t)(kclass == ARGUS_KC_COMPUTE));
+    if (kclass == ARGUS_KC_COMPUTE) {
+        sm->phase_compute[ph] += dur;
+        sm->ph_compute_base += dur;
+    }
 }
 
 /* A kernel's interval into the running union of the intervals clipped to the step begin,
@@ -426,7 +428,9 @@ void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *nam
     if (dur > ARGUS_DKEY_MAX_NS) /* an end before the start (wrapped), or too long a key */
         goto slow;
     total_inc(&sm->total_kernels);
-    kernel_totals(sm, dur, kclass, sm->ph_cur);
+    /* the phase's compute time is class_ns[COMPUTE]'s growth while ph_cur holds
+     * (argus_sm_flush_compute); without a branch on the class, which is data */
+    sm->class_ns[kclass] += dur;
     uint32_t blk = ns->blk;
     if ((n & (SM_BLK - 1)) == 0) { /* new_block's chaining case */
         uint32_t b = (uint32_t)sm->blk_used++;
@@ -469,6 +473,7 @@ void argus_summarizer_step_begin(struct argus_summarizer *sm, uint64_t step, uin
     sm->ovf_classes = 0;
     memset(sm->class_ns, 0, sizeof sm->class_ns);
     memset(sm->phase_compute, 0, sizeof sm->phase_compute);
+    sm->ph_compute_base = 0;
     memset(sm->phase_wall, 0, sizeof sm->phase_wall);
     sm->wall_t = t_ns;
     sm->segs[0].t = t_ns;
