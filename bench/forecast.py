@@ -237,8 +237,11 @@ other_cuts = [r for r in other_cuts if r]
 # the fuller set of real logs beside the checkout (../shared/data/logs: MLPerf GPT-3 at
 # 64 to 1,344 nodes, modded-nanogpt records, DeepSpeed-Chat), when there: each log in a
 # format argus-analyze reads, cut at 25 %, reported apart (shared_logs); not in "all"
-SHARED = os.path.join(S, "..", "shared", "data", "logs")
+SHARED = os.environ.get("ARGUS_SHARED_LOGS", os.path.join(S, "..", "shared", "data", "logs"))
 shared_runs = []
+if not os.path.isdir(SHARED):
+    print("forecast.py: no %s (set ARGUS_SHARED_LOGS): shared_logs left out" % SHARED,
+          file=sys.stderr)
 for d, _, files in sorted(os.walk(SHARED)):
     for f in sorted(files):
         if not f.endswith(".gz") or "config" in f:
@@ -280,7 +283,9 @@ out = {"bench": "forecast", "cut": 0.25, "all": summary(runs)}
 for src in ("simtrain", "indep", "real_logs"):
     out[src] = summary([r for r in runs if r["source"] == src])
 out["real_logs_cut_10_50"] = summary(other_cuts)
-if shared_runs:
+if not shared_runs:
+    out["shared_logs"] = None  # not there (said on stderr) or nothing in it could be read
+else:
     out["shared_logs"] = summary(shared_runs)
     out["shared_logs_worst"] = sorted(((round(r["p50_err"], 4), round(r["ks"], 3), r["name"])
                                        for r in shared_runs), reverse=True)[:3]
