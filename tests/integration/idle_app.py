@@ -21,34 +21,7 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                "python"))
-import argus  # noqa: E402  (python/argus.py, found through the source tree)
-
-
-def switches():
-    """{tid: (comm, voluntary switches)} for every thread of this process."""
-    out = {}
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            with open("/proc/self/task/%s/comm" % tid) as f:
-                comm = f.read().strip()
-            with open("/proc/self/task/%s/status" % tid) as f:
-                vol = next(int(x.split()[1]) for x in f if x.startswith("voluntary_ctxt"))
-        except (OSError, StopIteration):
-            continue
-        out[int(tid)] = (comm, vol)
-    return out
-
-
-def steps(first, n, ms):
-    for it in range(first, first + n):
-        with argus.step(it):
-            with argus.phase("forward"):
-                time.sleep(ms / 2000.0)
-            with argus.phase("backward"):
-                time.sleep(ms / 2000.0)
-    return first + n
+from argus_app import argus, steps, threads, warm_up  # beside this file
 
 
 def main():
@@ -60,20 +33,16 @@ def main():
     p.add_argument("--settle-s", type=float, default=1.0)
     a = p.parse_args()
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
-    it = steps(0, a.warm, a.step_ms)
-    t_end = time.monotonic() + 30
-    while not argus.active() and time.monotonic() < t_end:
-        it = steps(it, 1, a.step_ms)
-    it = steps(it, a.warm, a.step_ms)  # the Argus threads are up and have seen steps
+    it = warm_up(a.warm, a.step_ms)  # the Argus threads are up and have seen steps
     main_tid = threading.get_native_id()
     if a.where == "step":
         argus.step_begin(it)
     time.sleep(a.settle_s)  # a stall's host-stack samples (tracer/hoststack.h) come first
-    before = switches()
+    before = threads()
     t0 = time.monotonic()
     time.sleep(a.idle_s)
     took = time.monotonic() - t0
-    after = switches()
+    after = threads()
     if a.where == "step":
         argus.step_end(it)
         it += 1

@@ -17,36 +17,7 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                "python"))
-import argus  # noqa: E402  (python/argus.py, found through the source tree)
-
-
-def threads():
-    """{tid: (comm, voluntary switches, cpu ns)} for every thread of this process."""
-    out = {}
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            with open("/proc/self/task/%s/comm" % tid) as f:
-                comm = f.read().strip()
-            with open("/proc/self/task/%s/status" % tid) as f:
-                vol = next(int(x.split()[1]) for x in f if x.startswith("voluntary_ctxt"))
-            with open("/proc/self/task/%s/schedstat" % tid) as f:
-                ns = int(f.read().split()[0])
-        except (OSError, StopIteration, ValueError):
-            continue
-        out[int(tid)] = (comm, vol, ns)
-    return out
-
-
-def steps(first, n, ms):
-    for it in range(first, first + n):
-        with argus.step(it):
-            with argus.phase("forward"):
-                time.sleep(ms / 2000.0)
-            with argus.phase("backward"):
-                time.sleep(ms / 2000.0)
-    return first + n
+from argus_app import argus, steps, threads, warm_up  # beside this file
 
 
 def main():
@@ -57,18 +28,14 @@ def main():
     p.add_argument("--window", type=int, default=10)
     a = p.parse_args()
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
-    it = steps(0, a.warm, a.step_ms)
-    t_end = time.monotonic() + 30
-    while not argus.active() and time.monotonic() < t_end:
-        it = steps(it, 1, a.step_ms)
-    it = steps(it, a.warm, a.step_ms)  # the Argus threads are up, the clock burst is over
+    it = warm_up(a.warm, a.step_ms)  # the Argus threads are up, the clock burst is over
     it = steps(it, (a.window - it % a.window) % a.window, a.step_ms)  # at a window's start
-    before = threads()
+    before = threads(cpu=True)
     first = it
     t0 = time.monotonic()
     while time.monotonic() - t0 < a.measure_s or (it - first) % a.window:
         it = steps(it, 1, a.step_ms)
-    after = threads()
+    after = threads(cpu=True)
     rows = {}
     for tid, (comm, vol, ns) in after.items():
         if tid not in before or not comm.startswith("argus-"):
