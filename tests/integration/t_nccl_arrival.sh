@@ -9,6 +9,18 @@
 # run's NCCL summary.
 . "$(dirname "$0")/lib.sh"
 APP="$top_builddir/tests/integration/nccl_arrival"
+# A spool this test recorded on a loaded machine (rank 2 last at 28 of 40 steps, so every
+# member waited and the link's rank a hair over the median): the slow pair must still be
+# named (the wait gate once refused it).
+"$top_builddir/argus-analyze" -o "$WORK/loaded" \
+    "$top_srcdir/tests/integration/data/nccl_arrival_loaded.argus" >"$WORK/loaded.log" 2>&1 ||
+    { cat "$WORK/loaded.log" >&2; fail "argus-analyze on the recorded spool failed"; }
+python3 - "$WORK/loaded/report.json" <<'PY' || fail "recorded spool: slow pair 1 -> 2 not named"
+import json, sys
+c = json.load(open(sys.argv[1]))["nccl"]["communicators"][0]
+sp = c["slow_pair"]
+assert sp and sp["rank"] == 1 and sp["peer"] == 2, c
+PY
 export ARGUS_LOG=info
 out="$WORK/out"
 ARGUS_JOBID="nccl-arrival-$$" timeout 180 "$ARGUS_RUN" --outdir "$out" -- \
