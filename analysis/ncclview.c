@@ -14,15 +14,13 @@
  * is allocated per call (not per event), linear in ranks x steps of the window.
  */
 #include "analysis/internal.h"
+#include "analysis/ncclcomms.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define NV_HASHES 64 /* distinct communicators looked at per window, the first met in rank
-                      * order (the rest ignored: a bound on the work per window) */
 
 /* The entry of communicator h in s's block; NULL when none. */
 static const struct argus_nccl_comm_sum *entry(const struct argus_step_summary *s,
@@ -335,79 +333,6 @@ static int view_of(const struct an_ctx *c, uint64_t h, size_t a, size_t b, uint3
     return 0;
 }
 
-/* The communicators with an entry over [a, b] (the first NV_HASHES met, in rank order) and
- * each one's members (slots, ascending) in CSR form: one pass to count, one to fill. */
-struct nv_comms {
-    size_t n;
-    uint64_t h[NV_HASHES];
-    uint32_t cnt[NV_HASHES], off[NV_HASHES + 1], stamp[NV_HASHES];
-    uint16_t slot[2 * NV_HASHES]; /* open addressing on the hash: index + 1, 0 empty */
-    uint32_t *mem;                /* [off[n]] */
-    size_t order[NV_HASHES];      /* indices by ascending hash */
-};
-
-/* The index of hash x, added when new and there is room; -1 when none. */
-static long comm_index(struct nv_comms *q, uint64_t x, int add)
-{
-    size_t i = (size_t)((x * 0x9e3779b97f4a7c15ull) >> 57); /* 7 bits: 2 * NV_HASHES */
-    for (;; i = (i + 1) % (2 * NV_HASHES)) {
-        if (!q->slot[i]) {
-            if (!add || q->n == NV_HASHES)
-                return -1;
-            q->h[q->n] = x;
-            q->cnt[q->n] = q->stamp[q->n] = 0;
-            q->slot[i] = (uint16_t)++q->n;
-            return (long)q->n - 1;
-        }
-        if (q->h[q->slot[i] - 1] == x)
-            return q->slot[i] - 1;
-    }
-}
-
-static int comms_scan(const struct an_ctx *c, size_t a, size_t b, struct nv_comms *q)
-{
-    memset(q, 0, sizeof *q);
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t k = 0; k < q->n; k++)
-            q->stamp[k] = 0;
-        for (uint32_t r = 0; r < c->n; r++)
-            for (size_t si = a; si <= b; si++) {
-                const struct argus_step_summary *s = an_cell(c, r, si);
-                for (uint32_t i = 0; s && i < s->nccl.n_comms && i < ARGUS_NCCL_SUM_COMMS; i++) {
-                    const long k = comm_index(q, s->nccl.comm[i].comm_hash, !pass);
-                    if (k < 0 || q->stamp[k] == r + 1)
-                        continue;
-                    q->stamp[k] = r + 1;
-                    if (pass)
-                        q->mem[q->off[k] + q->cnt[k]] = r;
-                    q->cnt[k]++;
-                }
-            }
-        if (pass)
-            break;
-        for (size_t k = 0; k < q->n; k++) {
-            q->off[k + 1] = q->off[k] + q->cnt[k];
-            q->cnt[k] = 0;
-        }
-        if (q->n && !(q->mem = malloc(((size_t)q->off[q->n] + 1) * sizeof *q->mem)))
-            return -ENOMEM;
-    }
-    for (size_t i = 0; i < q->n; i++) { /* insertion sort of at most NV_HASHES */
-        size_t j = i;
-        for (; j > 0 && q->h[q->order[j - 1]] > q->h[i]; j--)
-            q->order[j] = q->order[j - 1];
-        q->order[j] = i;
-    }
-    return 0;
-}
-
-/* The members of communicator index k into w->mem; returns how many. */
-static uint32_t members_of(const struct nv_comms *q, size_t k, struct nv_work *w)
-{
-    memcpy(w->mem, q->mem + q->off[k], (size_t)q->cnt[k] * sizeof *w->mem);
-    return q->cnt[k];
-}
-
 int an_nccl_any(const struct an_ctx *c)
 {
     for (uint32_t r = 0; r < c->n; r++)
@@ -441,7 +366,7 @@ static double fit(const struct an_ctx *c, const struct argus_nccl_view *v,
 int an_nccl_window(const struct an_ctx *c, size_t a, size_t b, const uint32_t *want,
                    uint32_t n_want, struct argus_nccl_view *out)
 {
-    struct nv_comms q;
+    struct an_nccl_comms q;
     struct nv_work w;
     struct argus_nccl_view *v = NULL;
     int rc = 0, found = 0;
@@ -450,7 +375,7 @@ int an_nccl_window(const struct an_ctx *c, size_t a, size_t b, const uint32_t *w
     memset(&w, 0, sizeof w);
     if (a > b || b >= c->S)
         return 0;
-    if ((rc = comms_scan(c, a, b, &q)) || !q.n)
+    if ((rc = an_nccl_comms_scan(c, a, b, &q)) || !q.n)
         goto out;
     if (!(v = malloc(sizeof *v))) {
         rc = -ENOMEM;
@@ -460,7 +385,7 @@ int an_nccl_window(const struct an_ctx *c, size_t a, size_t b, const uint32_t *w
         goto out;
     for (size_t i = 0; !rc && i < q.n; i++) {
         const size_t k = q.order[i];
-        const uint32_t m = members_of(&q, k, &w);
+        const uint32_t m = an_nccl_comm_members(&q, k, w.mem);
         if (m < 2 || (rc = view_of(c, q.h[k], a, b, m, &w, v)))
             continue;
         const double f = fit(c, v, &w, m, want, n_want);
@@ -472,7 +397,7 @@ int an_nccl_window(const struct an_ctx *c, size_t a, size_t b, const uint32_t *w
     }
 out:
     work_free(&w);
-    free(q.mem);
+    an_nccl_comms_free(&q);
     free(v);
     return rc ? rc : found;
 }
@@ -492,30 +417,30 @@ static int run_before(const struct argus_nccl_view *x, const struct argus_nccl_v
  * ARGUS_NCCL_VIEW_COMMS. */
 static int run_views(const struct an_ctx *c, struct argus_result *r)
 {
-    struct nv_comms q;
+    struct an_nccl_comms q;
     struct nv_work w;
-    int rc = comms_scan(c, 0, c->S - 1, &q);
+    int rc = an_nccl_comms_scan(c, 0, c->S - 1, &q);
     if (rc || !q.n) {
-        free(q.mem);
+        an_nccl_comms_free(&q);
         return rc;
     }
     struct argus_nccl_view *v = calloc(q.n, sizeof *v);
     rc = v ? work_alloc(c, c->S, &w) : -ENOMEM;
     if (rc) {
         free(v);
-        free(q.mem);
+        an_nccl_comms_free(&q);
         return rc;
     }
     size_t n = 0;
     for (size_t i = 0; !rc && i < q.n; i++) {
         const size_t k = q.order[i];
-        const uint32_t m = members_of(&q, k, &w);
+        const uint32_t m = an_nccl_comm_members(&q, k, w.mem);
         if (m >= 2 && !(rc = view_of(c, q.h[k], 0, c->S - 1, m, &w, &v[n])))
             n++;
     }
     work_free(&w);
-    free(q.mem);
-    for (size_t i = 1; i < n; i++) /* insertion sort: at most NV_HASHES views */
+    an_nccl_comms_free(&q);
+    for (size_t i = 1; i < n; i++) /* insertion sort: at most AN_NCCL_COMMS_MAX views */
         for (size_t j = i; j > 0 && run_before(&v[j], &v[j - 1]); j--) {
             const struct argus_nccl_view t = v[j];
             v[j] = v[j - 1];

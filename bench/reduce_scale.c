@@ -38,7 +38,7 @@
  * The rank-0 job (store, spool, analysis) is bench/reduce_job.c, through rank 0's pipeline
  * (pipeline/pipeline.h). The in-band forecast that pipeline runs after each window's
  * analysis is timed on its own (rank0_forecast_ms_per_window, goal 0.5 ms at P = 16,384):
- * fc_job below.
+ * bench/reduce_fc.c. The random numbers and rank speeds: bench/reduce_synth.c.
  * Prints one JSON line through yajl_gen (docs/STYLE.md, "Benchmarks"), each run's object
  * flushed as it is done. Usage: reduce_scale [P ...] (default 1024 4096 16384 65536). */
 #include <errno.h>
@@ -47,10 +47,11 @@
 #include <string.h>
 
 #include "bench/benchline.h"
+#include "bench/reduce_fc.h"
 #include "bench/reduce_job.h"
+#include "bench/reduce_synth.h"
 #include "common/aggregate.h"
 #include "common/jsongen.h"
-#include "forecast/forecast.h"
 #include "reduce/condense.h"
 #include "common/wire.h"
 #include "reduce/bytebuf.h"
@@ -67,23 +68,6 @@
 static struct argus_step_summary *sum;
 static int P, *parent, *kid_start, *kids;
 
-static uint64_t rng = 0x853c49e6748fea9bull;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
-/* A rank's constant speed (per mille, 990..1010): peers differ a little, steadily. */
-static uint64_t rank_speed(int rank)
-{
-    uint64_t z = (uint64_t)rank * 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 31)) * 0xbf58476d1ce4e5b9ull;
-    return 990 + (z >> 40) % 21;
-}
-
 /* Rank `rank`'s summary of `step` in a tp TP x pp PP x dp P/(TP*PP) job (Megatron order).
  * K kernel-modes: 28 compute kernels (the stage's layers; 4 of them in two modes: two
  * shapes), TP all-reduce in two modes, DP reduce-scatter and all-gather, pipeline send and
@@ -92,7 +76,7 @@ static uint64_t rank_speed(int rank)
 static void fill_summary(int rank, int step)
 {
     const int dp = P / (TP * PP) > 0 ? P / (TP * PP) : 1;
-    const uint64_t speed = rank_speed(rank);
+    const uint64_t speed = rs_rank_speed(rank);
     memset(sum, 0, offsetof(struct argus_step_summary, kmodes));
     sum->rank = (uint32_t)rank;
     sum->step = (uint64_t)step;
@@ -101,11 +85,11 @@ static void fill_summary(int rank, int step)
                                          .dp = (uint16_t)(rank / TP % dp),
                                          .pp = (uint16_t)(rank / (TP * dp) % PP) };
     sum->start_ns = 1000000000ull * (uint64_t)step;
-    sum->end_ns = sum->start_ns + 900000000ull + rnd() % 1000000;
-    sum->phase_wall_ns[0] = 300000000 + rnd() % 100000;
-    sum->phase_wall_ns[1] = 500000000 + rnd() % 100000;
-    sum->compute_ns = 700000000 * speed / 1000 + rnd() % 100000;
-    sum->collective_ns = 150000000 + rnd() % 100000;
+    sum->end_ns = sum->start_ns + 900000000ull + rs_rnd() % 1000000;
+    sum->phase_wall_ns[0] = 300000000 + rs_rnd() % 100000;
+    sum->phase_wall_ns[1] = 500000000 + rs_rnd() % 100000;
+    sum->compute_ns = 700000000 * speed / 1000 + rs_rnd() % 100000;
+    sum->collective_ns = 150000000 + rs_rnd() % 100000;
     sum->n_kmodes = K;
     const int pp = sum->coords.pp;
     for (int k = 0; k < K; k++) {
@@ -131,7 +115,7 @@ static void fill_summary(int rank, int step)
             base = base * speed / 1000;
         m->min_ns = UINT64_MAX;
         for (int i = 0; i < 8; i++) {
-            uint64_t d = base + rnd() % (base / (kc == ARGUS_KC_COMPUTE ? 20 : 4));
+            uint64_t d = base + rs_rnd() % (base / (kc == ARGUS_KC_COMPUTE ? 20 : 4));
             m->count++;
             m->sum_ns += d;
             m->min_ns = d < m->min_ns ? d : m->min_ns;
@@ -288,70 +272,6 @@ static size_t count_summaries(const struct argus_bytebuf *b)
         off += (size_t)k;
     }
     return n;
-}
-
-/* ---- the in-band forecast (forecast/forecast.h) ---------------------------------------
- * Rank 0 forecasts after every window's analysis (pipeline/pipeline.c) with the live
- * options: 200 draws, the last 2,048 steps. Timed here on its own, over a store of the
- * default retention that takes every rank's row of every step (as from the condensing
- * root's rows records) for a job long enough that the forecast's series is full: the
- * median over the last STEADY windows, and the worst of them. No analysis result is
- * passed (the pipeline passes its own; the forecast only reads its anomaly list). The
- * forecast reads the store's per-step figures (argus_jobstore_step_figs), no cell. */
-#define FC_SERIES 2048u
-
-struct fc_cost {
-    double ms, ms_max;   /* CPU per window */
-    long flt;            /* page faults per window, median */
-    size_t windows;
-    int rc;
-};
-
-static int fc_job(struct fc_cost *fc)
-{
-    struct argus_jobstore *js = NULL;
-    struct argus_agg_row *rows = malloc((size_t)P * sizeof *rows);
-    struct argus_forecast *out = malloc(sizeof *out);
-    double ms[STEADY], fl[STEADY];
-    const struct argus_forecast_opts fo = {.total_steps = 100000, .seed = 1, .n_sims = 200,
-                                           .max_series = FC_SERIES};
-    int rc = -1;
-
-    memset(fc, 0, sizeof *fc);
-    if (!rows || !out || argus_jobstore_create((uint32_t)P, &js) != 0)
-        goto out;
-    fc->windows = FC_SERIES / W + 1 + STEADY;
-    for (size_t w = 0; w < fc->windows; w++) {
-        for (int s = 0; s < W; s++) {
-            const uint64_t step = (uint64_t)w * W + (uint64_t)s;
-            for (int r = 0; r < P; r++) {
-                const uint64_t wall = 900000 * rank_speed(r) / 1000 + rnd() % 9000;
-                rows[r] = (struct argus_agg_row){
-                    .step = step, .rank = (uint32_t)r, .start_ns = 1000000000ull * step,
-                    .us = {(uint32_t)wall, 300000, 500000, 20000, 150000, 5000,
-                           (uint32_t)(wall - 160000), 150000}};
-            }
-            if (argus_jobstore_add_rows(js, rows, (size_t)P) != 0)
-                goto out;
-        }
-        const long f0 = bench_minflt();
-        const double t0 = bench_cpu_s();
-        fc->rc |= argus_forecast_run(js, NULL, &fo, out) != 0 || !out->valid;
-        const double t = bench_cpu_s() - t0;
-        if (w + STEADY < fc->windows)
-            continue;
-        ms[w + STEADY - fc->windows] = 1e3 * t;
-        fl[w + STEADY - fc->windows] = (double)(bench_minflt() - f0);
-        fc->ms_max = 1e3 * t > fc->ms_max ? 1e3 * t : fc->ms_max;
-    }
-    fc->ms = median5(ms);
-    fc->flt = (long)median5(fl);
-    rc = 0;
-out:
-    argus_jobstore_free(js);
-    free(rows);
-    free(out);
-    return rc;
 }
 
 /* ---- the result line (docs/STYLE.md, "File formats and JSON") ---------------------- */
@@ -603,7 +523,7 @@ int main(int argc, char **argv)
         free(thin.base);
         free(thin.shifted);
         struct fc_cost fcc;
-        if (fc_job(&fcc) != 0) {
+        if (fc_job(P, W, &fcc) != 0) {
             fprintf(stderr, "reduce_scale: out of memory at P = %d (forecast)\n", P);
             yajl_gen_free(g);
             return 1;

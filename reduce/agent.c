@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "reduce/agentsleep.h"
 #include "reduce/condense.h"
 #include "reduce/bytebuf.h"
 #include "reduce/clockkeep.h"
@@ -34,18 +35,8 @@
  * abandoned finish waits this much longer for it rather than leave a report half
  * rewritten (some files from the last window, some from the one before). */
 #define WRITE_GRACE_MS 20000
-/* The Argus thread's sleep (next_sleep_ns): it wakes at once for a window or a kick
- * (handoff.h); MPI has no such signal for a message, so it polls, backing off from
- * POLL_NS by doubling: up to POLL_MAX_NS while a transfer is in flight, an own window
- * waits for the children's or something happened within LINGER_NS, up to IDLE_MAX_NS (and twice the sign-of-life period, so a
- * parent hears each child several times within ARGUS_SILENCE_MS) when nothing is pending,
- * and never past the next deadline it owns (a sign of life due, a child's silence, a
- * window's wait, rank 0's held report files: rank0.h). */
-#define POLL_NS 1000000L           /* first poll period after something happened */
-#define POLL_MAX_NS 16000000L      /* ... at most this with requests outstanding */
-#define IDLE_MAX_NS 250000000L     /* ... and at most this when nothing is pending */
-#define LINGER_NS 200000000L       /* ... after this long without news (a clock burst's
-                                    * pings, a pull, trace requests come in series) */
+/* The Argus thread's sleep between rounds is agentsleep.h's; this file says when it is
+ * busy and the earliest deadline it owns (next_due). */
 #define RESERVE_MAX ((size_t)8 << 20) /* first window buffer's initial capacity, at most */
 
 struct child {
@@ -93,7 +84,7 @@ static struct {
     uint64_t checked_at;            /* monotonic ns keep_alive last ran */
     uint64_t miss_reported;         /* rank 0: r0->windows_with_miss at its last report */
     int news;                       /* this round: more than a sign of life came */
-    uint64_t news_at;               /* monotonic ns something last happened (not alive) */
+    struct argus_agentsleep sleep;  /* backoff, when something last happened (agentsleep.h) */
 } agent;
 
 /* ---- application side (the ring itself is handoff.c) ------------------------------ */
@@ -382,31 +373,20 @@ static void try_forward(uint64_t now)
     }
 }
 
-/* The longest sleep while nothing is pending: IDLE_MAX_NS, at most two sign-of-life
- * periods (treemsg.h) and a quarter of the deadline (an ask that can come at any time,
- * a parent's pull or a trace request, is answered well within the asker's deadline), at
- * least POLL_MAX_NS. */
-static long idle_cap_ns(void)
-{
-    uint64_t cap = 2 * argus_treemsg_alive_ns(agent.o.silence_ms);
-    const uint64_t quarter = (uint64_t)agent.o.deadline_ms * 1000000ull / 4;
-    cap = quarter < cap ? quarter : cap;
-    return cap > (uint64_t)IDLE_MAX_NS ? IDLE_MAX_NS
-                                       : cap < (uint64_t)POLL_MAX_NS ? POLL_MAX_NS : (long)cap;
-}
-
-/* How long the idle Argus thread may sleep at now, after *backoff (doubled here): its
- * bound (see POLL_NS above) cut at the earliest deadline this thread keeps. */
-static long next_sleep_ns(uint64_t now, long *backoff)
+/* A transfer in flight or an own window waiting for the children's (agentsleep.h: the
+ * sleep is then at most its POLL_MAX). */
+static int thread_busy(void)
 {
     int busy = agent.sending || agent.fwd_pending || agent.fwd_next < agent.own_taken;
     for (int i = 0; i < agent.o.nchildren; i++)
         busy |= agent.ch[i].rx.posted;
-    busy |= now < agent.news_at + LINGER_NS;
-    const long cap = busy ? POLL_MAX_NS : idle_cap_ns();
-    long ns = *backoff * 2 > cap ? cap : *backoff * 2;
-    *backoff = ns;
+    return busy;
+}
 
+/* The earliest deadline this thread keeps (monotonic ns; UINT64_MAX: none): a sign of
+ * life due, a child's silence, an own window's wait, rank 0's held report files. */
+static uint64_t next_due(void)
+{
     uint64_t due = UINT64_MAX; /* monotonic ns */
     if (agent.o.parent >= 0 && !agent.sent_final && !agent.mute && !agent.sending &&
         !agent.fwd_pending) /* else keep_alive waits for the send: polled, above */
@@ -426,11 +406,7 @@ static long next_sleep_ns(uint64_t now, long *backoff)
         const uint64_t held = argus_rank0_report_due(agent.o.r0);
         due = held < due ? held : due;
     }
-    if (due <= now) /* taken on this round already, or just now due: soon, no spin */
-        return POLL_NS;
-    if (due - now < (uint64_t)ns)
-        ns = (long)(due - now) + POLL_NS / 4;
-    return ns;
+    return due;
 }
 
 /* Silence (treemsg.h; docs/ALGORITHMS.md, "Missing data"): a child not heard from at all
@@ -445,7 +421,8 @@ static void keep_alive(uint64_t now)
     const uint64_t silent = argus_treemsg_silent_ns(agent.o.silence_ms);
     /* Time this thread itself was away (a report written on rank 0, fsync, a descheduled
      * thread on an oversubscribed node) is no child's silence: it did not listen then. */
-    const uint64_t slack = (uint64_t)idle_cap_ns() + POLL_MAX_NS; /* longest planned sleep */
+    const uint64_t slack = (uint64_t)argus_agentsleep_idle_cap_ns(&agent.sleep) +
+                           ARGUS_AGENTSLEEP_POLL_MAX_NS; /* longest planned sleep */
     const uint64_t away = agent.checked_at && now > agent.checked_at + slack
                               ? now - agent.checked_at - slack
                               : 0;
@@ -512,8 +489,7 @@ static double thread_cpu_s(void)
  * at `until` (monotonic ns; 0: no bound). */
 static void run_loop(int threaded, uint64_t until)
 {
-    long backoff = POLL_NS / 2;
-
+    argus_agentsleep_restart(&agent.sleep);
     agent.sent_at = argus_clock_monotonic_ns();
     agent.checked_at = 0;
     for (int i = 0; i < agent.o.nchildren; i++)
@@ -542,16 +518,16 @@ static void run_loop(int threaded, uint64_t until)
             break;
         any |= agent.news;
         if (any || got) { /* again at once; poll fast after, unless a sign of life alone */
-            if (any) {
-                backoff = POLL_NS / 2;
-                agent.news_at = argus_clock_monotonic_ns();
-            }
+            if (any)
+                argus_agentsleep_news(&agent.sleep, argus_clock_monotonic_ns());
             continue;
         }
         if (threaded) { /* sleep until a window, a kick, or the next poll or deadline */
-            argus_handoff_wait(next_sleep_ns(argus_clock_monotonic_ns(), &backoff));
+            const uint64_t now = argus_clock_monotonic_ns();
+            argus_handoff_wait(argus_agentsleep_next_ns(&agent.sleep, now, thread_busy(),
+                                                        next_due()));
         } else {
-            struct timespec ts = {0, POLL_NS / 4};
+            struct timespec ts = {0, ARGUS_AGENTSLEEP_POLL_NS / 4};
             nanosleep(&ts, NULL);
         }
     }
@@ -648,6 +624,7 @@ int argus_agent_start(const struct argus_agent_opts *o)
         agent.ch[i].rank = o->children[i];
     }
     agent.o.children = agent.kids;
+    argus_agentsleep_init(&agent.sleep, o->silence_ms, o->deadline_ms);
     agent.condense = o->condense && (o->nchildren > 0 || o->parent < 0);
     agent.hold = agent.condense && o->parent == 0;
     argus_rootbatch_init(&agent.rb, &agent.cd, &agent.pull);

@@ -17,64 +17,26 @@
 #include <cmocka.h>
 #include <yajl/yajl_tree.h>
 
-#include "common/config.h"
 #include "store/jobstore.h"
-#include "common/wire.h"
 #include "reduce/rank0.h"
+#include "tests/reduce/rank0_fixture.h"
 
 #define NRANKS 4
 #define NSTEPS 10
 
-struct fixture {
-    char base[128];
-    struct argus_rank0 r0;
-};
-
 /* A rank 0 over NRANKS ranks that has taken in steps 0 .. nsteps - 1 of every rank as one
  * buffer (kernel-less summaries, as the tree carries them); rank 3's before stop3 only
  * (UINT64_MAX: all). 0 or -1. */
-static int open_ingested(struct fixture *fx, uint64_t nsteps, uint64_t stop3)
+static int open_ingested(struct r0fx *fx, uint64_t nsteps, uint64_t stop3)
 {
-    struct argus_config cfg;
-    char err[256];
-
-    snprintf(fx->base, sizeof fx->base, "/tmp/argus-test-rank0-XXXXXX");
-    if (!mkdtemp(fx->base))
+    if (r0fx_open(fx, "rank0", NRANKS, 4) != 0)
         return -1;
-    argus_config_defaults(&cfg);
-    snprintf(cfg.outdir, sizeof cfg.outdir, "%s", fx->base);
-    cfg.spool = 0;
-    cfg.traces = 4; /* room for plans (none are made: l4_on stays 0) */
-    cfg.ring_events = 1 << 16;
-    if (argus_rank0_open(&fx->r0, &cfg, NRANKS, "t", "0", err, sizeof err) != 0)
-        return -1;
-    struct argus_step_summary *s = calloc(1, sizeof *s);
-    size_t cap = (size_t)NRANKS * nsteps * argus_summary_encoded_max(0), len = 0;
-    uint8_t *buf = malloc(cap);
-    if (!s || !buf)
-        return -1;
-    for (uint32_t r = 0; r < NRANKS; r++) {
-        for (uint64_t st = 0; st < nsteps && (r != 3 || st < stop3); st++) {
-            s->rank = r;
-            s->step = st;
-            s->start_ns = 1000000000ull * (st + 1);
-            s->end_ns = s->start_ns + 900000000ull + 1000ull * r;
-            s->compute_ns = 700000000ull;
-            long n = argus_summary_encode(s, buf + len, cap - len);
-            if (n <= 0)
-                return -1;
-            len += (size_t)n;
-        }
-    }
-    argus_rank0_ingest(&fx->r0, buf, len);
-    free(buf);
-    free(s);
-    return 0;
+    return r0fx_ingest(&fx->r0, NRANKS, 0, nsteps, 3, stop3);
 }
 
 static int setup(void **state)
 {
-    struct fixture *fx = calloc(1, sizeof *fx);
+    struct r0fx *fx = calloc(1, sizeof *fx);
     if (!fx || open_ingested(fx, NSTEPS, UINT64_MAX) != 0)
         return -1;
     *state = fx;
@@ -85,7 +47,7 @@ static int setup(void **state)
  * once, as when rank 0 falls behind its children. */
 static int setup_lagging(void **state)
 {
-    struct fixture *fx = calloc(1, sizeof *fx);
+    struct r0fx *fx = calloc(1, sizeof *fx);
     setenv("ARGUS_TEST_STORE_CELLS", "64", 1);
     int rc = fx ? open_ingested(fx, 30, UINT64_MAX) : -1;
     unsetenv("ARGUS_TEST_STORE_CELLS");
@@ -95,41 +57,10 @@ static int setup_lagging(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
-    struct fixture *fx = *state;
-    char cmd[300];
-
-    argus_rank0_close(&fx->r0);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->base);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", fx->base);
-    free(fx);
-    return 0;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char *b = calloc(1, 1 << 16);
-    if (f && b)
-        b[fread(b, 1, (1 << 16) - 1, f)] = '\0';
-    if (f)
-        fclose(f);
-    return b;
-}
-
 /* reduce.json parsed (fails the test when it is not JSON). */
 static yajl_val reduce_json(const struct argus_rank0 *r0)
 {
-    char path[4300], err[256];
-    snprintf(path, sizeof path, "%s/reduce.json", r0->pl.dir);
-    char *text = slurp(path);
-    assert_non_null(text);
-    yajl_val v = yajl_tree_parse(text, err, sizeof err);
-    if (!v)
-        fprintf(stderr, "reduce.json: %s\n%s\n", err, text);
-    free(text);
+    yajl_val v = r0fx_json(r0, "reduce.json");
     assert_non_null(v);
     return v;
 }
@@ -156,7 +87,7 @@ static const char *get_str(yajl_val v, const char *key)
  * last step is 9; the rank delivered everything and the job is complete. */
 static void test_late_final_flush_is_not_missing(void **state)
 {
-    struct fixture *fx = *state;
+    struct r0fx *fx = *state;
     struct argus_rank0 *r0 = &fx->r0;
 
     argus_rank0_mark_missing(r0, 2, NSTEPS, 1);
@@ -173,9 +104,7 @@ static void test_late_final_flush_is_not_missing(void **state)
     assert_int_equal(YAJL_GET_ARRAY(late)->len, 1);
     assert_int_equal(YAJL_GET_INTEGER(YAJL_GET_ARRAY(late)->values[0]), 2);
     yajl_tree_free(v);
-    char path[4300];
-    snprintf(path, sizeof path, "%s/report.json", r0->pl.dir);
-    char *j = slurp(path);
+    char *j = r0fx_slurp(r0, "report.json");
     assert_non_null(j);
     assert_non_null(strstr(j, "\"complete\": true"));
     free(j);
@@ -184,7 +113,7 @@ static void test_late_final_flush_is_not_missing(void **state)
 /* Rank 3 stopped at step 5. */
 static int setup_stopped(void **state)
 {
-    struct fixture *fx = calloc(1, sizeof *fx);
+    struct r0fx *fx = calloc(1, sizeof *fx);
     if (!fx || open_ingested(fx, NSTEPS, 5) != 0)
         return -1;
     *state = fx;
@@ -194,7 +123,7 @@ static int setup_stopped(void **state)
 /* A rank that stopped inside the job stays missing from where it stopped. */
 static void test_missing_inside_job_stays(void **state)
 {
-    struct fixture *fx = *state;
+    struct r0fx *fx = *state;
     struct argus_rank0 *r0 = &fx->r0;
 
     argus_rank0_mark_missing(r0, 3, 5, 0);
@@ -213,7 +142,7 @@ static void test_missing_inside_job_stays(void **state)
  * until the analysis has run, then go. */
 static void test_lagging_steps_wait_for_analysis(void **state)
 {
-    struct fixture *fx = *state;
+    struct r0fx *fx = *state;
     struct argus_rank0 *r0 = &fx->r0;
     const uint64_t *held;
 
@@ -229,7 +158,7 @@ static void test_lagging_steps_wait_for_analysis(void **state)
  * and a trace plan whose text needs escaping (the fprintf writer wrote it raw: not JSON). */
 static void test_reduce_json_keys(void **state)
 {
-    struct fixture *fx = *state;
+    struct r0fx *fx = *state;
     struct argus_rank0 *r0 = &fx->r0;
 
     r0->fanin = 32;
@@ -312,11 +241,13 @@ static void test_reduce_json_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_late_final_flush_is_not_missing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_missing_inside_job_stays, setup_stopped, teardown),
+        cmocka_unit_test_setup_teardown(test_late_final_flush_is_not_missing, setup,
+                                        r0fx_teardown),
+        cmocka_unit_test_setup_teardown(test_missing_inside_job_stays, setup_stopped,
+                                        r0fx_teardown),
         cmocka_unit_test_setup_teardown(test_lagging_steps_wait_for_analysis, setup_lagging,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_reduce_json_keys, setup, teardown),
+                                        r0fx_teardown),
+        cmocka_unit_test_setup_teardown(test_reduce_json_keys, setup, r0fx_teardown),
     };
     return cmocka_run_group_tests_name("reduce_rank0", tests, NULL, NULL);
 }

@@ -1,10 +1,11 @@
 /* test_reportpace.c — rank 0's provisional report rewrites are paced (reduce/reportpace.h,
  * reduce/rank0.c): the arithmetic of the pace (a rewrite waits 199 times what the last one
- * took, at most 30 s; sooner when the windows stop); and over a real rank 0 without MPI (4 ranks, kernel-less
- * summaries), a report asked for right after one was written is analysed but its files
- * are held, written when due by argus_rank0_report_held, and the final report is never
- * held. Before the pace every window rewrote every file (some fifteen fsyncs): 3 % of the
- * job's CPU on rank 0 of the PyTorch job (bench/overhead.py). */
+ * took, at most 30 s; sooner when the windows stop); and over a real rank 0 without MPI (4
+ * ranks, kernel-less summaries: rank0_fixture.h), a report asked for right after one was
+ * written is analysed but its files are held, written when due by argus_rank0_report_held,
+ * and the final report is never held. Before the pace every window rewrote every file
+ * (some fifteen fsyncs): 3 % of the job's CPU on rank 0 of the PyTorch job
+ * (bench/overhead.py). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,10 +17,9 @@
 #include <cmocka.h>
 #include <yajl/yajl_tree.h>
 
-#include "common/config.h"
-#include "common/wire.h"
 #include "reduce/rank0.h"
 #include "reduce/reportpace.h"
+#include "tests/reduce/rank0_fixture.h"
 
 #define NRANKS 4
 
@@ -60,81 +60,29 @@ static void test_pace_arithmetic(void **state)
     assert_true(argus_reportpace_due(&r) == 10000000000ull + ARGUS_REPORTPACE_MAX_NS);
 }
 
-struct fixture {
-    char base[128];
-    struct argus_rank0 r0;
-};
-
 /* Steps first .. first + n - 1 of every rank into rank 0, as one window. */
 static void ingest(struct argus_rank0 *r0, uint64_t first, uint64_t n)
 {
-    struct argus_step_summary *s = calloc(1, sizeof *s);
-    size_t cap = (size_t)NRANKS * n * argus_summary_encoded_max(0), len = 0;
-    uint8_t *buf = malloc(cap);
-    assert_non_null(s);
-    assert_non_null(buf);
-    for (uint32_t r = 0; r < NRANKS; r++) {
-        for (uint64_t st = first; st < first + n; st++) {
-            s->rank = r;
-            s->step = st;
-            s->start_ns = 1000000000ull * (st + 1);
-            s->end_ns = s->start_ns + 900000000ull + 1000ull * r;
-            s->compute_ns = 700000000ull;
-            long k = argus_summary_encode(s, buf + len, cap - len);
-            assert_true(k > 0);
-            len += (size_t)k;
-        }
-    }
-    argus_rank0_ingest(r0, buf, len);
-    free(buf);
-    free(s);
+    assert_int_equal(r0fx_ingest(r0, NRANKS, first, n, 0, UINT64_MAX), 0);
 }
 
 static int setup(void **state)
 {
-    struct fixture *fx = calloc(1, sizeof *fx);
-    struct argus_config cfg;
-    char err[256];
+    struct r0fx *fx = calloc(1, sizeof *fx);
 
-    if (!fx)
-        return -1;
-    snprintf(fx->base, sizeof fx->base, "/tmp/argus-test-reportpace-XXXXXX");
-    if (!mkdtemp(fx->base))
-        return -1;
-    argus_config_defaults(&cfg);
-    snprintf(cfg.outdir, sizeof cfg.outdir, "%s", fx->base);
-    cfg.spool = 0;
-    if (argus_rank0_open(&fx->r0, &cfg, NRANKS, "t", "0", err, sizeof err) != 0)
+    if (!fx || r0fx_open(fx, "reportpace", NRANKS, 0) != 0)
         return -1;
     *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *fx = *state;
-    char cmd[300];
-
-    argus_rank0_close(&fx->r0);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->base);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", fx->base);
-    free(fx);
     return 0;
 }
 
 /* report.json's steps.last; -1 when there is no report.json. */
 static long long report_last_step(const struct argus_rank0 *r0)
 {
-    char path[4300], err[256];
-    snprintf(path, sizeof path, "%s/report.json", r0->pl.dir);
-    FILE *f = fopen(path, "r");
-    if (!f)
+    char *text = r0fx_slurp(r0, "report.json");
+    if (!text)
         return -1;
-    char *text = calloc(1, 1 << 20);
-    assert_non_null(text);
-    text[fread(text, 1, (1 << 20) - 1, f)] = '\0';
-    fclose(f);
+    char err[256];
     yajl_val v = yajl_tree_parse(text, err, sizeof err);
     free(text);
     assert_non_null(v);
@@ -148,7 +96,7 @@ static long long report_last_step(const struct argus_rank0 *r0)
 
 static void test_rewrites_held_then_due(void **state)
 {
-    struct fixture *fx = *state;
+    struct r0fx *fx = *state;
     struct argus_rank0 *r0 = &fx->r0;
 
     ingest(r0, 0, 10);
@@ -183,7 +131,7 @@ static void test_rewrites_held_then_due(void **state)
  * failed with the mark held). */
 static void test_missing_rank_not_held(void **state)
 {
-    struct fixture *fx = *state;
+    struct r0fx *fx = *state;
     struct argus_rank0 *r0 = &fx->r0;
 
     ingest(r0, 0, 10);
@@ -204,8 +152,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pace_arithmetic),
-        cmocka_unit_test_setup_teardown(test_rewrites_held_then_due, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_missing_rank_not_held, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rewrites_held_then_due, setup, r0fx_teardown),
+        cmocka_unit_test_setup_teardown(test_missing_rank_not_held, setup, r0fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
