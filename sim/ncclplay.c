@@ -217,7 +217,7 @@ static int cmp_u64(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-int sim_ncclplay_comm_init(struct sim_nccl_comm *c, MPI_Comm comm, const char *name)
+int sim_ncclplay_comm_prepare(struct sim_nccl_comm *c, MPI_Comm comm, const char *name)
 {
     int rank, n, world, hlen = 0, rc = -1;
     char host[MPI_MAX_PROCESSOR_NAME];
@@ -255,24 +255,39 @@ int sim_ncclplay_comm_init(struct sim_nccl_comm *c, MPI_Comm comm, const char *n
     c->hash = h ? h : 1;
     c->rank = rank;
     c->nranks = n;
-    int mask = 0, prc;
-    if (ncclplay_state.ver == 4)
-        prc = ncclplay_state.p4->init(&c->ctx, &mask, name, c->hash, nnodes, n, rank,
-                                      quiet_logger);
-    else
-        prc = ncclplay_state.p5->init(&c->ctx, c->hash, &mask, name, nnodes, n, rank,
-                                      quiet_logger);
-    if (prc == NP_SUCCESS) { /* NCCL disables the plugin for a communicator it refused */
-        c->mask = mask;
-        c->live = 1;
-        rc = 0;
-    } else {
-        c->ctx = NULL;
-    }
+    c->nnodes = nnodes;
+    c->name = name;
+    rc = 0;
 out:
     free(all);
     free(hosts);
     return rc;
+}
+
+int sim_ncclplay_comm_tell(struct sim_nccl_comm *c)
+{
+    int mask = 0, prc;
+    if (!ncclplay_state.ver || !c->hash || c->live)
+        return -1;
+    if (ncclplay_state.ver == 4)
+        prc = ncclplay_state.p4->init(&c->ctx, &mask, c->name, c->hash, c->nnodes, c->nranks,
+                                      c->rank, quiet_logger);
+    else
+        prc = ncclplay_state.p5->init(&c->ctx, c->hash, &mask, c->name, c->nnodes, c->nranks,
+                                      c->rank, quiet_logger);
+    if (prc != NP_SUCCESS) { /* NCCL disables the plugin for a communicator it refused */
+        c->ctx = NULL;
+        return -1;
+    }
+    c->mask = mask;
+    c->live = 1;
+    return 0;
+}
+
+int sim_ncclplay_comm_init(struct sim_nccl_comm *c, MPI_Comm comm, const char *name)
+{
+    const int rc = sim_ncclplay_comm_prepare(c, comm, name);
+    return rc ? rc : sim_ncclplay_comm_tell(c);
 }
 
 void sim_ncclplay_comm_fini(struct sim_nccl_comm *c)

@@ -40,7 +40,8 @@ struct sim_nccl_comm {
     void *ctx;           /* the plugin's context from init */
     int mask;            /* the event types it asked for */
     int live;            /* init succeeded: finalize is owed */
-    int rank, nranks;
+    int rank, nranks, nnodes;
+    const char *name;    /* commName (the caller's string) */
     uint64_t hash;       /* commId / commHash */
     uint64_t seq[8];     /* next seqNumber per function (enum sim_nccl_func) */
 };
@@ -67,6 +68,15 @@ int sim_ncclplay_load(int *version, char *err, size_t errlen);
  * loaded (c is then left unmade, the job goes on); -2 out of memory (this rank skipped
  * the exchange its peers wait in: the caller must abort the job). */
 int sim_ncclplay_comm_init(struct sim_nccl_comm *c, MPI_Comm comm, const char *name);
+
+/* sim_ncclplay_comm_init in two halves, so that ranks may tell the plugin of their
+ * communicators in different orders (as NCCL does when PyTorch makes them lazily):
+ * prepare is the exchange over comm (collective, the same order of communicators on
+ * every member; 0, -1 no plugin loaded, -2 out of memory as above; c is then known but
+ * not made), tell the plugin's init, on this rank alone (0, or -1 when the plugin
+ * refused, c was not prepared or is already made). name must outlive tell. */
+int sim_ncclplay_comm_prepare(struct sim_nccl_comm *c, MPI_Comm comm, const char *name);
+int sim_ncclplay_comm_tell(struct sim_nccl_comm *c);
 
 /* One collective of func on c: count elements of datatype (NCCL's name, e.g.
  * "ncclBfloat16"); gpu_start / gpu_end: the kernel's virtual GPU times, ns. Allocates

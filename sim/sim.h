@@ -61,6 +61,8 @@ struct sim_opts {
                                    on only (-1: from the start) */
     int nccl_groups;            /* --nccl-groups: communicators out of Argus's PMPI sight,
                                    told to the NCCL profiler plugin instead (ncclplay.h) */
+    int nccl_shuffle;           /* --nccl-shuffle: --nccl-groups, each rank telling the
+                                   plugin of its communicators in its own order */
     struct sim_inject *inj;     /* owned */
     int ninj;
 };

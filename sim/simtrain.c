@@ -47,6 +47,9 @@ static const char usage_text[] =
     "                      communicator (\"tp\", \"dp\", \"pp\") and report every collective\n"
     "                      and pipeline transfer to it; with --no-layout Argus then knows\n"
     "                      the groups only from the plugin\n"
+    "  --nccl-shuffle      --nccl-groups, each rank calling the plugin's init in its own\n"
+    "                      order (rotated by rank, backwards on odd ranks), as NCCL does\n"
+    "                      when PyTorch makes communicators at their first collective\n"
     "  -h, --help          this text\n"
     "\n"
     "SPEC is KIND:key=val,key=val,...; steps=A-B is inclusive, A- runs to the end, A is\n"
@@ -113,7 +116,7 @@ static int opt_int(const char *opt, const char *s, long lo, long hi)
 
 enum { OPT_TP = 256, OPT_PP, OPT_DP, OPT_MB, OPT_STEPS, OPT_LAYERS, OPT_SEED, OPT_NOISE,
        OPT_INJECT, OPT_TRUTH, OPT_PRINT, OPT_PACE, OPT_NO_LAYOUT, OPT_LATE_GROUPS,
-       OPT_NCCL_GROUPS };
+       OPT_NCCL_GROUPS, OPT_NCCL_SHUFFLE };
 
 static void parse_options(int argc, char **argv, struct sim_opts *o)
 {
@@ -133,6 +136,7 @@ static void parse_options(int argc, char **argv, struct sim_opts *o)
         { "no-layout", no_argument, NULL, OPT_NO_LAYOUT },
         { "late-groups", required_argument, NULL, OPT_LATE_GROUPS },
         { "nccl-groups", no_argument, NULL, OPT_NCCL_GROUPS },
+        { "nccl-shuffle", no_argument, NULL, OPT_NCCL_SHUFFLE },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -178,6 +182,7 @@ static void parse_options(int argc, char **argv, struct sim_opts *o)
             o->late_groups = opt_int("--late-groups", optarg, 0, 100000000);
             break;
         case OPT_NCCL_GROUPS: o->nccl_groups = 1; break;
+        case OPT_NCCL_SHUFFLE: o->nccl_groups = o->nccl_shuffle = 1; break;
         case 'h':
             fputs(usage_text, stdout);
             exit(0);
@@ -258,9 +263,10 @@ static void late_groups(const struct sim_rank *r)
 }
 
 /* --nccl-groups: each communicator told to the NCCL profiler plugin, as NCCL's init
- * would, in the same order on every rank (tp, dp, pp). A rank out of memory here cannot
- * leave its peers waiting in the exchange: the job ends. */
-static void nccl_groups(struct sim_rank *r)
+ * would, in the same order on every rank (tp, dp, pp); with --nccl-shuffle the exchanges
+ * keep that order and the plugin's inits follow the rank's own. A rank out of memory here
+ * cannot leave its peers waiting in the exchange: the job ends. */
+static void nccl_groups(struct sim_rank *r, int shuffle)
 {
     const struct {
         struct sim_nccl_comm *c;
@@ -269,11 +275,15 @@ static void nccl_groups(struct sim_rank *r)
     } v[3] = {{&r->tp_nccl, r->tp_comm, "tp"}, {&r->dp_nccl, r->dp_comm, "dp"},
               {&r->pp_nccl, r->pp_comm, "pp"}};
     for (int i = 0; i < 3; i++)
-        if (sim_ncclplay_comm_init(v[i].c, v[i].comm, v[i].name) == -2) {
+        if (sim_ncclplay_comm_prepare(v[i].c, v[i].comm, v[i].name) == -2) {
             fprintf(stderr, SIM_PROG ": rank %d: out of memory making the %s communicator\n",
                     r->rank, v[i].name);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
+    for (int i = 0; i < 3; i++) { /* shuffled: rotated by rank, backwards on odd ranks */
+        const int k = !shuffle ? i : r->rank % 2 ? (2 - i + r->rank) % 3 : (i + r->rank) % 3;
+        sim_ncclplay_comm_tell(v[k].c);
+    }
 }
 
 static void teardown_rank(struct sim_rank *r)
@@ -324,7 +334,7 @@ int main(int argc, char **argv)
 
     setup_rank(&r, &o, rank, world);
     if (o.nccl_groups)
-        nccl_groups(&r);
+        nccl_groups(&r, o.nccl_shuffle);
     if (!o.no_layout)
         argus_set_layout(o.tp, o.pp, o.dp, 1, r.tp_i, r.pp_i, r.dp_i, 0);
     argus_set_total_steps((uint64_t)o.steps); /* the plan, for the report's forecast */

@@ -24,14 +24,18 @@ uint32_t argus_commgroups_get(struct argus_comm_group *out, uint32_t max, uint32
 uint64_t argus_commgroups_generation(void);
 
 /* From Argus's NCCL profiler plugin (nccl_profiler_stats.c), defined in ncclhook.c: NCCL
- * made a communicator with this commHash (the same on every member) and told the plugin
- * (nranks, rank). Inside one of ncclhook.c's hooks on this thread (NCCL calls the plugin
- * from within ncclCommInitRank/Config/Split) the hook's membership takes NCCL's hash as
- * its id; otherwise (NCCL linked statically, or a non-blocking init finishing on NCCL's
- * own thread) the membership is noted here, family = the ordinal of such calls on this
- * rank. Once the plugin has been heard from, a non-blocking init's hook notes nothing
- * itself (the plugin will). Any thread; no allocation. */
-void argus_ncclhook_plugin_comm(uint64_t comm_hash, int nranks, int rank);
+ * made a communicator with this commHash (the same on every member), commName (NULL
+ * when none; read during the call only), nNodes and (nranks, rank). Inside one of
+ * ncclhook.c's hooks on this thread (NCCL calls the plugin from within
+ * ncclCommInitRank/Config/Split) the hook's membership takes NCCL's hash as its id;
+ * otherwise (NCCL linked statically, or a non-blocking init finishing on NCCL's own
+ * thread) the membership is noted here. Either way its family comes from the name
+ * (without its per-instance part) and nranks, else from (nranks, nNodes), not from the
+ * order of creation (ncclhook.c's header has the rule). Once the plugin has been heard
+ * from, a non-blocking init's hook notes nothing itself (the plugin will). Any thread;
+ * no allocation. */
+void argus_ncclhook_plugin_comm(uint64_t comm_hash, const char *name, int nnodes,
+                                int nranks, int rank);
 
 /* Order-independent identity of a member set: start with acc = 0, fold in every member's
  * world rank with argus_commgroups_hash_add, finish with the member count. Equal sets

@@ -54,7 +54,7 @@ static void sink_comm(const struct argus_nccl_comm_info *ci)
         }
     }
     pthread_mutex_unlock(&ncclstats_state.mu);
-    argus_ncclhook_plugin_comm(ci->comm_hash, ci->nranks, ci->rank);
+    argus_ncclhook_plugin_comm(ci->comm_hash, ci->name, ci->nnodes, ci->nranks, ci->rank);
 }
 
 static void sink_coll(const struct argus_nccl_coll_rec *r)

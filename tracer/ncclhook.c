@@ -6,13 +6,31 @@
  * pointers; results are ints, 0 = ncclSuccess).
  * Must never change what the application gets back, except when no real NCCL can be
  * found at all, which then reports ncclSystemError (2).
- *   init:  id = hash of the ncclUniqueId bytes, family = ordinal of init calls on this
- *          rank, size = nranks, index = rank;
- *   split: id = hash of (parent, ordinal of splits of that parent, color), family =
- *          hash of (parent, ordinal), size and index from ncclCommCount/UserRank.
- * With Argus's NCCL profiler plugin loaded, NCCL tells it each communicator's commHash
- * from inside these calls (argus_ncclhook_plugin_comm, commgroups.h): the membership's
- * id is then NCCL's own hash, the one the plugin's per-collective records carry.
+ *   init:  id = hash of the ncclUniqueId bytes, size = nranks, index = rank;
+ *   split: id = hash of (parent, ordinal of splits of that parent, color), size and
+ *          index from ncclCommCount/UserRank.
+ * With Argus's NCCL profiler plugin loaded, NCCL tells it each communicator's commHash,
+ * commName and nNodes, from inside these calls or (NCCL linked statically, a
+ * non-blocking init) outside them (argus_ncclhook_plugin_comm, commgroups.h): the
+ * membership's id is then NCCL's own hash, the one the plugin's per-collective records
+ * carry.
+ * The family (which groups across ranks are parts of one partition, docs/ALGORITHMS.md,
+ * "Layout, peer classes and groups") must not depend on the order a rank made its
+ * communicators in: ranks do not make the same ones (Megatron's embedding groups exist
+ * on the first and last stage only), PyTorch makes them lazily at a group's first
+ * collective, splits interleave with other inits. So it is hash(key, k), k = how many
+ * communicators of the same key this rank noted before (0 unless a rank holds several):
+ *   a commName (from the plugin): key = (the name without its per-instance part, nranks).
+ *     PyTorch names a communicator "<group_desc>:<group_name>", the group name being a
+ *     per-group counter or hash: everything from the last ':' goes, then any trailing
+ *     digits and '_', '-', '.', '#', ' ' ("tp_3" is "tp"). A name left empty, or
+ *     PyTorch's description when none was given ("undefined"), counts as none;
+ *   no name, a split: family = hash of (parent, ordinal of splits of that parent), the
+ *     same on every member (a split is collective over the parent);
+ *   no name otherwise: key = (nranks, nNodes when the plugin said it, else 0). Only
+ *     communicators of the same size and span can then swap families between ranks that
+ *     made them in other orders; the members' world ranks are not known here.
+ * The table of keys is bounded (FAMILY_KEYS); past it k = 0.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -30,6 +48,8 @@
 #define NCCL_IN_PROGRESS 7 /* ncclInProgress: non-blocking init, the comm is coming */
 #define NCCL_SYSTEM_ERROR 2
 #define KNOWN 16           /* communicators whose ids are remembered for their splits */
+#define FAMILY_KEYS 32     /* family keys whose ordinals are counted */
+#define NAME_MAX_BYTES 256 /* of a commName, hashed */
 
 typedef struct {
     char internal[NCCL_ID_BYTES];
@@ -49,20 +69,22 @@ ARGUS_EXPORT int ncclCommSplit(void *comm, int color, int key, void **newcomm, v
 /* > 0 while this thread is inside a hook: a library whose own calls come back through
  * the hooks (one entry point calling another by its exported name) is noted once. */
 static _Thread_local int depth;
-/* NCCL's commHash for the call this thread is inside, from the plugin (set = 1). */
+/* What the plugin said for the call this thread is inside (set = 1): NCCL's commHash,
+ * the commName's key (0: no name) and nNodes. */
 static _Thread_local struct {
-    uint64_t hash;
-    int set;
+    uint64_t hash, name_key;
+    int nnodes, set;
 } plugin_said;
 
 static struct {
     pthread_mutex_t mu;
-    uint32_t inits;                /* init calls so far */
     uint32_t n;
     const void *comm[KNOWN];
     uint64_t id[KNOWN];
     uint32_t splits[KNOWN];
-    uint32_t plugin_inits; /* memberships the plugin noted outside any hook */
+    uint32_t nkeys;
+    uint64_t key[FAMILY_KEYS];    /* family keys met so far */
+    uint32_t key_seen[FAMILY_KEYS]; /* memberships noted under each */
     int plugin_seen;       /* the plugin has told us of a communicator */
 } ncclhook_state = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -110,6 +132,53 @@ static uint64_t bytes_hash(const void *p, size_t n)
     return argus_commgroups_mix(h);
 }
 
+/* The key of a commName without its per-instance part (header comment); 0 when there is
+ * no name left. */
+static uint64_t name_key(const char *name)
+{
+    if (!name)
+        return 0;
+    size_t n = strnlen(name, NAME_MAX_BYTES);
+    const char *colon = memrchr(name, ':', n);
+    if (colon)
+        n = (size_t)(colon - name);
+    while (n > 0 && strchr("0123456789_-.# ", name[n - 1]))
+        n--;
+    if (n == 0 || (n == 9 && memcmp(name, "undefined", 9) == 0))
+        return 0;
+    const uint64_t k = bytes_hash(name, n);
+    return k ? k : 1;
+}
+
+/* The key of a communicator: its name's with nranks, else (nranks, nnodes). */
+static uint64_t family_key(uint64_t nkey, int nnodes, int nranks)
+{
+    if (nkey)
+        return argus_commgroups_mix(nkey ^ ((uint64_t)(uint32_t)nranks << 16 | 0x4e));
+    return argus_commgroups_mix(0x4e43434c00000000ull ^ (uint64_t)(uint32_t)nranks << 8 ^
+                                (uint64_t)(uint32_t)(nnodes > 0 ? nnodes : 0) << 40);
+}
+
+/* The family of the next membership noted under key: hash(key, k), k = the memberships
+ * noted under it before on this rank. */
+static uint32_t family_of(uint64_t key)
+{
+    uint32_t k = 0;
+    pthread_mutex_lock(&ncclhook_state.mu);
+    uint32_t i = 0;
+    while (i < ncclhook_state.nkeys && ncclhook_state.key[i] != key)
+        i++;
+    if (i == ncclhook_state.nkeys && i < FAMILY_KEYS) {
+        ncclhook_state.key[i] = key;
+        ncclhook_state.key_seen[i] = 0;
+        ncclhook_state.nkeys++;
+    }
+    if (i < FAMILY_KEYS)
+        k = ncclhook_state.key_seen[i]++;
+    pthread_mutex_unlock(&ncclhook_state.mu);
+    return (uint32_t)argus_commgroups_mix(key + 0x9e3779b97f4a7c15ull * k);
+}
+
 static void remember(const void *comm, uint64_t id)
 {
     if (!comm)
@@ -144,7 +213,6 @@ static void note_init(void *const *comm, int nranks, const argus_nccl_id *uid, i
     uint64_t id = bytes_hash(uid->internal, NCCL_ID_BYTES);
     const int from_plugin = take_plugin_hash(&id);
     pthread_mutex_lock(&ncclhook_state.mu);
-    const uint32_t k = ncclhook_state.inits++;
     const int skip = !from_plugin && rc == NCCL_IN_PROGRESS && ncclhook_state.plugin_seen;
     pthread_mutex_unlock(&ncclhook_state.mu);
     if (skip) /* finishing on NCCL's thread, where the plugin notes it */
@@ -153,9 +221,11 @@ static void note_init(void *const *comm, int nranks, const argus_nccl_id *uid, i
         remember(*comm, id);
     if (nranks < 2 || rank < 0 || rank >= nranks)
         return;
-    struct argus_comm_group g = {
-        .id = id, .family = (uint32_t)argus_commgroups_mix(0x4e43434cull << 32 | k),
-        .size = (uint32_t)nranks, .index = (uint32_t)rank, .kind = ARGUS_COMM_NCCL};
+    const uint64_t key = from_plugin
+                             ? family_key(plugin_said.name_key, plugin_said.nnodes, nranks)
+                             : family_key(0, 0, nranks);
+    struct argus_comm_group g = {.id = id, .family = family_of(key), .size = (uint32_t)nranks,
+                                 .index = (uint32_t)rank, .kind = ARGUS_COMM_NCCL};
     argus_commgroups_add(&g);
 }
 
@@ -217,31 +287,39 @@ ARGUS_EXPORT int ncclCommSplit(void *comm, int color, int key, void **newcomm, v
         return rc;
     const uint64_t fam = argus_commgroups_mix(pid ^ ((uint64_t)k << 40 | 0x5e));
     uint64_t id = argus_commgroups_mix(fam ^ ((uint64_t)(uint32_t)color << 8));
-    take_plugin_hash(&id);
+    const int from_plugin = take_plugin_hash(&id);
     remember(*newcomm, id);
     if (size < 2)
         return rc;
-    struct argus_comm_group g = {.id = id, .family = (uint32_t)fam, .size = (uint32_t)size,
-                                 .index = (uint32_t)idx, .kind = ARGUS_COMM_NCCL};
+    const uint64_t nkey = from_plugin ? plugin_said.name_key : 0;
+    struct argus_comm_group g = {.id = id,
+                                 .family = nkey ? family_of(family_key(nkey, 0, size))
+                                                : (uint32_t)fam,
+                                 .size = (uint32_t)size, .index = (uint32_t)idx,
+                                 .kind = ARGUS_COMM_NCCL};
     argus_commgroups_add(&g);
     return rc;
 }
 
-void argus_ncclhook_plugin_comm(uint64_t comm_hash, int nranks, int rank)
+void argus_ncclhook_plugin_comm(uint64_t comm_hash, const char *name, int nnodes,
+                                int nranks, int rank)
 {
+    const uint64_t nkey = name_key(name);
     pthread_mutex_lock(&ncclhook_state.mu);
     ncclhook_state.plugin_seen = 1;
-    const uint32_t k = depth > 0 ? 0 : ncclhook_state.plugin_inits++;
     pthread_mutex_unlock(&ncclhook_state.mu);
     if (depth > 0) { /* inside a hook on this thread: it notes the membership */
         plugin_said.hash = comm_hash;
+        plugin_said.name_key = nkey;
+        plugin_said.nnodes = nnodes;
         plugin_said.set = 1;
         return;
     }
     if (nranks < 2 || rank < 0 || rank >= nranks)
         return;
-    struct argus_comm_group g = {
-        .id = comm_hash, .family = (uint32_t)argus_commgroups_mix(0x4e43434c50ull << 24 | k),
-        .size = (uint32_t)nranks, .index = (uint32_t)rank, .kind = ARGUS_COMM_NCCL};
+    struct argus_comm_group g = {.id = comm_hash,
+                                 .family = family_of(family_key(nkey, nnodes, nranks)),
+                                 .size = (uint32_t)nranks, .index = (uint32_t)rank,
+                                 .kind = ARGUS_COMM_NCCL};
     argus_commgroups_add(&g);
 }
