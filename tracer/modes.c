@@ -478,7 +478,7 @@ static double bins_sum(const uint32_t *hist, uint32_t flo, uint32_t fhi, long a,
 }
 
 int argus_memo_fits(const struct argus_mode_memo *memo, const uint32_t *hist, uint32_t flo,
-                    uint32_t fhi, size_t n)
+                    uint32_t fhi, size_t n, const struct argus_mode_span *sp)
 {
     uint64_t cnt[ARGUS_MODES_MAX] = {0};
     uint64_t minside = n / 100 > 2 ? n / 100 : 2, minstrict = n / 20 > 5 ? n / 20 : 5;
@@ -486,33 +486,35 @@ int argus_memo_fits(const struct argus_mode_memo *memo, const uint32_t *hist, ui
 
     if (!memo->m)
         return 0;
-    for (uint32_t f = flo; f <= fhi; f++) {
-        if (!hist[f])
-            continue;
-        unsigned k = argus_memo_mode(memo, f);
-        if (f + ARGUS_MEMO_MARGIN < memo->lo[k] || f > (uint32_t)memo->hi[k] + ARGUS_MEMO_MARGIN)
+    /* Every point within ARGUS_MEMO_MARGIN bins of its mode's old range: its least and
+     * greatest bin are (the bins are monotone in the duration). */
+    for (unsigned k = 0; k < memo->m; k++) {
+        cnt[k] = sp[k].count;
+        if (cnt[k] && (sp[k].lo + ARGUS_MEMO_MARGIN < memo->lo[k] ||
+                       sp[k].hi > (uint32_t)memo->hi[k] + ARGUS_MEMO_MARGIN))
             return 0; /* new territory: a new mode or a drift */
-        cnt[k] += hist[f];
     }
     for (unsigned k = 0; k < memo->m; k++)
         if (cnt[k] < minside)
             return 0;
-    /* A wide empty run inside a mode with enough points on both sides: it split. */
+    /* A wide empty run inside a mode with enough points on both sides: it split. The
+     * occupied bins in ascending order are those of each mode's span, mode by mode. */
     uint64_t left = 0;
     uint32_t last = flo;
     unsigned lk = argus_memo_mode(memo, flo);
-    for (uint32_t f = flo; f <= fhi; f++) {
-        if (!hist[f])
-            continue;
-        unsigned k = argus_memo_mode(memo, f);
-        if (k != lk) {
-            lk = k;
-            left = 0;
-        } else if (f - last > gapmax && left >= minstrict && cnt[k] - left >= minstrict) {
-            return 0;
+    for (unsigned k = 0; k < memo->m; k++) {
+        for (uint32_t f = sp[k].lo; f <= sp[k].hi; f++) {
+            if (!hist[f])
+                continue;
+            if (k != lk) {
+                lk = k;
+                left = 0;
+            } else if (f - last > gapmax && left >= minstrict && cnt[k] - left >= minstrict) {
+                return 0;
+            }
+            left += hist[f];
+            last = f;
         }
-        left += hist[f];
-        last = f;
     }
     for (unsigned k = 0; k + 1 < memo->m; k++) {
         long c = memo->cut[k], w = memo->w;

@@ -70,6 +70,14 @@ struct argus_bin_scratch {
  * centre, log2): fills memo (m, cuts, ranges). n = the points in hist. */
 void argus_modes_kde_bins(const uint32_t *hist, uint32_t flo, uint32_t fhi, size_t n,
                           const struct argus_bin_scratch *sc, struct argus_mode_memo *memo);
+/* The points of mode k of a split in a histogram: the fine bins of its least and greatest
+ * duration (hist is zero outside them but for other modes' points) and how many (0: none,
+ * lo and hi then unused). */
+struct argus_mode_span {
+    uint32_t lo, hi;
+    uint64_t count;
+};
+
 /* Whether hist[flo..fhi] (n points) still fits memo: every point within
  * ARGUS_MEMO_MARGIN bins of its mode's old range (else a new mode or a drift), every
  * mode with >= max(2, n / 100) points (else a mode vanished), no empty run wider than
@@ -77,9 +85,11 @@ void argus_modes_kde_bins(const uint32_t *hist, uint32_t flo, uint32_t fhi, size
  * split), and around every cut the valley test of the KDE's narrow passes (points
  * within +-w of the cut, plus 3 Poisson sigmas and 1, below half of those within +-w of
  * the smaller neighbour's median bin; else the valley filled in). A split inside a mode
- * without an empty run waits for the next full KDE (ARGUS_MODES_REFRESH). */
+ * without an empty run waits for the next full KDE (ARGUS_MODES_REFRESH). sp[k] for
+ * k < memo->m: each mode's span under memo's cuts (argus_memo_mode), so that only the
+ * bins that can hold points are read. */
 int argus_memo_fits(const struct argus_mode_memo *memo, const uint32_t *hist, uint32_t flo,
-                    uint32_t fhi, size_t n);
+                    uint32_t fhi, size_t n, const struct argus_mode_span *sp);
 /* Mode of fine bin f under memo. */
 static inline unsigned argus_memo_mode(const struct argus_mode_memo *memo, uint32_t f)
 {
@@ -104,12 +114,15 @@ struct name_slot {
 
 /* Name pointer -> name index, valid only if the text still equals the kept copy; a
  * trusted entry was made for a name its caller declared immutable (the _static entry
- * point), so that caller need not compare the text again. */
+ * point), so that caller need not compare the text again. tidx: the index, with
+ * CACHE_UNTRUSTED set unless trusted (one load and one sign test on the fast path); an
+ * empty entry is a NULL pointer, untrusted. */
 struct name_cache {
     const char *ptr;
-    uint32_t idx;
-    uint32_t trusted;
+    uint32_t tidx;
 };
+#define CACHE_UNTRUSTED (UINT32_C(1) << 31) /* name indices are below MAX_NAMES_LIMIT */
+_Static_assert(MAX_NAMES_LIMIT <= CACHE_UNTRUSTED, "a name index must leave the flag bit");
 _Static_assert(CACHE_WAYS == 2, "the fast path (summarizer.c) probes two ways");
 
 /* From t on (until the next segment) kernels get this phase. */
@@ -225,9 +238,10 @@ struct argus_summarizer {
     uint32_t *hist, *hicnt;          /* [ARGUS_FBIN_COUNT] one kernel's fine-bin histogram
                                       * and its points in the bin's upper sketch bucket;
                                       * all zero between kernels */
-    /* Per fine bin, filled when first needed: the sketch bucket of its lowest durations
-     * (-1: zero) and the first duration in the next bucket (UINT64_MAX: none; 0: not
-     * filled yet). A bin is narrower than a sketch bucket, so it spans at most two. */
+    /* Per fine bin, filled when first occupied (after the histogram pass that finds it:
+     * stepsplit.c, hicnt_fix): the sketch bucket of its lowest durations (-1: zero) and
+     * the first duration in the next bucket (UINT64_MAX: none; 0: not filled yet). A bin
+     * is narrower than a sketch bucket, so it spans at most two. */
     int32_t *qlo;                    /* [ARGUS_FBIN_COUNT] */
     uint64_t *qthr;                  /* [ARGUS_FBIN_COUNT] */
     struct argus_bin_scratch bsc;

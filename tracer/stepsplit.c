@@ -263,14 +263,9 @@ mode_pass(struct argus_summarizer *sm, uint32_t idx, size_t n,
                 }
                 wrun += d + 1;
             }
-            if (hist) {
-                uint64_t q = qthr[f];
-                if (__builtin_expect(q == 0, 0)) {
-                    bin_fill(sm, f);
-                    q = qthr[f];
-                }
+            if (hist) { /* a bin not filled yet (qthr 0) counts all; hicnt_fix redoes it */
                 hs[f]++;
-                hc[f] += d >= q;
+                hc[f] += d >= qthr[f];
             }
         }
     }
@@ -280,6 +275,39 @@ mode_pass(struct argus_summarizer *sm, uint32_t idx, size_t n,
         acc[0].sum = sum;
         acc[0].min = mn;
         acc[0].max = mx;
+    }
+}
+
+/* After a histogram pass: fill the sketch tables of the occupied bins not filled yet
+ * (a kernel's first steps, or durations never seen before), whose upper counts the pass
+ * took as all of the bin's points (qthr 0), and then count the upper points again (one
+ * more pass over the kernel's durations, only then), so that the pass itself needs no
+ * test per duration. sp: the spans of the pass's m modes. */
+static void hicnt_fix(struct argus_summarizer *sm, uint32_t idx, size_t n,
+                      const struct argus_mode_span *sp, unsigned m)
+{
+    int redo = 0;
+
+    for (unsigned k = 0; k < m; k++)
+        for (uint32_t f = sp[k].lo; f <= sp[k].hi; f++)
+            if (sm->hist[f] && !sm->qthr[f]) {
+                bin_fill(sm, f);
+                redo = 1;
+            }
+    if (!redo)
+        return;
+    for (unsigned k = 0; k < m; k++)
+        for (uint32_t f = sp[k].lo; f <= sp[k].hi; f++)
+            sm->hicnt[f] = 0;
+    for (uint32_t b = sm->name_first[idx], left = (uint32_t)n; left; b = sm->blk_next[b]) {
+        const uint64_t *v = &sm->pool[(size_t)b * SM_BLK];
+        uint32_t nb = left < SM_BLK ? left : SM_BLK;
+        left -= nb;
+        for (uint32_t i = 0; i < nb; i++) {
+            uint64_t d = argus_dkey_dur(v[i]);
+            uint32_t f = argus_fbin(d);
+            sm->hicnt[f] += d >= sm->qthr[f];
+        }
     }
 }
 
@@ -305,6 +333,16 @@ static void mode_pass_any(struct argus_summarizer *sm, uint32_t idx, size_t n,
     }
 }
 
+/* The spans of m modes from their statistics. */
+static void spans_of(const struct macc acc[ARGUS_MODES_MAX], unsigned m,
+                     struct argus_mode_span sp[ARGUS_MODES_MAX])
+{
+    for (unsigned k = 0; k < m; k++)
+        sp[k] = acc[k].count ? (struct argus_mode_span){argus_fbin(acc[k].min),
+                                                        argus_fbin(acc[k].max), acc[k].count}
+                             : (struct argus_mode_span){1, 0, 0};
+}
+
 /* One kernel's n >= ARGUS_MODES_KDE_MIN durations: one pass with the kept split (fine-bin
  * histogram and per-mode statistics together); when a full KDE is due (every
  * ARGUS_MODES_REFRESH steps, staggered by name) or the histogram no longer fits the kept
@@ -318,6 +356,7 @@ static void split_kernel(struct argus_summarizer *sm, uint64_t step, uint32_t id
     int due = (step + sm->name_hash[idx]) % ARGUS_MODES_REFRESH == 0 || memo->m == 0;
     const struct argus_mode_memo *use = due ? &one : memo;
     struct macc acc[ARGUS_MODES_MAX];
+    struct argus_mode_span sp[ARGUS_MODES_MAX];
     uint64_t dmin = UINT64_MAX, dmax = 0;
 
     mode_pass_any(sm, idx, n, use, acc, 1);
@@ -326,26 +365,31 @@ static void split_kernel(struct argus_summarizer *sm, uint64_t step, uint32_t id
         dmax = acc[k].max > dmax ? acc[k].max : dmax;
     }
     uint32_t flo = argus_fbin(dmin), fhi = argus_fbin(dmax); /* the bins are monotone */
-    if (due || !argus_memo_fits(memo, sm->hist, flo, fhi, n)) {
+    spans_of(acc, use->m, sp);
+    hicnt_fix(sm, idx, n, sp, use->m);
+    if (due || !argus_memo_fits(memo, sm->hist, flo, fhi, n, sp)) {
         unsigned was = use->m;
         argus_modes_kde_bins(sm->hist, flo, fhi, n, &sm->bsc, memo);
-        if (memo->m > 1 || was > 1)
+        if (memo->m > 1 || was > 1) {
             mode_pass_any(sm, idx, n, memo, acc, 0);
+            spans_of(acc, memo->m, sp);
+        }
     }
+    /* Only each mode's span holds points: its sketch and the histogram's reset read no
+     * other bin (the runs between modes are empty). */
     for (unsigned k = 0; k < memo->m; k++) {
         struct cand *c = cand_new(sm, nc, idx, k);
-        uint32_t a = k ? memo->cut[k - 1] : flo, b = k + 1 < memo->m ? memo->cut[k] - 1u : fhi;
         assert(acc[k].count > 0);
         c->count = (uint32_t)acc[k].count;
         c->sum = acc[k].sum;
         c->min = acc[k].min;
         c->max = acc[k].max;
         memcpy(c->w, acc[k].w, sizeof c->w);
-        sketch_bins(sm, &c->sketch, a < flo ? flo : a, b > fhi ? fhi : b);
+        sketch_bins(sm, &c->sketch, sp[k].lo, sp[k].hi);
         c->phase = argus_sm_phase_argmax(c->w);
+        for (uint32_t f = sp[k].lo; f <= sp[k].hi; f++)
+            sm->hist[f] = sm->hicnt[f] = 0;
     }
-    for (uint32_t f = flo; f <= fhi; f++)
-        sm->hist[f] = sm->hicnt[f] = 0;
 }
 
 _Static_assert(ARGUS_MODES_KDE_MIN <= SM_BLK, "a small group must fit one pool block");

@@ -79,7 +79,8 @@ int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_
     sm->arena = malloc(sm->arena_cap);
     sm->cache = aligned_alloc(64, CACHE_SIZE * sizeof *sm->cache); /* a set in one line */
     if (sm->cache)
-        memset(sm->cache, 0, CACHE_SIZE * sizeof *sm->cache);
+        for (size_t i = 0; i < CACHE_SIZE; i++)
+            sm->cache[i] = (struct name_cache){NULL, CACHE_UNTRUSTED};
     sm->touched = calloc(sm->max_touched, sizeof *sm->touched);
     sm->ek = calloc(o->max_events, sizeof *sm->ek);
     sm->es = calloc(o->max_events + 2, sizeof *sm->es);
@@ -238,7 +239,7 @@ static __attribute__((noinline)) uint32_t lookup_miss(struct argus_summarizer *s
             memmove(set + 1, set, (CACHE_WAYS - 1) * sizeof *set);
             w = 0;
         }
-        set[w] = (struct name_cache){name, idx, (uint32_t)trusted};
+        set[w] = (struct name_cache){name, idx | (trusted ? 0 : CACHE_UNTRUSTED)};
     }
     return idx;
 }
@@ -253,13 +254,15 @@ lookup_name(struct argus_summarizer *sm, const char *name, int trusted)
 
     for (int w = 0; w < CACHE_WAYS; w++) {
         struct name_cache *c = &set[w];
+        uint32_t idx = c->tidx & ~CACHE_UNTRUSTED;
         if (c->ptr != name)
             continue;
-        if (trusted && c->trusted)
-            return c->idx;
-        if (strcmp(name, sm->arena + sm->name_text[c->idx] - 1) == 0) {
-            c->trusted |= (uint32_t)trusted;
-            return c->idx;
+        if (trusted && !(c->tidx & CACHE_UNTRUSTED))
+            return idx;
+        if (strcmp(name, sm->arena + sm->name_text[idx] - 1) == 0) {
+            if (trusted)
+                c->tidx = idx;
+            return idx;
         }
         return lookup_miss(sm, set, w, name, trusted);
     }
@@ -405,6 +408,8 @@ void argus_summarizer_kernel(struct argus_summarizer *sm, const char *name, uint
 /* The common case of a trusted name, as kernel_add does it, with every check made before
  * anything changes and every other case handed whole to kernel_add_static: the fast path
  * calls nothing, so it saves no registers. */
+_Static_assert(ARGUS_PH_COUNT <= 1u << ARGUS_DKEY_SHIFT, "a phase must fit a key's phase bits");
+
 void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *name,
                                     uint64_t start_ns, uint64_t end_ns, uint32_t device,
                                     uint32_t stream, int kclass)
@@ -418,9 +423,10 @@ void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *nam
     const struct name_cache *c = cache_set(sm, name);
     if (c->ptr != name && (++c)->ptr != name)
         goto slow;
-    if (!c->trusted)
+    uint32_t tidx = c->tidx;
+    if (tidx & CACHE_UNTRUSTED)
         goto slow;
-    struct name_step *ns = &sm->nst[c->idx];
+    struct name_step *ns = &sm->nst[tidx];
     uint32_t n = ns->count;
     if (n == 0) /* the name's first kernel in the step */
         goto slow;
@@ -438,11 +444,20 @@ void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *nam
         ns->blk = blk = b;
     }
     ns->count = n + 1;
-    sm->pool[(size_t)blk * SM_BLK + (n & (SM_BLK - 1))] = argus_dkey(dur, sm->ph_cur);
+    /* argus_dkey without its clamp and mask: dur <= ARGUS_DKEY_MAX_NS was checked and
+     * ph_cur < ARGUS_PH_COUNT fits the phase bits */
+    sm->pool[(size_t)blk * SM_BLK + (n & (SM_BLK - 1))] = dur << ARGUS_DKEY_SHIFT | sm->ph_cur;
     /* the collectives' running last end, also without a branch on the class */
     uint64_t lv = ns->last_end;
     ns->last_end = kclass == ARGUS_KC_COLLECTIVE && end_ns > lv ? end_ns : lv;
     sm->n_ev++;
+    /* kernel_span's common case without its clip: start_ns >= ph_t >= the step begin
+     * here (ph_t only moves forward from it), and dur > 0 means end_ns > start_ns */
+    struct busy_run *r = &sm->busy;
+    if (__builtin_expect(dur != 0 && start_ns >= r->cs && start_ns <= r->ce, 1)) {
+        r->ce = end_ns > r->ce ? end_ns : r->ce;
+        return;
+    }
     kernel_span(sm, start_ns, end_ns);
     return;
 slow:
