@@ -6,7 +6,10 @@
  * about it (t >= FC_DRIFT_T, the standard error inflated by the residuals' lag-1
  * autocorrelation), explains most of their variation (R^2 >= FC_DRIFT_R2) and fits them
  * better than two levels split where they fit best: a series that changes or switches
- * level leaves blocks of same-signed residuals about a trend, and is no trend. The damping is the data's own: the
+ * level leaves blocks of same-signed residuals about a trend, and is no trend — unless it
+ * is a staircase: two levels whose common slope (the level moving within them too) has
+ * the step's sign and is significant, the stairs of one drift, its end level the last
+ * stair's. The damping is the data's own: the
  * slopes of the regime's halves give the rate at which the slope decays (its half-life,
  * at most the fitted span); the slope at the regime's end is extrapolated with it. The
  * model's own extrapolation error (fitted on the regime's first half, judged on the
@@ -82,9 +85,10 @@ double fc_drift_log(const struct fc_drift *d, double slope_end, double lam, doub
 
 /* The residual sum of squares of y[0..K) as two levels, split where it fits best (at
  * least 2 points a side): a level change, against which a trend must fit better. O(K). */
-static double fc_step_sse(const double *y, size_t K)
+static double fc_step_sse(const double *y, size_t K, size_t *split)
 {
     double tot = 0, tot2 = 0, best = INFINITY, l = 0, l2 = 0;
+    *split = 0;
     for (size_t k = 0; k < K; k++) {
         tot += y[k];
         tot2 += y[k] * y[k];
@@ -96,9 +100,78 @@ static double fc_step_sse(const double *y, size_t K)
             continue;
         const double nl = (double)k, nr = (double)(K - k);
         const double sse = (l2 - l * l / nl) + ((tot2 - l2) - (tot - l) * (tot - l) / nr);
-        best = sse < best ? sse : best;
+        if (sse < best) {
+            best = sse;
+            *split = k;
+        }
     }
     return best;
+}
+
+/* The lag-1 autocorrelation of residuals e[0..K), clamped to [0, 0.9], and the factor
+ * sqrt((1 + r) / (1 - r)) it inflates a standard error by. */
+static double fc_ac_inflate(const double *e, size_t K, double *ac)
+{
+    double r0 = 0, r1 = 0;
+    for (size_t k = 0; k < K; k++) {
+        r0 += e[k] * e[k];
+        if (k)
+            r1 += e[k] * e[k - 1];
+    }
+    double r = r0 > 0 ? r1 / r0 : 0;
+    r = r < 0 ? 0 : r > 0.9 ? 0.9 : r;
+    *ac = r;
+    return sqrt((1 + r) / (1 - r));
+}
+
+/* Two levels split at batch kb and one slope common to both (the level moving within
+ * them as well): y[k] = a_L or a_R + s x[k], the two batches beside the split left out
+ * (one of them may hold steps of both levels). The slope, its t (the residuals' scatter,
+ * inflated by their autocorrelation; K - 5 degrees of freedom), the right level's step
+ * over the left one at the split (log), and the fitted log level at x_end. O(K). */
+struct fc_stairs {
+    double s, t, step, end;
+};
+
+static void fc_stairs_fit(const double *x, const double *y, size_t K, size_t kb, double x_end,
+                          double *e, struct fc_stairs *st)
+{
+    double mx[2] = {0, 0}, my[2] = {0, 0}, sxx = 0, sxy = 0, sse = 0, ac;
+    size_t m = 0;
+    memset(st, 0, sizeof *st);
+    if (kb < 3 || K - kb < 3 || K < 8)
+        return;
+    const double c[2] = {(double)(kb - 1), (double)(K - kb - 1)};
+    for (size_t k = 0; k < K; k++) {
+        const int r = k >= kb;
+        if (k + 1 == kb || k == kb)
+            continue;
+        mx[r] += x[k] / c[r];
+        my[r] += y[k] / c[r];
+    }
+    for (size_t k = 0; k < K; k++) {
+        const int r = k >= kb;
+        if (k + 1 == kb || k == kb)
+            continue;
+        sxx += (x[k] - mx[r]) * (x[k] - mx[r]);
+        sxy += (x[k] - mx[r]) * (y[k] - my[r]);
+    }
+    if (!(sxx > 0))
+        return;
+    st->s = sxy / sxx;
+    for (size_t k = 0; k < K; k++) {
+        const int r = k >= kb;
+        if (k + 1 == kb || k == kb)
+            continue;
+        e[m] = y[k] - my[r] - st->s * (x[k] - mx[r]);
+        sse += e[m] * e[m];
+        m++;
+    }
+    const double se = sqrt(sse / (double)(m - 3) / sxx) * fc_ac_inflate(e, m, &ac);
+    st->t = se > 0 ? fabs(st->s) / se : INFINITY;
+    const double xb = (x[kb - 1] + x[kb]) / 2; /* the split */
+    st->step = (my[1] + st->s * (xb - mx[1])) - (my[0] + st->s * (xb - mx[0]));
+    st->end = my[1] + st->s * (x_end - mx[1]);
 }
 
 /* The damped trend on batches (x[k], y[k]), k < K, of a span of n steps: d's fields
@@ -123,17 +196,11 @@ static void fc_drift_batches(const double *x, const double *y, size_t K, double 
     for (size_t k = 0; k < K; k++)
         e[k] = fc_g(x[k], tc, lam);
     fc_ls_fit(e, y, K, &l);
-    double r0 = 0, r1 = 0;
-    for (size_t k = 0; k < K; k++) {
+    double ac;
+    for (size_t k = 0; k < K; k++)
         e[k] = y[k] - l.icpt - l.slope * e[k];
-        r0 += e[k] * e[k];
-        if (k)
-            r1 += e[k] * e[k - 1];
-    }
-    double ac = r0 > 0 ? r1 / r0 : 0;
-    ac = ac < 0 ? 0 : ac > 0.9 ? 0.9 : ac;
-    const double s2 = l.sse / (double)(K - 2);
-    d->se = l.sxx > 0 ? sqrt(s2 / l.sxx) * sqrt((1 + ac) / (1 - ac)) : INFINITY;
+    const double infl = fc_ac_inflate(e, K, &ac);
+    d->se = l.sxx > 0 ? sqrt(l.sse / (double)(K - 2) / l.sxx) * infl : INFINITY;
     d->slope = l.slope; /* per step at tc, log scale */
     d->icpt = l.icpt;
     d->t = d->se > 0 ? fabs(d->slope) / d->se : INFINITY;
@@ -151,9 +218,17 @@ static void fc_drift_batches(const double *x, const double *y, size_t K, double 
         gbar += fc_g(x[k], tc, lam) / (double)K;
     d->arm = d->gend - gbar;
     d->move = fabs(d->slope * (d->gend - fc_g(0, tc, lam)));
-    d->sse_step = fc_step_sse(y, K);
-    d->used = d->t >= FC_DRIFT_T && d->r2 >= FC_DRIFT_R2 && d->move >= FC_DRIFT_MIN_MOVE &&
-              l.sse < d->sse_step;
+    size_t kb;
+    d->sse_step = fc_step_sse(y, K, &kb);
+    /* a trend, or a staircase: two levels whose step has the sign of a slope that moves
+     * both of them as well (the stairs of one drift, not one change between flat levels) */
+    struct fc_stairs st;
+    fc_stairs_fit(x, y, K, kb, n - 1, e, &st);
+    const int sign = d->slope > 0 ? 1 : -1;
+    const int trend = d->t >= FC_DRIFT_T && d->r2 >= FC_DRIFT_R2 && l.sse < d->sse_step;
+    d->stairs = !trend && st.t >= FC_DRIFT_T && st.s * sign > 0 && st.step * sign > 0;
+    d->lvl = d->stairs ? st.end - (d->icpt + d->slope * d->gend) : 0;
+    d->used = (trend || d->stairs) && d->move >= FC_DRIFT_MIN_MOVE;
 }
 
 int fc_drift_fit(const double *v, size_t n, uint32_t b, struct fc_drift *d)
@@ -189,8 +264,8 @@ int fc_drift_fit(const double *v, size_t n, uint32_t b, struct fc_drift *d)
         fc_drift_batches(x, y, K2, x[K2 - 1] + 0.5 * (double)bm, e, &h);
         double bt = 0;
         for (size_t k = K2; k < K; k++)
-            bt += (y[k] - h.icpt - h.slope * fc_g(h.used ? x[k] : x[K2 - 1], h.tc, h.lam)) /
-                  (double)(K - K2);
+            bt += (y[k] - h.icpt - h.slope * fc_g(h.used ? x[k] : x[K2 - 1], h.tc, h.lam) -
+                   (h.used ? h.lvl : 0)) / (double)(K - K2);
         bt2 += bt * bt * (double)K / (double)(K - K2); /* per the horizon: /rest */
         btn += 1;
     }
@@ -204,7 +279,8 @@ int fc_drift_fit(const double *v, size_t n, uint32_t b, struct fc_drift *d)
 void fc_drift_detrend(const struct fc_drift *d, const double *v, size_t n, double *out)
 {
     for (size_t i = 0; i < n; i++)
-        out[i] = d->used ? v[i] * exp(d->slope * (d->gend - fc_g((double)i, d->tc, d->lam)))
+        out[i] = d->used ? v[i] * exp(d->slope * (d->gend - fc_g((double)i, d->tc, d->lam)) +
+                                     d->lvl)
                          : v[i];
 }
 

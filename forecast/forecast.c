@@ -116,6 +116,13 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
     for (size_t i = 0; i < f.n; i++)
         out->elapsed_s += f.t[i] / 1e3;
     out->last_step = f.step[f.n - 1];
+    if (out->last_step + 1 > out->steps_done) { /* marks before Argus saw any: the step
+                                                   number says how many are done */
+        fc_note(out->assume, &out->n_assume, "%llu steps done by the step number, %llu seen",
+                (unsigned long long)(out->last_step + 1),
+                (unsigned long long)out->steps_done);
+        out->steps_done = out->last_step + 1;
+    }
     if (o->total_steps == 0) {
         out->per_1000 = 1;
         out->steps_left = 1000;
@@ -198,9 +205,11 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
         if (last_slow > w_end && last_slow + FC_MIN_STEPS <= f.n)
             w_end = last_slow;
     }
-    { /* change points along a drift are the drift (forecast/drift.c) */
-        const size_t s2 = fc_drift_span(&f, w_end, start, fc_block_len(f.t + w_end,
-                                                                       f.n - w_end));
+    { /* change points along a drift are the drift (forecast/drift.c; not with a period:
+       * its test would fit the alternating steps themselves, not their periods) */
+        const size_t s2 = f.period > 1 ? start
+                                       : fc_drift_span(&f, w_end, start,
+                                                       fc_block_len(f.t + w_end, f.n - w_end));
         if (s2 != start)
             fc_note(out->assume, &out->n_assume, "change points from step %llu to %llu "
                     "taken as one drift", (unsigned long long)f.step[s2],
@@ -235,6 +244,21 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
                 (unsigned long long)out->regime_start);
         goto out;
     }
+    /* steps that repeat every f.period steps (forecast/series.c; no event among them): the
+     * block length, the drift and the sampler take the sums of whole periods ending at the
+     * last step (in wbase's second half), so that the pattern is not noise; the law of one
+     * step keeps the steps */
+    const uint32_t per = f.period > 1 && nfit / f.period >= 2 &&
+                                 out->steps_left >= f.period ? f.period : 1;
+    double *const psum = wbase + f.n + 1;
+    const size_t nps = per > 1 ? fc_period_sums(fit, nfit, per, psum) : nfit;
+    const double *const sfit = per > 1 ? psum : fit;
+    double fastest = INFINITY; /* no path can be faster than this step all along */
+    for (size_t i = 0; i < f.n; i++)
+        if (f.t[i] > 0 && f.t[i] < fastest)
+            fastest = f.t[i];
+    if (!isfinite(fastest))
+        fastest = 0;
     const double med = fc_median_copy(fit, nfit, wbase);
     out->step_p50_ms = med;
     out->step_p90_ms = fc_quantile_sel(wbase, nfit, 0.9);
@@ -265,52 +289,75 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
      * regime, the ones after it say how often such changes come */
     const double rate = n_recur >= 2 ? (double)(n_recur - 1) / (double)f.n : 0; /* per step
                                                                             of the series */
-    out->block_len = fc_block_len(fit, nfit);
+    out->block_len = fc_block_len(sfit, nps); /* periods, then steps (x per) */
     /* the regime's drift (forecast/drift.c): a significant damped trend is taken out of
      * the steps (brought to the last step's level) and extrapolated, its slope drawn */
     struct fc_drift dr;
-    if (!(dtr = malloc(nfit * sizeof *dtr)) || (rc = fc_drift_fit(fit, nfit, out->block_len,
+    if (!(dtr = malloc(nfit * sizeof *dtr)) || (rc = fc_drift_fit(sfit, nps, out->block_len,
                                                                   &dr)) != 0) {
         rc = -ENOMEM;
         goto out;
     }
-    fc_drift_detrend(&dr, fit, nfit, dtr);
+    fc_drift_detrend(&dr, sfit, nps, dtr);
     if (dr.used) {
-        out->block_len = fc_block_len(dtr, nfit);
+        out->block_len = fc_block_len(dtr, nps);
         fc_note(out->assume, &out->n_assume, "drift: %+.2f %% per 1,000 steps at step %llu "
                 "(+-%.2f, t %.1f, R2 %.2f), damped (half-life %.0f steps); %+.1f %% over the "
-                "fit", expm1(1000 * dr.slope_end) * 100, (unsigned long long)out->last_step,
-                1000 * dr.se_end * 100, dr.t, dr.r2, log(2.0) / dr.lam,
-                expm1(dr.slope > 0 ? dr.move : -dr.move) * 100);
+                "fit%s", expm1(1000 * dr.slope_end / per) * 100,
+                (unsigned long long)out->last_step,
+                1000 * dr.se_end / per * 100, dr.t, dr.r2, log(2.0) / dr.lam * per,
+                expm1(dr.slope > 0 ? dr.move : -dr.move) * 100,
+                dr.stairs ? ", in stairs (two levels, each moving with it)" : "");
     }
     fc_note(out->assume, &out->n_assume, "fitted on %zu steps from step %llu (current "
             "regime), block bootstrap of %u steps", nfit, (unsigned long long)out->regime_start,
-            out->block_len);
+            out->block_len * per);
+    if (per > 1)
+        fc_note(out->assume, &out->n_assume, "steps repeat every %u steps: change points, "
+                "drift and bootstrap on the sums of whole periods (%zu fitted)", per, nps);
     if (rate > 0)
         fc_note(out->assume, &out->n_assume, "change points recur at %.2g per step (%zu "
                 "seen past the warm-up, the first not counted), either sign", rate, n_recur);
     const uint64_t seed = o->seed ? o->seed : 1;
     struct argus_fc_quant rq;
-    if ((rc = fc_sample_drift(dtr, nfit, out->block_len, out->steps_left, evc, ne, ev_left,
-                              rate, lr, n_lr, o->n_sims, seed, &dr, &rq)) != 0)
+    const uint64_t pleft = out->steps_left / per; /* the periods left */
+    if ((rc = fc_sample_drift(dtr, nps, out->block_len, pleft, evc, ne, ev_left, rate * per,
+                              lr, n_lr, o->n_sims, seed, &dr, &rq)) != 0)
         goto out;
-    const double widen = nfit < FC_SHORT_REGIME ? sqrt((double)FC_SHORT_REGIME / nfit) : 1;
+    if (per > 1) { /* the steps past the last whole period, at the paths' own levels */
+        const double k = (double)out->steps_left / ((double)pleft * per);
+        rq.p10 *= k, rq.p50 *= k, rq.p90 *= k, rq.p99 *= k;
+        out->block_len *= per;
+    }
+    /* a short regime (in whole periods: per steps are one look at the pattern) */
+    const double nfit_eff = (double)(nfit / per);
+    const double widen = nfit_eff < FC_SHORT_REGIME ? sqrt(FC_SHORT_REGIME / nfit_eff) : 1;
     if (widen > 1) {
         fc_widen(&rq, widen);
         fc_note(out->warn, &out->n_warn, "regime just changed (step %llu): %zu steps fitted, "
                 "band widened x%.2f", (unsigned long long)out->regime_start, nfit, widen);
     }
+    fc_quant_floor(&rq, (double)out->steps_left * fastest / 1e3);
     if (f.n < FC_SHORT_REGIME)
         fc_note(out->warn, &out->n_warn, "too few steps: %zu", f.n);
     out->remaining_s = rq;
     fc_add(&out->total_s, &rq, out->elapsed_s);
     const double ev_share = out->steps_left ? (double)ev_left / (double)out->steps_left : 0;
     if (o->step_dist) { /* with a drift: the steps at levels spread over the steps left */
-        for (size_t i = 0; dr.used && i < nfit; i++)
-            dtr[i] *= exp(fc_drift_log(&dr, dr.slope_end, dr.lam, (fmod(0.6180339887498949 *
+        double *sq = dtr;
+        size_t nsq = nfit;
+        if (per > 1) { /* the steps, each at its period's detrended level (wbase: free) */
+            const size_t off = nfit % per;
+            for (size_t i = off; i < nfit; i++)
+                wbase[i - off] = fit[i] * dtr[(i - off) / per] / psum[(i - off) / per];
+            sq = wbase;
+            nsq = nfit - off;
+        }
+        for (size_t i = 0; dr.used && i < nsq; i++)
+            sq[i] *= exp(fc_drift_log(&dr, dr.slope_end, dr.lam, (fmod(0.6180339887498949 *
                                                                  (double)i, 1.0)) *
-                                                           (double)out->steps_left));
-        if ((rc = fc_step_quant(dtr, nfit, evc, ne, ev_share, out->step_q_ms)) != 0)
+                                                           (double)pleft));
+        if ((rc = fc_step_quant(sq, nsq, evc, ne, ev_share, out->step_q_ms)) != 0)
             goto out;
         out->has_step_q = 1;
     }
@@ -377,6 +424,10 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
             goto out;
         if (widen > 1)
             fc_widen(&wq, widen);
+        double wfast = fastest; /* 0: none seen */
+        for (size_t i = 0; i < nw; i++)
+            wfast = wbase[i] > 0 && (wbase[i] < wfast || wfast == 0) ? wbase[i] : wfast;
+        fc_quant_floor(&wq, (double)out->steps_left * wfast / 1e3);
         wo->remaining_s = wq;
         fc_add(&wo->total_s, &wq, out->elapsed_s);
         if (o->step_dist) {

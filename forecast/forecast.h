@@ -111,7 +111,8 @@ struct argus_fc_whatif {
 struct argus_forecast {
     int valid;                    /* 0: too little data (notes[0] says why) */
     int per_1000;                 /* the plan is unknown: the quantiles are of 1,000 steps */
-    uint64_t steps_done;          /* distinct steps seen (evicted ones included) */
+    uint64_t steps_done;          /* steps seen (evicted ones included), or the last step
+                                     number + 1 when more */
     uint64_t steps_total;         /* planned (opts.total_steps), else done + 1,000 */
     uint64_t steps_left;
     uint64_t last_step;           /* the last step seen */

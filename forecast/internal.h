@@ -58,6 +58,7 @@ struct fc {
     size_t chg[FC_MAX_CHANGES];
     double chg_lr[FC_MAX_CHANGES];
     size_t nchg;
+    uint32_t period; /* fc_changes: the steps' short period (1: none), forecast/series.c */
 };
 
 /* forecast/series.c. fc_build: the job series of f (f->js, f->P set, the rest zero):
@@ -74,6 +75,25 @@ int fc_build(struct fc *f, int tables, size_t max_series);
 void fc_periodic(struct fc *f, const struct argus_result *res, struct argus_forecast *o);
 int fc_changes(struct fc *f);
 void fc_free(struct fc *f);
+/* forecast/series.c: a short period. fc_period: k in 2..FC_MAX_PERIOD when v[0..n) (ms,
+ * > 0) repeat every k steps — the k-step means (whole periods ending at the last step,
+ * at least FC_PERIOD_MIN_BLOCKS of them) scatter, times sqrt(k), less than
+ * FC_PERIOD_RATIO of the single steps (medians of first differences, log scale), and the
+ * phases' median offsets from their period's mean span FC_PERIOD_AMP robust deviations of
+ * the steps about them — the smallest such k, else 1; tmp: 3 n values of scratch. O(n)
+ * per k. fc_period_sums: the sums of the whole periods of k steps ending at v[n - 1]
+ * (the first n % k steps left out) into out; their number, n / k. With a period,
+ * fc_changes segments the period means and then looks for a new regime in the last
+ * periods (FC_TAIL_MIN to FC_TAIL_MAX of them, FC_TAIL_T long-run deviations). */
+#define FC_MAX_PERIOD 8
+#define FC_PERIOD_MIN_BLOCKS 8
+#define FC_PERIOD_RATIO 0.35
+#define FC_PERIOD_AMP 3.0
+#define FC_TAIL_MIN 4
+#define FC_TAIL_MAX 64
+#define FC_TAIL_T 8.0
+uint32_t fc_period(const double *v, size_t n, double *tmp);
+size_t fc_period_sums(const double *v, size_t n, uint32_t k, double *out);
 
 /* forecast/attrib.c, over the held regime steps [i0, f->nh): the sync tax and the ranks
  * most often slowest; the phase contributors of the steps at or past p90_ms. */
@@ -121,13 +141,15 @@ int fc_step_quant(const double *v, size_t n, const double *evc, size_t ne, doubl
  * bootstrap's block: d->used when significant (t >= 3 against the batch medians' own
  * scatter, inflated by their residuals' autocorrelation) and a trend, not levels
  * (R^2 >= 0.6, a smaller residual sum of squares than two levels split at the best
- * point), moving the level by >= 1 % over the span. slope (log per step) at the
- * span's centre tc, slope_end at its last step, se and se_end theirs, df their Student
- * degrees of freedom; lam the slope's decay per step (its half-life: at most the span);
- * move the fitted log change over the span; bt_err the model's own extrapolation
- * error. 0 or -ENOMEM. fc_drift_detrend: v brought to
- * the level of its last step (a copy when unused). fc_drift_log: the log level j steps
- * past the last one, for slope_end (a drawn slope at the end) decaying at lam (d->lam: the
+ * point) or a staircase (d->stairs: those two levels and one slope moving both, the
+ * slope and the step of the trend's sign, the slope's t >= 3; its end level, d->lvl
+ * off the line's, the last level's), moving the level by >= 1 % over the span. slope
+ * (log per step) at the span's centre tc, slope_end at its last step, se and se_end
+ * theirs, df their Student degrees of freedom; lam the slope's decay per step (its
+ * half-life: at most the span); move the fitted log change over the span; bt_err the
+ * model's own extrapolation error. 0 or -ENOMEM. fc_drift_detrend: v brought to the
+ * level of its last step (a copy when unused). fc_drift_log: the log level j steps past
+ * the last one, for slope_end (a drawn slope at the end) decaying at lam (d->lam: the
  * fit's), relative to it. */
 struct fc_drift {
     int used;
@@ -137,6 +159,9 @@ struct fc_drift {
     double s1, se1, s2, se2, half, lam_min; /* the halves' slopes, their distance */
     double bt_err, bt_span; /* |log error| of the mean level over the regime's second
                                half (bt_span steps) by the fit on its first half */
+    int stairs; /* used as a staircase: two levels and a slope moving both, one sign */
+    double lvl; /* the end level's log offset from the trend's (the staircase's last
+                   level; 0 for a trend) */
 };
 int fc_drift_fit(const double *v, size_t n, uint32_t b, struct fc_drift *d);
 void fc_drift_detrend(const struct fc_drift *d, const double *v, size_t n, double *out);
@@ -160,5 +185,9 @@ int fc_sample_drift(const double *base, size_t n, uint32_t b, uint64_t left,
                     const double *ev_ms, size_t n_ev, uint64_t ev_count, double rate,
                     const double *lr, size_t n_lr, uint32_t n_sims, uint64_t seed,
                     const struct fc_drift *d, struct argus_fc_quant *q);
+
+/* forecast/sample.c: quantiles q raised to lo at least (a path can be no faster than the
+ * steps left at the fastest step seen: max(X, lo) has quantiles max(q, lo)). */
+void fc_quant_floor(struct argus_fc_quant *q, double lo);
 
 #endif /* ARGUS_FORECAST_INTERNAL_H */

@@ -118,6 +118,14 @@ static void fc_level(const double *base, size_t n, uint32_t b, uint64_t left, do
     *drift = n >= 8 ? fabs(h2 - h1) * grow : 0;
 }
 
+void fc_quant_floor(struct argus_fc_quant *q, double lo)
+{
+    q->p10 = q->p10 < lo ? lo : q->p10;
+    q->p50 = q->p50 < lo ? lo : q->p50;
+    q->p90 = q->p90 < lo ? lo : q->p90;
+    q->p99 = q->p99 < lo ? lo : q->p99;
+}
+
 int argus_forecast_sample(const double *base, size_t n, uint32_t b, uint64_t left,
                           const double *ev_ms, size_t n_ev, uint64_t ev_count,
                           double rate, const double *lr, size_t n_lr, uint32_t n_sims,

@@ -156,6 +156,70 @@ void fc_periodic(struct fc *f, const struct argus_result *res, struct argus_fore
     }
 }
 
+/* ---- a short period: steps that repeat every k steps --------------------------------- */
+
+/* The median of |v[i] - v[i - 1]|, i = 1..n-1 (tmp: n - 1 values of scratch). */
+static double fc_med_absdiff(const double *v, size_t n, double *tmp)
+{
+    for (size_t i = 1; i < n; i++)
+        tmp[i - 1] = fabs(v[i] - v[i - 1]);
+    return n > 1 ? fc_quantile_sel(tmp, n - 1, 0.5) : 0;
+}
+
+uint32_t fc_period(const double *v, size_t n, double *tmp)
+{
+    double *L = tmp, *w = tmp + n;
+    for (size_t i = 0; i < n; i++) {
+        if (!(v[i] > 0))
+            return 1;
+        L[i] = log(v[i]);
+    }
+    const double s1 = fc_med_absdiff(L, n, w);
+    if (!(s1 > 0))
+        return 1;
+    for (uint32_t k = 2; k <= FC_MAX_PERIOD; k++) {
+        const size_t nb = n / k, off = n % k; /* blocks end at the last step */
+        if (nb < FC_PERIOD_MIN_BLOCKS)
+            break;
+        double *M = w + n; /* nb block means after n scratch values */
+        for (size_t j = 0; j < nb; j++) {
+            M[j] = 0;
+            for (uint32_t p = 0; p < k; p++)
+                M[j] += L[off + j * k + p] / k;
+        }
+        if (sqrt((double)k) * fc_med_absdiff(M, nb, w) / s1 >= FC_PERIOD_RATIO)
+            continue; /* k-step means scatter as single steps would: no pattern of k */
+        /* the phase profile (each phase's median offset from its block's mean) must stand
+         * out of the scatter about it: a pattern, not steps that only telescope */
+        double prof[FC_MAX_PERIOD], lo = INFINITY, hi = -INFINITY;
+        for (uint32_t p = 0; p < k; p++) {
+            for (size_t j = 0; j < nb; j++)
+                w[j] = L[off + j * k + p] - M[j];
+            prof[p] = fc_quantile_sel(w, nb, 0.5);
+            lo = prof[p] < lo ? prof[p] : lo;
+            hi = prof[p] > hi ? prof[p] : hi;
+        }
+        for (size_t j = 0; j < nb; j++)
+            for (uint32_t p = 0; p < k; p++)
+                w[j * k + p] = fabs(L[off + j * k + p] - M[j] - prof[p]);
+        const double sw = 1.4826 * fc_quantile_sel(w, nb * k, 0.5);
+        if (hi - lo >= FC_PERIOD_AMP * sw)
+            return k;
+    }
+    return 1;
+}
+
+size_t fc_period_sums(const double *v, size_t n, uint32_t k, double *out)
+{
+    const size_t nb = n / k, off = n % k;
+    for (size_t j = 0; j < nb; j++) {
+        out[j] = 0;
+        for (uint32_t p = 0; p < k; p++)
+            out[j] += v[off + j * k + p];
+    }
+    return nb;
+}
+
 /* ---- change points: binary segmentation of the log step times (events left out) ------ */
 
 struct fc_seg {
@@ -205,10 +269,51 @@ static void fc_segment(struct fc_seg *s, size_t lo, size_t hi, int depth)
     fc_segment(s, best, hi, depth + 1);
 }
 
+/* A new regime in the last periods, too short for the segmentation's segments (at least
+ * max(10, n / 10) points, so that a change near the end is found, if at all, at that
+ * distance from it): the last r points (r from FC_TAIL_MIN to FC_TAIL_MAX, under that
+ * segment length), every one of them past the 5th-95th percentile range of the
+ * max(10, 2 r) points just before them, their mean FC_TAIL_T long-run deviations and 5 %
+ * or more away from those's (winsorised at that range); of those, the r of the largest
+ * t. Only on period means (f->period > 1), whose scatter is small enough for so few
+ * points to tell.
+ * The point where it starts, or 0. O(FC_TAIL_MAX^2). */
+static size_t fc_tail_change(struct fc_seg *s, size_t n, double *d_out)
+{
+    const size_t m = n / 10 > 10 ? n / 10 : 10;
+    size_t best = 0;
+    double best_t = 0;
+    for (size_t r = FC_TAIL_MIN; r < m && r <= FC_TAIL_MAX; r++) {
+        const size_t w = 2 * r > 10 ? 2 * r : 10;
+        if (n < r + w)
+            break;
+        const double *lw = s->y + n - r - w;
+        memcpy(s->tmp, lw, w * sizeof *s->tmp);
+        const double q1 = fc_quantile_sel(s->tmp, w, 0.05),
+                     q2 = fc_quantile_sel(s->tmp, w, 0.95);
+        double left = 0, right = 0;
+        for (size_t i = 0; i < w; i++)
+            left += (lw[i] < q1 ? q1 : lw[i] > q2 ? q2 : lw[i]) / (double)w;
+        for (size_t i = n - r; i < n; i++)
+            right += s->y[i] / (double)r;
+        const double d = right - left;
+        int past = 1; /* every one of the last r points beyond the range, on one side */
+        for (size_t i = n - r; i < n && past; i++)
+            past = d > 0 ? s->y[i] > q2 : s->y[i] < q1;
+        const double t = fabs(d) / (s->sigma * sqrt(1 / (double)r + 1 / (double)w));
+        if (past && t >= FC_TAIL_T && fabs(d) >= log(1.05) && t > best_t) {
+            best = n - r;
+            best_t = t;
+            *d_out = d;
+        }
+    }
+    return best;
+}
+
 int fc_changes(struct fc *f)
 {
     size_t n = 0;
-    double *y = malloc((f->n + 1) * sizeof *y), *tmp = malloc((f->n + 1) * sizeof *tmp);
+    double *y = malloc((f->n + 1) * sizeof *y), *tmp = malloc(3 * (f->n + 1) * sizeof *tmp);
     size_t *idx = malloc((f->n + 1) * sizeof *idx);
     int rc = -ENOMEM;
 
@@ -220,6 +325,18 @@ int fc_changes(struct fc *f)
             idx[n++] = i;
         }
     rc = 0;
+    /* steps that repeat every k steps (no event among them: one taken out would shift the
+     * phase): the segmentation runs on the means of whole periods, ending at the last step,
+     * so that the pattern is not noise */
+    f->period = n == f->n ? fc_period(f->t, f->n, tmp) : 1;
+    if (f->period > 1) {
+        const size_t off = f->n % f->period;
+        n = fc_period_sums(f->t + off, f->n - off, f->period, y);
+        for (size_t j = 0; j < n; j++) {
+            y[j] = log(y[j] / f->period);
+            idx[j] = off + j * f->period;
+        }
+    }
     if (n < 20)
         goto out;
     for (size_t i = 1; i < n; i++)
@@ -247,7 +364,13 @@ int fc_changes(struct fc *f)
             sigma = lr;
     }
     struct fc_seg s = {.y = y, .idx = idx, .sigma = sigma, .tmp = tmp, .f = f};
-    fc_segment(&s, 0, n, 0);
+    double tail_d = 0; /* with a period: a new regime in the last periods, then the rest */
+    const size_t tail = f->period > 1 ? fc_tail_change(&s, n, &tail_d) : 0;
+    fc_segment(&s, 0, tail ? tail : n, 0);
+    if (tail && f->nchg < FC_MAX_CHANGES) {
+        f->chg[f->nchg] = idx[tail];
+        f->chg_lr[f->nchg++] = tail_d;
+    }
 out:
     free(y);
     free(tmp);

@@ -498,8 +498,10 @@ int main(int argc, char **argv)
             goto out;
         }
         seal(fit);
-        if (!planned)
-            planned = n;
+        if (!planned) /* the input's steps: those done by the cut (by the step number, as
+                         the forecast counts them, when marks came before Argus saw any)
+                         and the n - k after it, whose time `actual` is */
+            planned = (cut_step + 1 > k ? cut_step + 1 : k) + (n - k);
     } else {
         fit = full;
         full = NULL;

@@ -7,7 +7,8 @@
  * figures; the what-ifs move the way they must; short and odd inputs are refused; a
  * regime just changed widens the band until it has enough steps; a store that evicts
  * gives the same series from its per-step figures as from its cells; the per-step law
- * matches the held-out steps. */
+ * matches the held-out steps. The forecast's parts (order statistics, the tail, the
+ * sampler) are tested apart: test_parts.c. */
 #include "tests/common/testgen.h"
 
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include "forecast/forecast.h"
 #include "forecast/internal.h"
 #include "store/jobstore.h"
+#include "tests/forecast/series_fixture.h"
 
 #define NR 4
 #define NSTEPS 400
@@ -27,17 +29,6 @@
 #define PERIOD 50
 
 static uint64_t rng_state = 42;
-static double unif(void)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rng_state >> 11) * 0x1.0p-53;
-}
-static double gauss(void)
-{
-    double u = unif(), v = unif();
-    return sqrt(-2 * log(u > 1e-300 ? u : 1e-300)) * cos(6.283185307179586 * v);
-}
-
 /* The job: per step a common AR(1) factor, per rank a small own noise, rank 3 10 %
  * slower; a checkpoint (+400 ms on every rank) at steps 49, 99, ...; x1.2 from step 100.
  * step_ms[s] is the job step (slowest rank). */
@@ -51,11 +42,12 @@ static void make_job(struct job *j, uint64_t seed, double slow_rank)
     double ar = 0;
     rng_state = seed;
     for (int s = 0; s < NSTEPS; s++) {
-        ar = 0.8 * ar + 0.03 * gauss();
+        ar = 0.8 * ar + 0.03 * sfx_gauss(&rng_state);
         const double level = 100.0 * (s >= 100 ? 1.2 : 1.0) * exp(ar);
         j->step_ms[s] = 0;
         for (int r = 0; r < NR; r++) {
-            double w = level * (r == 3 ? slow_rank : 1.0) * (1 + 0.01 * fabs(gauss()));
+            double w = level * (r == 3 ? slow_rank : 1.0) *
+                       (1 + 0.01 * fabs(sfx_gauss(&rng_state)));
             if (s % PERIOD == PERIOD - 1)
                 w += 400;
             j->wall[s][r] = w;
@@ -258,7 +250,7 @@ static void test_edges(void **state)
     /* a regime that just changed: warned, band widened */
     for (int s = 0; s < NSTEPS; s++)
         for (int r = 0; r < NR; r++)
-            j.wall[s][r] = (s < 180 ? 100.0 : 150.0) * (1 + 0.02 * unif());
+            j.wall[s][r] = (s < 180 ? 100.0 : 150.0) * (1 + 0.02 * sfx_unif(&rng_state));
     js = store_of(&j, 200, 1);
     assert_int_equal(argus_forecast_run(js, NULL, &o, &fc), 0);
     assert_true(fc.valid);
@@ -282,6 +274,33 @@ static void test_edges(void **state)
     for (size_t i = 0; i < fc.n_warn; i++)
         assert_null(strstr(fc.warn[i], "regime just changed"));
     assert_true(fc.step_p50_ms > 145 && fc.step_p50_ms < 155);
+    argus_jobstore_free(js);
+}
+
+/* A job whose first 6 steps came before Argus saw any (steps 6 .. 199 of a planned 200):
+ * at its last step nothing is left, and half-way the steps left are counted from the step
+ * number, not from the steps seen (the torch recordings' plan once was 4-6 steps long at
+ * the end). */
+static void test_steps_by_number(void **state)
+{
+    static struct argus_forecast fc;
+    double ms[194];
+    uint64_t rs = 7;
+    (void)state;
+    for (int i = 0; i < 194; i++)
+        ms[i] = 100.0 * (1 + 0.02 * sfx_unif(&rs));
+    struct argus_forecast_opts o = {.seed = 1, .total_steps = 200};
+    struct argus_jobstore *js = sfx_store_series_at(ms, 194, 6);
+    assert_non_null(js);
+    assert_int_equal(argus_forecast_run(js, NULL, &o, &fc), 0);
+    assert_int_equal(fc.steps_done, 200);
+    assert_int_equal(fc.steps_left, 0);
+    argus_jobstore_free(js);
+    js = sfx_store_series_at(ms, 94, 6); /* steps 6 .. 99 */
+    assert_non_null(js);
+    assert_int_equal(argus_forecast_run(js, NULL, &o, &fc), 0);
+    assert_int_equal(fc.steps_left, 100);
+    assert_true(fc.remaining_s.p50 > 9.5 && fc.remaining_s.p50 < 10.7);
     argus_jobstore_free(js);
 }
 
@@ -398,72 +417,6 @@ static void test_step_dist(void **state)
     argus_jobstore_free(js);
 }
 
-/* KS distance (as bench/forecast judges it) between the sorted sample x[0..n) and the law
- * whose P1..P99 are q (linear between them, the ends extended by their last gap): against
- * the law's distribution function and its left limit at every distinct sample value, so
- * that ties (steps logged in whole milliseconds) are judged fairly. */
-static double ks_law(const double *q, const double *x, size_t n)
-{
-    double d = 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        while (j < n && x[j] == x[i])
-            j++;
-        for (int side = 0; side < 2; side++) { /* F(x) for ties up to j, F(x-) for i */
-            const double v = side ? x[i] - 1e-9 * fabs(x[i]) : x[i];
-            double F;
-            if (v < q[0])
-                F = 0.01 * (v > 0 ? v / q[0] : 0);
-            else if (v >= q[ARGUS_FC_NSTEPQ - 1])
-                F = 0.99 + 0.01 * fmin(1, (v - q[ARGUS_FC_NSTEPQ - 1]) /
-                                       fmax(q[ARGUS_FC_NSTEPQ - 1] - q[ARGUS_FC_NSTEPQ - 2],
-                                            1e-12));
-            else {
-                int lo = 0;
-                while (lo + 1 < ARGUS_FC_NSTEPQ - 1 && q[lo + 1] <= v)
-                    lo++;
-                const double w = q[lo + 1] > q[lo] ? (v - q[lo]) / (q[lo + 1] - q[lo]) : 1;
-                F = (lo + 1 + w) / 100;
-            }
-            d = fmax(d, fabs((side ? (double)i : (double)j) / (double)n - F));
-        }
-        i = j;
-    }
-    return d;
-}
-
-/* A 2-rank job of the given step times (ms), steps 0..n). */
-static struct argus_jobstore *store_series(const double *ms, int n)
-{
-    struct argus_jobstore *js;
-    assert_int_equal(argus_jobstore_create(2, &js), 0);
-    argus_jobstore_set_retention(js, 0, 0);
-    uint64_t t0 = 1000000000ull;
-    for (int s = 0; s < n; s++) {
-        for (int r = 0; r < 2; r++) {
-            struct argus_step_summary sm;
-            memset(&sm, 0, sizeof sm);
-            sm.step = (uint64_t)s;
-            sm.rank = (uint32_t)r;
-            sm.start_ns = t0;
-            sm.end_ns = t0 + (uint64_t)llround(ms[s] * (r ? 0.97e6 : 1e6));
-            assert_int_equal(argus_jobstore_add_summary(js, &sm), 0);
-        }
-        t0 += (uint64_t)llround(ms[s] * 1e6);
-    }
-    return js;
-}
-
-static void sort_d(double *v, size_t n)
-{
-    for (size_t a = 1; a < n; a++)
-        for (size_t b = a; b > 0 && v[b] < v[b - 1]; b--) {
-            const double t = v[b];
-            v[b] = v[b - 1];
-            v[b - 1] = t;
-        }
-}
-
 /* The law of one step after a regime change before the cut (docs/ALGORITHMS.md, "The law
  * of one step"): 10 jobs of 400 steps, log-normal steps (5 %) around 100 ms, x1.25 from
  * step 100, fitted on the first 160 (60 in the new regime): the law is the new regime's
@@ -484,11 +437,12 @@ static void test_step_law_regime(void **state)
         for (int grid = 0; grid < 2; grid++) {
             rng_state = 100 + seed;
             for (int s = 0; s < N; s++) {
-                ms[s] = 100 * (s >= 100 ? 1.25 : 1.0) * exp(0.05 * gauss());
+                ms[s] = 100 * (s >= 100 ? 1.25 : 1.0) * exp(0.05 * sfx_gauss(&rng_state));
                 if (grid)
                     ms[s] = nearbyint(ms[s]); /* a log's whole milliseconds */
             }
-            struct argus_jobstore *js = store_series(ms, CUT);
+            struct argus_jobstore *js = sfx_store_series(ms, CUT);
+            assert_non_null(js);
             struct argus_forecast_opts o = {.total_steps = N, .seed = 3, .step_dist = 1};
             assert_int_equal(argus_forecast_run(js, NULL, &o, &fc), 0);
             assert_true(fc.valid && fc.has_step_q);
@@ -502,8 +456,8 @@ static void test_step_law_regime(void **state)
                 assert_true(fabs(fc.step_q_ms[k] - nearbyint(fc.step_q_ms[k])) < 1e-6);
             for (int s = CUT; s < N; s++)
                 held[s - CUT] = ms[s];
-            sort_d(held, N - CUT);
-            const double d = ks_law(fc.step_q_ms, held, N - CUT);
+            qsort(held, N - CUT, sizeof *held, sfx_cmp_d);
+            const double d = sfx_ks_law(fc.step_q_ms, held, N - CUT);
             *(grid ? &ks_grid : &ks_mean) += d / 10;
             assert_true(d < 0.2);
             argus_jobstore_free(js);
@@ -515,135 +469,16 @@ static void test_step_law_regime(void **state)
     assert_true(ks_grid <= 0.09);
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The order statistics (forecast/order.c) against qsort: random, sorted, reversed,
- * all-equal and few-valued inputs; the quantile by selection equals the sorted one. */
-static void test_order(void **state)
-{
-    static double v[5000], w[5000], x[5000];
-    (void)state;
-
-    rng_state = 11;
-    for (int shape = 0; shape < 5; shape++) {
-        for (size_t n = 0; n <= 5000; n = n ? n * 3 + 1 : 1) {
-            for (size_t i = 0; i < n; i++)
-                v[i] = shape == 0 ? gauss() : shape == 1 ? (double)i
-                       : shape == 2 ? (double)(n - i) : shape == 3 ? 7.0
-                       : (double)(int)(unif() * 3);
-            memcpy(w, v, n * sizeof *v);
-            memcpy(x, v, n * sizeof *v);
-            qsort(w, n, sizeof *w, cmp_d);
-            fc_sort(v, n);
-            assert_memory_equal(v, w, n * sizeof *v);
-            for (double p = 0; p <= 1.0; p += 0.05) {
-                memcpy(v, x, n * sizeof *v);
-                assert_true(fabs(fc_quantile_sel(v, n, p) - fc_quantile_sorted(w, n, p)) <
-                            1e-12);
-            }
-        }
-    }
-}
-
-/* The fitted tail (forecast/tail.c): steps of 100 ms plus an exponential body and 1 % of
- * them a generalised Pareto excess (shape 0.3, scale 40 ms) past the body's top: the fit
- * finds the shape and scale, the survival function falls, draws have the law's mean;
- * too few steps, no fit. The per-step law takes its top percentiles from the tail. */
-static void test_tail(void **state)
-{
-    static double v[20000];
-    struct fc_gpd g;
-    (void)state;
-
-    rng_state = 12;
-    const size_t n = 20000;
-    for (size_t i = 0; i < n; i++) {
-        const double u = unif();
-        v[i] = 100 + 5 * -log(1 - u * 0.99); /* the body: below 100 + 5 ln 100 = 123 */
-        if (i % 100 == 0)
-            v[i] = 100 + 5 * log(100.0) + 40 / 0.3 * (pow(1 - unif(), -0.3) - 1);
-    }
-    assert_int_equal(fc_gpd_fit(v, n, &g), 1);
-    assert_true(g.ok);
-    assert_true(fabs(g.p_exc - 0.01) < 0.002);
-    assert_true(g.xi > 0.15 && g.xi < 0.45);
-    assert_true(g.sigma > 30 && g.sigma < 52);
-    assert_true(fc_gpd_sf(&g, g.u + 10) < g.p_exc && fc_gpd_sf(&g, g.u + 100) <
-                fc_gpd_sf(&g, g.u + 10));
-    double m = 0;
-    uint64_t s = 5;
-    for (int k = 0; k < 20000; k++)
-        m += fc_gpd_draw(&g, fc_rng_unif(&s)) / 20000;
-    assert_true(fabs(m - g.sigma / (1 - g.xi)) < 0.15 * g.sigma / (1 - g.xi));
-    assert_int_equal(fc_gpd_fit(v, 150, &g), 0);
-    assert_false(g.ok);
-    /* a cluster far past the threshold is no Pareto tail: not fitted */
-    for (size_t i = 0; i < 500; i++)
-        v[i] = i % 20 == 0 ? 300 + 20 * (double)(i % 7) : 100 + (double)(i % 13);
-    assert_int_equal(fc_gpd_fit(v, 500, &g), 0);
-    /* 500 steps, 5 % of them a Pareto tail (shape 0.2, scale 20) past 112: the law of one
-     * step takes P96..P99 from the fitted tail, near the true ones */
-    double q[ARGUS_FC_NSTEPQ];
-    for (size_t i = 0; i < 500; i++) {
-        const double p = ((double)(i / 20) + 0.5) / 25;
-        v[i] = i % 20 == 0 ? 112 + 20 / 0.2 * (pow(1 - p, -0.2) - 1) : 100 + (double)(i % 13);
-    }
-    assert_int_equal(fc_step_quant(v, 500, NULL, 0, 0, q), 0);
-    for (int k = 95; k < ARGUS_FC_NSTEPQ; k++) {
-        const double sf = (double)(ARGUS_FC_NSTEPQ - k) / (ARGUS_FC_NSTEPQ + 1) / 0.05;
-        const double want = 112 + 20 / 0.2 * (pow(sf, -0.2) - 1);
-        assert_true(fabs(q[k] - want) < 0.25 * (want - 100));
-    }
-}
-
-static void test_sample(void **state)
-{
-    double base[500];
-    struct argus_fc_quant q, q2;
-    (void)state;
-
-    rng_state = 9;
-    for (int i = 0; i < 500; i++)
-        base[i] = 100 + 10 * gauss();
-    assert_int_equal(argus_forecast_sample(base, 500, 8, 10000, NULL, 0, 0, 0, NULL, 0, 500,
-                                           3, &q), 0);
-    assert_true(fabs(q.p50 - 1000.0) < 20); /* 10,000 x ~100 ms */
-    /* far more steps left than blocks drawn: the normal law, same centre */
-    assert_int_equal(argus_forecast_sample(base, 500, 8, 100000000ull, NULL, 0, 0, 0, NULL, 0,
-                                           200, 3, &q2), 0);
-    assert_true(fabs(q2.p50 - 1e7) < 0.03 * 1e7);
-    /* events: 10 of 1,000 ms add 10 s */
-    const double ev[] = {1000};
-    assert_int_equal(argus_forecast_sample(base, 500, 8, 10000, ev, 1, 10, 0, NULL, 0, 500, 3,
-                                           &q2), 0);
-    assert_true(fabs(q2.p50 - q.p50 - 10) < 1e-6); /* the same draws otherwise */
-    /* 10,000 events of 0 or 2,000 ms: their sum's spread is sqrt(10,000) x 1 s, not that
-     * of fewer draws scaled up (P90 - P10 = 2 x 1.2816 x 100 s) */
-    const double ev2[] = {0, 2000};
-    assert_int_equal(argus_forecast_sample(base, 500, 8, 10000, ev2, 2, 10000, 0, NULL, 0,
-                                           2000, 3, &q2), 0);
-    assert_true(fabs(q2.p50 - q.p50 - 10000) < 30);
-    assert_true(fabs((q2.p90 - q2.p10) - 256.3) < 0.2 * 256.3);
-    assert_int_equal(argus_forecast_sample(base, 1, 8, 10, NULL, 0, 0, 0, NULL, 0, 10, 3, &q),
-                     -EINVAL);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_total),
         cmocka_unit_test(test_whatifs),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_steps_by_number),
         cmocka_unit_test(test_store_figures),
         cmocka_unit_test(test_step_dist),
         cmocka_unit_test(test_step_law_regime),
-        cmocka_unit_test(test_order),
-        cmocka_unit_test(test_tail),
-        cmocka_unit_test(test_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
