@@ -1,15 +1,20 @@
 #!/usr/bin/python3
 """forecast.py - bench/forecast: argus-predict --cut 0.25 against what really happened, over
-at least 20 runs from three sources, and against the naive baseline (the mean of the last
+at least 20 runs from four sources, and against the naive baseline (the mean of the last
 100 steps seen x the steps left). One JSON line on stdout (docs/ALGORITHMS.md, "Forecast
 (PRISM)", "Validation").
 
 Sources: argus-simtrain jobs run to the end under argus-run (4 ranks, tp1 pp2 dp2, 200
 steps: clean, a regime change before the cut, checkpoint-like spikes every 20 steps, both,
 a straggler), tests/indep/gen.py at its steps level (8 scenarios), and the real trainer
-logs of tests/data/logs (also cut at 10 % and 50 %, reported apart), and, when the
-checkout has them beside it, the fuller real logs of ../shared/data/logs (every one
-argus-analyze reads, cut at 25 %: shared_logs, apart from "all"). Per run: the step
+logs of tests/data/logs (also cut at 10 % and 50 %, reported apart), the spools of a
+real PyTorch job (tests/data/torch, recorded by tests/forecast/record_torch.sh: 2 ranks of
+DDP over gloo on CPU, 400 steps: plain, the planned steps set by argus.set_total_steps
+and by ARGUS_TOTAL_STEPS, a checkpoint every 25 steps, a regime change before the cut, a
+CPU-hog neighbour; source "torch", per run in torch_runs, and in torch_plan what the
+planned steps say once all are done), and, when the checkout has them beside it, the
+fuller real logs of ../shared/data/logs (every one argus-analyze reads, cut at 25 %:
+shared_logs, apart from "all"). Per run: the step
 series (the slowest rank's wall per step, from the steps.csv argus-analyze or the live run
 writes), the truth (the time the steps after the cut took), the baseline, argus-predict's
 quantiles. Figures: mean absolute P50 error of the remaining time, the share of truths
@@ -231,6 +236,29 @@ LOGF = ["modded_nanogpt_medium_2025-01-18_rank0.txt", "mlperf_gpt3_175b_eos_n64_
 for f in LOGF:
     runs.append(judge(os.path.join(LOGS, f), f.split("_")[0] + "-" + f.split("_")[1],
                       "real_logs"))
+# the real PyTorch job of tests/data/torch (tests/forecast/record_torch.sh: 2 ranks of
+# DDP over gloo on CPU, 400 steps each): every spool cut at 25 %; and what the planned
+# steps say at the end of the run (all planned steps done): argus-analyze's forecast of
+# the whole spool when the plan is in it (argus.set_total_steps), the live report's when
+# only rank 0 had it (ARGUS_TOTAL_STEPS), against the plan and the steps run (run.json)
+TORCH = os.path.join(S, "tests", "data", "torch")
+torch_plans = []
+for nm in sorted(os.listdir(TORCH)):
+    sp = os.path.join(TORCH, nm, "summaries.argus")
+    if not os.path.isfile(sp):
+        continue
+    runs.append(judge(sp, "torch-" + nm, "torch"))
+    meta = json.load(open(os.path.join(TORCH, nm, "run.json")))
+    if not meta["planned_steps"]:
+        continue
+    if meta["plan_in_spool"]:  # argus-analyze's report of the whole spool (judge ran it)
+        seen = json.load(open(os.path.join(W, "an-torch-" + nm, "report.json")))["forecast"]
+        where = "spool"
+    else:
+        seen, where = meta["live_forecast"], "live"
+    torch_plans.append({"run": nm, "from": where, "planned": meta["planned_steps"],
+                        "run_steps": meta["steps_run"], "steps_total": seen["steps_total"],
+                        "steps_left_at_end": seen["steps_left"]})
 other_cuts = [judge(os.path.join(LOGS, f), f.split("_")[0], "real_logs", cut=c)
               for f in LOGF for c in (0.10, 0.50)]
 other_cuts = [r for r in other_cuts if r]
@@ -280,9 +308,12 @@ def summary(rs):
 
 
 out = {"bench": "forecast", "cut": 0.25, "all": summary(runs)}
-for src in ("simtrain", "indep", "real_logs"):
+for src in ("simtrain", "indep", "real_logs", "torch"):
     out[src] = summary([r for r in runs if r["source"] == src])
 out["real_logs_cut_10_50"] = summary(other_cuts)
+out["torch_runs"] = [[r["name"][6:], round(r["p50_err"], 4), r["inside"], round(r["ks"], 3)]
+                    for r in runs if r["source"] == "torch"]
+out["torch_plan"] = torch_plans
 if not shared_runs:
     out["shared_logs"] = None  # not there (said on stderr) or nothing in it could be read
 else:
