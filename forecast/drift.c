@@ -284,6 +284,14 @@ void fc_drift_detrend(const struct fc_drift *d, const double *v, size_t n, doubl
                          : v[i];
 }
 
+void fc_drift_detrend_tail(const struct fc_drift *d, double *v, size_t n, size_t last)
+{
+    for (size_t j = 0; d->used && j < n; j++) {
+        const double i = (double)last - (double)(n - 1 - j); /* may be before the fit */
+        v[j] *= exp(d->slope * (d->gend - fc_g(i, d->tc, d->lam)) + d->lvl);
+    }
+}
+
 size_t fc_drift_span(const struct fc *f, size_t w_end, size_t start, uint32_t b)
 {
     if (start <= w_end || start >= f->n)

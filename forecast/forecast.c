@@ -419,8 +419,18 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
             continue;
         }
         struct argus_fc_quant wq;
-        if ((rc = argus_forecast_sample(wbase, nw, out->block_len, out->steps_left, evc, ne,
-                                        ev_left, rate, lr, n_lr, o->n_sims, seed, &wq)) != 0)
+        /* the regime's drift moves the what-if's steps as it moves the job's (held steps
+         * end where the fit ends; with a period the drift is of period sums: not applied,
+         * said in the what-if's note) */
+        const int wdrift = dr.used && per == 1;
+        if (wdrift)
+            fc_drift_detrend_tail(&dr, wbase, nw, nfit - 1);
+        else if (dr.used && !wo->note[0])
+            snprintf(wo->note, sizeof wo->note, "the regime's drift is not applied (steps "
+                     "repeat every %u steps)", per);
+        if ((rc = fc_sample_drift(wbase, nw, out->block_len, out->steps_left, evc, ne,
+                                  ev_left, rate, lr, n_lr, o->n_sims, seed,
+                                  wdrift ? &dr : NULL, &wq)) != 0)
             goto out;
         if (widen > 1)
             fc_widen(&wq, widen);
@@ -430,12 +440,16 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
         fc_quant_floor(&wq, (double)out->steps_left * wfast / 1e3);
         wo->remaining_s = wq;
         fc_add(&wo->total_s, &wq, out->elapsed_s);
+        wo->step_p50_ms = fc_quantile_sel(wbase, nw, 0.5); /* at the fit's last level */
         if (o->step_dist) {
+            for (size_t i = 0; wdrift && i < nw; i++) /* spread over the steps left */
+                wbase[i] *= exp(fc_drift_log(&dr, dr.slope_end, dr.lam,
+                                             fmod(0.6180339887498949 * (double)i, 1.0) *
+                                                 (double)out->steps_left));
             if ((rc = fc_step_quant(wbase, nw, evc, ne, ev_share, wo->step_q_ms)) != 0)
                 goto out;
             wo->has_step_q = 1;
         }
-        wo->step_p50_ms = fc_quantile_sel(wbase, nw, 0.5);
     }
     out->valid = 1;
     rc = 0;

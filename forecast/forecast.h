@@ -102,7 +102,8 @@ struct argus_fc_periodic {
 struct argus_fc_whatif {
     char name[24];                /* "drop-slowest", "dp=2", ... */
     struct argus_fc_quant remaining_s, total_s;
-    double step_p50_ms;           /* median modelled step time */
+    double step_p50_ms;           /* median modelled step time (at the fit's last level
+                                     when the regime drifts) */
     int has_step_q;               /* step_q_ms set (opts.step_dist) */
     double step_q_ms[ARGUS_FC_NSTEPQ]; /* P1..P99 of one modelled step, events included */
     char note[ARGUS_FC_NOTE_LEN]; /* what it assumed or could not model; "" */

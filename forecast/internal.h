@@ -169,6 +169,10 @@ double fc_drift_log(const struct fc_drift *d, double slope_end, double lam, doub
 /* fc_drift_lam: the slope's decay per step from the halves' slopes s1, s2 (same sign,
  * |s2| < |s1|: -log(|s2 / s1|) / half, |s2 / s1| at least 0.05), at least lam_min. */
 double fc_drift_lam(const struct fc_drift *d, double s1, double s2);
+/* fc_drift_detrend_tail: fc_drift_detrend in place on v[0..n) taken as the steps at the
+ * fit's indices last - n + 1 .. last (a what-if's held steps, which end where the fit
+ * ends). */
+void fc_drift_detrend_tail(const struct fc_drift *d, double *v, size_t n, size_t last);
 /* fc_drift_span: the regime's first step: w_end (the warm-up's end) instead of start
  * when the own change points past w_end all have one sign, start is one of them, and a
  * significant drift of that sign fits the series from w_end (the steps drift, they do not
