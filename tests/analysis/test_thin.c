@@ -25,6 +25,7 @@
 #include "report/report.h"
 #include "tests/synth/synth.h"
 #include "tests/synth/synth_run.h"
+#include "tests/common/tmpdir.h"
 
 static uint64_t us(uint64_t ns)
 {
@@ -305,8 +306,8 @@ static void test_thin_sources_alternate(void **state)
  * temporary directory, removed after). */
 static double raw_bytes(const struct argus_jobstore *js, const struct argus_result *r)
 {
-    char dir[] = "/tmp/argus-test-thin-XXXXXX", p[512], err[256];
-    assert_non_null(mkdtemp(dir));
+    char dir[256], p[1024], err[256];
+    assert_non_null(argus_test_tmpdir(dir, sizeof dir, "thin"));
     assert_int_equal(argus_report_write(dir, js, r, err, sizeof err), 0);
     snprintf(p, sizeof p, "%s/report.json", dir);
     FILE *f = fopen(p, "rb");

@@ -24,6 +24,7 @@
 
 #include "common/wire.h"
 #include "pipeline/pipeline.h"
+#include "tests/common/tmpdir.h"
 
 struct fixture {
     char base[128], dir[256];
@@ -36,8 +37,7 @@ static int setup(void **state)
     struct fixture *fx = calloc(1, sizeof *fx);
     if (!fx)
         return -1;
-    snprintf(fx->base, sizeof fx->base, "/tmp/argus-test-pipeline-XXXXXX");
-    if (!mkdtemp(fx->base))
+    if (!argus_test_tmpdir(fx->base, sizeof fx->base, "pipeline"))
         return -1;
     snprintf(fx->dir, sizeof fx->dir, "%s/out/deeper", fx->base); /* parents made too */
     *state = fx;

@@ -6,6 +6,7 @@
 
 #include "common/config.h"
 #include "common/wire.h"
+#include "tests/common/tmpdir.h"
 
 #define SLURP_MAX (1 << 20)
 
@@ -14,8 +15,7 @@ int r0fx_open(struct r0fx *fx, const char *tag, uint32_t nranks, int traces)
     struct argus_config cfg;
     char err[256];
 
-    snprintf(fx->base, sizeof fx->base, "/tmp/argus-test-%s-XXXXXX", tag);
-    if (!mkdtemp(fx->base))
+    if (!argus_test_tmpdir(fx->base, sizeof fx->base, tag))
         return -1;
     argus_config_defaults(&cfg);
     snprintf(cfg.outdir, sizeof cfg.outdir, "%s", fx->base);

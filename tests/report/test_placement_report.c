@@ -21,6 +21,7 @@
 #include "report/report.h"
 #include "tests/report/report_testutil.h"
 #include "tests/synth/synth.h"
+#include "tests/common/tmpdir.h"
 
 /* Local placement for every rank: GPU q % 8 of its host, NUMA node (q % 8) / 4, bound to
  * that node's CPUs 0-31 or 32-63. */
@@ -77,8 +78,7 @@ static void run(struct argus_jobstore *js, struct out *o)
 {
     char err[256];
 
-    snprintf(o->dir, sizeof o->dir, "/tmp/argus-test-place-XXXXXX");
-    assert_non_null(mkdtemp(o->dir));
+    assert_non_null(argus_test_tmpdir(o->dir, sizeof o->dir, "place"));
     assert_int_equal(argus_analyze(js, NULL, &o->r), 0);
     assert_int_equal(argus_report_write(o->dir, js, &o->r, err, sizeof err), 0);
     char *j = slurp(o->dir, "report.json");

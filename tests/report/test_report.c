@@ -24,6 +24,7 @@
 #include "report/report.h"
 #include "tests/report/report_testutil.h"
 #include "tests/synth/synth.h"
+#include "tests/common/tmpdir.h"
 
 static int count_lines(const char *s)
 {
@@ -52,8 +53,7 @@ static int setup(void **state)
 {
     struct fixture *fx = calloc(1, sizeof *fx);
     struct synth_opts o;
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/argus-test-report-XXXXXX");
-    if (!mkdtemp(fx->dir))
+    if (!argus_test_tmpdir(fx->dir, sizeof fx->dir, "report"))
         return -1;
     synth_default(&o, 21);
     struct synth_fault *f = synth_add(&o, SY_STRAGGLER, 20, 40, 1.5);

@@ -23,6 +23,7 @@
 #include "report/report.h"
 #include "tests/synth/synth.h"
 #include "tests/synth/synth_run.h"
+#include "tests/common/tmpdir.h"
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -54,7 +55,7 @@ static char *slurp(const char *dir, const char *name)
     return s;
 }
 
-static void write_job(int nccl, char *dir)
+static void write_job(int nccl, char *dir) /* dir: 512 bytes */
 {
     struct synth_opts o;
     struct argus_result r;
@@ -67,7 +68,7 @@ static void write_job(int nccl, char *dir)
     f->nranks = 1;
     f->ms = 15;
     struct argus_jobstore *js = synth_run(&o, &r);
-    assert_non_null(mkdtemp(dir));
+    assert_non_null(argus_test_tmpdir(dir, 512, "report-nccl"));
     assert_int_equal(argus_report_write(dir, js, &r, err, sizeof err), 0);
     argus_result_free(&r);
     argus_jobstore_free(js);
@@ -83,7 +84,7 @@ static double num(yajl_val v, const char **path)
 static void test_nccl_in_reports(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/argus-report-nccl.XXXXXX", ebuf[256];
+    char dir[512], ebuf[256];
     write_job(1, dir);
     char *js = slurp(dir, "report.json"), *md = slurp(dir, "report.md");
     yajl_val t = yajl_tree_parse(js, ebuf, sizeof ebuf);
@@ -114,7 +115,7 @@ static void test_nccl_in_reports(void **state)
     free(js);
     free(md);
     /* without the block: nothing of it */
-    char dir0[] = "/tmp/argus-report-nccl.XXXXXX";
+    char dir0[512];
     write_job(0, dir0);
     js = slurp(dir0, "report.json");
     md = slurp(dir0, "report.md");
