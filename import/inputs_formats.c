@@ -21,6 +21,17 @@
 #include "import/pystacks.h"
 #include "import/steplog.h"
 
+/* A Kineto file refused after its import began: its host stacks and staged file go with
+ * it, msg is said once, the file counts as skipped. */
+static void kineto_refuse(struct run *r, struct argus_kineto_info *in, const char *msg)
+{
+    if (r->kopts.pystacks)
+        argus_pystacks_discard(r->kopts.pystacks);
+    inputs_unstage_file(r, r->cur_file);
+    inputs_skip(r, msg);
+    free(in);
+}
+
 void inputs_import_kineto(struct run *r, const char *path, const char *shown)
 {
     struct argus_import_sink sink = {inputs_stage_summary, inputs_stage_name, r};
@@ -34,12 +45,8 @@ void inputs_import_kineto(struct run *r, const char *path, const char *shown)
     }
     r->kopts.max_ranks = r->max_ranks;
     if (argus_kineto_import(path, &r->kopts, &sink, in, err, sizeof err) != 0) {
-        if (r->kopts.pystacks)
-            argus_pystacks_discard(r->kopts.pystacks); /* its host stacks go with it */
-        inputs_unstage_file(r, r->cur_file);
         inputs_rename_msg(err, sizeof err, path, shown);
-        inputs_skip(r, err);
-        free(in);
+        kineto_refuse(r, in, err);
         return;
     }
     path = shown;
@@ -47,21 +54,13 @@ void inputs_import_kineto(struct run *r, const char *path, const char *shown)
         if (r->kinfo[i]->rank == in->rank) {
             snprintf(msg, sizeof msg, "%s: duplicate rank %d (an earlier file has it)", path,
                      in->rank);
-            if (r->kopts.pystacks)
-                argus_pystacks_discard(r->kopts.pystacks);
-            inputs_unstage_file(r, r->cur_file);
-            inputs_skip(r, msg);
-            free(in);
+            kineto_refuse(r, in, msg);
             return;
         }
     if (in->steps == 0) {
         snprintf(msg, sizeof msg, "%s: empty rank %d: no step could be built", path,
                  in->rank);
-        if (r->kopts.pystacks)
-            argus_pystacks_discard(r->kopts.pystacks);
-        inputs_unstage_file(r, r->cur_file);
-        inputs_skip(r, msg);
-        free(in);
+        kineto_refuse(r, in, msg);
         return;
     }
     if (argus_grow(&r->kinfo, &r->cap_kinfo, r->n_kinfo + 1, sizeof *r->kinfo, 16) != 0) {
