@@ -75,10 +75,16 @@ static void put_pstr(struct wbuf *w, const char *s, size_t max)
     w->pos += n;
 }
 
-/* The rank info's planned steps go after its placement: present when either is set. */
+/* The rank info's planned steps go after its placement: present when either is set, or
+ * when the environment's plan, which follows them, is. */
+static int has_env_plan(const struct argus_rank_info *ri)
+{
+    return ri->env_planned_steps != 0;
+}
+
 static int has_plan(const struct argus_rank_info *ri)
 {
-    return ri->planned_steps || ri->planned_at_ns;
+    return ri->planned_steps || ri->planned_at_ns || has_env_plan(ri);
 }
 
 static size_t place_bytes(const struct argus_placement *p, int plan)
@@ -97,8 +103,8 @@ long argus_rankinfo_encode(const struct argus_rank_info *ri, uint8_t *buf, size_
     if (ri->n_groups > ARGUS_MAX_COMM_GROUPS)
         return -EINVAL;
     if (ARGUS_WIRE_HDR + RANKINFO_BASE + n + 1 + 4 + ri->n_groups * COMM_GROUP_BYTES +
-        place_bytes(&ri->place, has_plan(ri)) + (has_plan(ri) ? 16 : 0) + ARGUS_WIRE_TRAILER >
-        cap)
+        place_bytes(&ri->place, has_plan(ri)) + (has_plan(ri) ? 16 : 0) +
+        (has_env_plan(ri) ? 8 : 0) + ARGUS_WIRE_TRAILER > cap)
         return -ENOSPC;
     struct wbuf w = {buf, 0, cap};
     argus_wire_rec_start(&w, ARGUS_REC_JOBINFO);
@@ -134,6 +140,8 @@ long argus_rankinfo_encode(const struct argus_rank_info *ri, uint8_t *buf, size_
         put64(&w, ri->planned_steps);
         put64(&w, ri->planned_at_ns);
     }
+    if (has_env_plan(ri))
+        put64(&w, ri->env_planned_steps);
     return argus_wire_rec_finish(&w);
 }
 
@@ -384,6 +392,11 @@ int argus_rankinfo_decode(const uint8_t *rec, size_t len, struct argus_rank_info
         out->planned_at_ns = get64(&r);
         if (r.bad)
             out->planned_steps = out->planned_at_ns = 0;
+    }
+    if (!r.bad && r.pos < r.end) { /* ARGUS_TOTAL_STEPS (absent when unset, older builds) */
+        out->env_planned_steps = get64(&r);
+        if (r.bad)
+            out->env_planned_steps = 0;
     }
     return argus_wire_rec_close(&r, "rank info", errbuf, errlen);
 }

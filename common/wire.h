@@ -38,7 +38,9 @@
  * host name (written so before communicator memberships were added): it decodes with no
  * memberships; one that ends after the memberships decodes with no placement; and one that
  * ends after the placement decodes with no planned steps (planned_steps and planned_at_ns
- * 0: u64 each after the placement, which is then written even when not probed, flags 0).
+ * 0: u64 each after the placement, which is then written even when not probed, flags 0);
+ * one that ends after the planned steps decodes with no environment plan
+ * (env_planned_steps 0: a u64 after them, which are then written even when 0, 0).
  * Rank info is sent once and again when it changes, never per step: it costs nothing of
  * a step's wire budget.
  *
@@ -115,6 +117,9 @@ struct argus_rank_info {
                                   older builds) */
     uint64_t planned_at_ns;    /* CLOCK_REALTIME when the rank saw planned_steps change,
                                   0 when never: the latest of the ranks' values wins */
+    uint64_t env_planned_steps; /* the planned steps ARGUS_TOTAL_STEPS gave this rank
+                                  (0: unset, and in records of older builds); the
+                                  program's (planned_steps, any rank's) win over it */
 };
 
 /* CRC32C (Castagnoli), reflected, init/final xor 0xffffffff. crc32c("123456789") ==

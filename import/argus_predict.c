@@ -44,8 +44,9 @@ static void usage(FILE *out)
             "and warnings. Writes no files.\n"
             "  -n, --steps N     the job's planned steps (default: with --cut the steps in\n"
             "                    the input, else the plan a spool recorded (any rank's\n"
-            "                    argus_set_total_steps), else unknown: the forecast is for\n"
-            "                    1,000 steps)\n"
+            "                    argus_set_total_steps, else ARGUS_TOTAL_STEPS as the\n"
+            "                    job's ranks read it), else unknown: the forecast is for\n"
+            "                    1,000 steps; the table says which)\n"
             "  -c, --cut F       fit on the first fraction F (0 < F < 1) of the steps,\n"
             "                    forecast the rest and print the error against what happened\n"
             "  -w, --whatif LIST comma-separated: drop-slowest (the slowest node's ranks at\n"
@@ -312,7 +313,7 @@ static void print_q(const char *name, const struct argus_fc_quant *q)
 }
 
 static void print_table(const struct argus_forecast *fc, int cut, uint64_t cut_step,
-                        double actual)
+                        double actual, const char *plan_from)
 {
     printf(PROG ": %llu steps seen (to step %llu), %.1f s; ", (unsigned long long)fc->steps_done,
            (unsigned long long)fc->last_step, fc->elapsed_s);
@@ -343,6 +344,9 @@ static void print_table(const struct argus_forecast *fc, int cut, uint64_t cut_s
     for (size_t w = 0; w < fc->n_whatif; w++)
         if (fc->whatif[w].note[0])
             printf("  what-if %s: %s\n", fc->whatif[w].name, fc->whatif[w].note);
+    if (!fc->per_1000 && plan_from[0]) /* where the plan came from */
+        printf("  assumed: the planned %llu steps from %s\n",
+               (unsigned long long)fc->steps_total, plan_from);
     for (size_t i = 0; i < fc->n_assume; i++)
         printf("  assumed: %s\n", fc->assume[i]);
     for (size_t i = 0; i < fc->n_warn; i++)
@@ -379,7 +383,7 @@ int main(int argc, char **argv)
     struct argus_result res;
     struct argus_forecast *fc = NULL;
     struct run r;
-    char err[1024];
+    char err[1024], plan_from[128] = "";
     double cut = 0, actual = 0;
     uint64_t planned = 0, cut_step = 0, mb = 0;
     int c, json = 0, status = 1, have_res = 0;
@@ -461,6 +465,8 @@ int main(int argc, char **argv)
         }
     }
     fo.microbatches = (uint32_t)mb;
+    if (planned)
+        snprintf(plan_from, sizeof plan_from, "--steps");
     argus_log_init();
     argus_config_defaults(&cfg);
     if (argus_config_load(&cfg, getenv, err, sizeof err) != 0)
@@ -498,10 +504,12 @@ int main(int argc, char **argv)
             goto out;
         }
         seal(fit);
-        if (!planned) /* the input's steps: those done by the cut (by the step number, as
-                         the forecast counts them, when marks came before Argus saw any)
-                         and the n - k after it, whose time `actual` is */
+        if (!planned) { /* the input's steps: those done by the cut (by the step number,
+                           as the forecast counts them, when marks came before Argus saw
+                           any) and the n - k after it, whose time `actual` is */
             planned = (cut_step + 1 > k ? cut_step + 1 : k) + (n - k);
+            snprintf(plan_from, sizeof plan_from, "the input (the steps it holds)");
+        }
     } else {
         fit = full;
         full = NULL;
@@ -514,8 +522,18 @@ int main(int argc, char **argv)
         ao.min_steps = (uint32_t)(last - first + 1);
     if (argus_analyze(fit, &ao, &res) == 0)
         have_res = 1;
-    if (!planned) /* the plan the ranks recorded in their rank info (a spool), if any */
-        planned = argus_jobstore_planned_steps(fit, NULL, NULL, NULL);
+    if (!planned) { /* the plan the ranks recorded in their rank info (a spool), if any:
+                       the program's, else ARGUS_TOTAL_STEPS's (store/jobstore.h) */
+        uint32_t who = 0;
+        planned = argus_jobstore_planned_steps(fit, &who, NULL, NULL);
+        const enum argus_plan_from from = argus_jobstore_plan_from(fit);
+        if (from == ARGUS_PLAN_PROGRAM)
+            snprintf(plan_from, sizeof plan_from, "argus_set_total_steps on rank %u "
+                     "(recorded in the input)", who);
+        else if (from == ARGUS_PLAN_ENV)
+            snprintf(plan_from, sizeof plan_from, "ARGUS_TOTAL_STEPS as rank %u read it "
+                     "(recorded in the input)", who);
+    }
     fo.total_steps = planned;
     if (!(fc = malloc(sizeof *fc)) || argus_forecast_run(fit, have_res ? &res : NULL, &fo,
                                                          fc) != 0) {
@@ -532,7 +550,7 @@ int main(int argc, char **argv)
             goto out;
         }
     } else {
-        print_table(fc, cut > 0, cut_step, actual);
+        print_table(fc, cut > 0, cut_step, actual, plan_from);
     }
     status = 0;
 out:

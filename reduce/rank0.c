@@ -16,6 +16,7 @@
 #include "common/types.h"
 #include "reduce/testknob.h"
 #include "reduce/tree.h"
+#include "store/jobstore.h"
 
 int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uint32_t nranks,
                      const char *jobid, const char *stepid, char *errbuf, size_t errlen)
@@ -38,6 +39,7 @@ int argus_rank0_open(struct argus_rank0 *r0, const struct argus_config *cfg, uin
     if (cells >= 1)
         o.max_cells = (size_t)cells;
     memset(r0, 0, sizeof *r0);
+    r0->env_steps = o.total_steps;
     return argus_pipeline_open(&r0->pl, &o, errbuf, errlen);
 }
 
@@ -57,13 +59,19 @@ void argus_rank0_report(struct argus_rank0 *r0, int final)
     char err[512];
     /* the program's argus_set_total_steps wins over ARGUS_TOTAL_STEPS: any rank's, the
      * latest, from the rank info records (in-band, store/jobstore.h), else rank 0's own
-     * before its record is in */
+     * before its record is in; else ARGUS_TOTAL_STEPS as the records give it (the lowest
+     * rank's), else rank 0's own. Chosen afresh each time: a plan taken back (0) leaves
+     * the environment's */
     uint64_t planned = argus_jobstore_planned_steps(r0->pl.js, NULL, NULL, NULL);
 
-    if (!planned && r0->planned_steps)
-        planned = r0->planned_steps();
-    if (planned)
-        r0->pl.total_steps = planned;
+    if (argus_jobstore_plan_from(r0->pl.js) != ARGUS_PLAN_PROGRAM) {
+        const uint64_t own = r0->planned_steps ? r0->planned_steps() : 0;
+        if (own)
+            planned = own;
+        else if (!planned)
+            planned = r0->env_steps;
+    }
+    r0->pl.total_steps = planned;
     if (argus_pipeline_analyze(&r0->pl, final) != 0) {
         if (final)
             argus_log(ARGUS_LOG_WARN, "no step summaries reached rank 0; no report written");

@@ -26,6 +26,7 @@ struct argus_rank0 {
     /* the program's planned steps (argus_set_total_steps), read before every report; set
      * by the runtime after open (NULL: none, ARGUS_TOTAL_STEPS only) */
     uint64_t (*planned_steps)(void);
+    uint64_t env_steps;        /* ARGUS_TOTAL_STEPS as rank 0 read it (0: unset) */
     /* the reduction tree (parent[], set by the runtime), for missing subtrees */
     const int *tree_parent;
     int tree_size, tree_depth, fanin, threaded;

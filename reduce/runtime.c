@@ -59,6 +59,9 @@ static void rankinfo_fill(struct argus_rank_info *ri)
     ri->started_ns = runtime.info_started_ns;
     ri->planned_steps = runtime.sent_planned;
     ri->planned_at_ns = runtime.planned_at_ns;
+    /* ARGUS_TOTAL_STEPS travels too, apart, so that the spool keeps it and the program's
+     * value still wins wherever the records meet (store/jobstore.h) */
+    ri->env_planned_steps = runtime.cfg.total_steps > 0 ? (uint64_t)runtime.cfg.total_steps : 0;
     if (gethostname(ri->host, sizeof ri->host - 1) != 0)
         snprintf(ri->host, sizeof ri->host, "unknown");
     ri->host[sizeof ri->host - 1] = '\0';

@@ -225,14 +225,25 @@ uint64_t argus_jobstore_stale(const struct argus_jobstore *js);
  * of the store's content); one reader at a time, like the store itself. */
 void *argus_jobstore_scratch(const struct argus_jobstore *js, size_t bytes);
 
-/* The job's planned steps as its ranks' rank info gives them (argus_set_total_steps on
- * any rank: struct argus_rank_info planned_steps): the value of the record with the latest
- * planned_at_ns among those that have one (a tie: the one added last), 0 when none has
- * (or the latest was 0). *rank: whose it is. *other: a value of another rank that differed
- * from it when they came in, and *other_rank that rank (*other 0: none differed). NULLs
- * allowed. O(1). */
+/* Where the job's planned steps (argus_jobstore_planned_steps) come from. */
+enum argus_plan_from {
+    ARGUS_PLAN_NONE = 0,    /* no rank info gave a plan */
+    ARGUS_PLAN_PROGRAM = 1, /* argus_set_total_steps on some rank (planned_steps) */
+    ARGUS_PLAN_ENV = 2,     /* ARGUS_TOTAL_STEPS as a rank read it (env_planned_steps) */
+};
+
+/* The job's planned steps as its ranks' rank info gives them. The program's
+ * (argus_set_total_steps on any rank: struct argus_rank_info planned_steps) win: the value
+ * of the record with the latest planned_at_ns among those that have one (a tie: the one
+ * added last). When none has one (or the latest was 0: taken back), the environment's
+ * (ARGUS_TOTAL_STEPS: env_planned_steps) of the lowest rank that gave one. Either way
+ * whatever the order the records come in; 0 when neither. *rank: whose it is. *other (the
+ * program's only): a value of another rank that differed from it when they came in, and
+ * *other_rank that rank (*other 0: none differed). NULLs allowed. O(1). */
 uint64_t argus_jobstore_planned_steps(const struct argus_jobstore *js, uint32_t *rank,
                                       uint64_t *other, uint32_t *other_rank);
+/* Which of the two argus_jobstore_planned_steps gives; ARGUS_PLAN_NONE for NULL. O(1). */
+enum argus_plan_from argus_jobstore_plan_from(const struct argus_jobstore *js);
 
 /* Mark a rank as missing from step `from_step` on (it died or stopped sending). */
 void argus_jobstore_mark_missing(struct argus_jobstore *js, uint32_t rank,

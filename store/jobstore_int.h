@@ -79,6 +79,10 @@ struct argus_jobstore {
      * (argus_jobstore_planned_steps); a rank's that differed from another's */
     uint64_t plan_steps, plan_at, plan_other;
     uint32_t plan_rank, plan_other_rank;
+    /* ranks.c: the environment's plan (ARGUS_TOTAL_STEPS) of the lowest rank that gave one
+     * (plan_env 0: none did) */
+    uint64_t plan_env;
+    uint32_t plan_env_rank;
     /* retain.c: at most `horizon` distinct steps (SIZE_MAX: everything) */
     size_t max_cells, horizon;
     uint32_t min_steps;

@@ -1,5 +1,6 @@
 /* ranks.c — what the job store knows of a rank besides its steps (store/jobstore.h):
- * its rank info and its missing mark, and the job's planned steps its rank info gives.
+ * its rank info and its missing mark, and the job's planned steps its rank info gives
+ * (the program's, else the environment's).
  * Writes the info and missing_p1 of js->ranks and the plan fields only (store/retain.c
  * reads the mark when it evicts) and calls no other file of store/; must
  * know nothing of wire records. One owner; not thread-safe.
@@ -39,19 +40,38 @@ int argus_jobstore_set_rankinfo(struct argus_jobstore *js, const struct argus_ra
             js->plan_rank = ri->rank;
         }
     }
+    if (ri->env_planned_steps && (!js->plan_env || ri->rank <= js->plan_env_rank)) {
+        js->plan_env = ri->env_planned_steps; /* ARGUS_TOTAL_STEPS: the lowest rank's */
+        js->plan_env_rank = ri->rank;
+    }
     return 0;
+}
+
+enum argus_plan_from argus_jobstore_plan_from(const struct argus_jobstore *js)
+{
+    if (!js)
+        return ARGUS_PLAN_NONE;
+    if (js->plan_steps) /* the program's, whatever came in after it */
+        return ARGUS_PLAN_PROGRAM;
+    return js->plan_env ? ARGUS_PLAN_ENV : ARGUS_PLAN_NONE;
 }
 
 uint64_t argus_jobstore_planned_steps(const struct argus_jobstore *js, uint32_t *rank,
                                       uint64_t *other, uint32_t *other_rank)
 {
+    const enum argus_plan_from from = argus_jobstore_plan_from(js);
+
     if (rank)
-        *rank = js ? js->plan_rank : 0;
+        *rank = from == ARGUS_PLAN_PROGRAM ? js->plan_rank
+                : from == ARGUS_PLAN_ENV   ? js->plan_env_rank
+                                           : 0;
     if (other)
-        *other = js ? js->plan_other : 0;
+        *other = from == ARGUS_PLAN_PROGRAM ? js->plan_other : 0;
     if (other_rank)
-        *other_rank = js ? js->plan_other_rank : 0;
-    return js ? js->plan_steps : 0;
+        *other_rank = from == ARGUS_PLAN_PROGRAM ? js->plan_other_rank : 0;
+    return from == ARGUS_PLAN_PROGRAM ? js->plan_steps
+           : from == ARGUS_PLAN_ENV   ? js->plan_env
+                                      : 0;
 }
 
 const struct argus_rank_info *argus_jobstore_rankinfo(const struct argus_jobstore *js,

@@ -1,7 +1,8 @@
 /* test_wire_rankinfo.c — the rank-info record with communicator memberships (wire.c):
  * round trip of a full set, records of older builds (payload ending after the host name)
  * still read with no memberships, bad membership sections rejected with an offset; the
- * planned steps after the placement (round trip, absent in older records, cut short). */
+ * planned steps after the placement (round trip, absent in older records, cut short), and
+ * ARGUS_TOTAL_STEPS's after them (the same). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -227,10 +228,58 @@ static void test_plan_roundtrip(void **state)
     assert_true(ro.planned_steps == 0 && ro.planned_at_ns == 0);
 }
 
+/* ARGUS_TOTAL_STEPS as the rank read it, after the program's plan: with no program plan it
+ * brings an empty placement and a zero plan (8 + 16 + 8 B) and round-trips beside a
+ * program plan; a record of the build before it (ending after the plan) reads as 0, a
+ * record without it is byte for byte what that build wrote, one cut inside it is
+ * rejected. */
+static void test_env_plan_roundtrip(void **state)
+{
+    struct argus_rank_info ri, ro;
+    char err[256];
+    (void)state;
+
+    fill(&ri);
+    const long n0 = argus_rankinfo_encode(&ri, buf, sizeof buf);
+    assert_true(n0 > 0);
+    ri.env_planned_steps = 400;
+    long n = argus_rankinfo_encode(&ri, buf, sizeof buf);
+    assert_int_equal(n, n0 + 8 + 16 + 8);
+    memset(&ro, 0x55, sizeof ro);
+    assert_int_equal(argus_rankinfo_decode(buf, (size_t)n, &ro, err, sizeof err), 0);
+    assert_true(ro.env_planned_steps == 400 && ro.planned_steps == 0 &&
+                ro.planned_at_ns == 0 && ro.place.flags == 0);
+    assert_int_equal(argus_rankinfo_encode(&ri, buf, (size_t)n - 1), -ENOSPC);
+    /* both: the program's and the environment's, each kept */
+    ri.planned_steps = 200;
+    ri.planned_at_ns = 1764403720987654321ull;
+    n = argus_rankinfo_encode(&ri, buf, sizeof buf);
+    assert_int_equal(n, n0 + 8 + 16 + 8);
+    memset(&ro, 0x55, sizeof ro);
+    assert_int_equal(argus_rankinfo_decode(buf, (size_t)n, &ro, err, sizeof err), 0);
+    assert_true(ro.env_planned_steps == 400 && ro.planned_steps == 200 &&
+                ro.planned_at_ns == ri.planned_at_ns);
+    /* as the build before it wrote it: the plan last, no environment's */
+    ri.env_planned_steps = 0;
+    const long n1 = argus_rankinfo_encode(&ri, buf, sizeof buf);
+    assert_int_equal(n1, n - 8);
+    memset(&ro, 0x55, sizeof ro);
+    assert_int_equal(argus_rankinfo_decode(buf, (size_t)n1, &ro, err, sizeof err), 0);
+    assert_true(ro.env_planned_steps == 0 && ro.planned_steps == 200);
+    /* cut inside it */
+    ri.env_planned_steps = 400;
+    n = argus_rankinfo_encode(&ri, buf, sizeof buf);
+    const size_t m = reseal(buf, (size_t)n - ARGUS_WIRE_HDR - ARGUS_WIRE_TRAILER - 3);
+    assert_int_equal(argus_rankinfo_decode(buf, m, &ro, err, sizeof err), -EBADMSG);
+    assert_non_null(strstr(err, "payload ends early at offset"));
+    assert_true(ro.env_planned_steps == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_roundtrip),
+        cmocka_unit_test(test_env_plan_roundtrip),
         cmocka_unit_test(test_groups_roundtrip),
         cmocka_unit_test(test_old_record_read),
         cmocka_unit_test(test_bad_groups_rejected),

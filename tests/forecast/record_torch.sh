@@ -20,7 +20,8 @@
 # The runs (what the forecast must handle):
 #   plain      MLP 3 x 256, batch 64
 #   plan       the same, argus.set_total_steps(400): the plan recorded in the spool
-#   envplan    the same, ARGUS_TOTAL_STEPS=400 (rank 0's live reports only)
+#   envplan    the same, ARGUS_TOTAL_STEPS=400 (recorded in the spool too by builds whose
+#              rank info carries it; rank 0's live reports only before)
 #   ckpt       MLP 3 x 1024, batch 8, a checkpoint (torch.save + fsync, ~25 MB) every
 #              25 steps by rank 0
 #   regime     batch 64, then 160 from step 60 (before the 25 % cut): a regime change
@@ -140,7 +141,7 @@ meta = {"name": name, "what": what, "job": "tests/forecast/torch_job.py --steps 
                           if "--total-steps" in args else
                           int(dict(e.split("=", 1) for e in envs.split())
                               .get("ARGUS_TOTAL_STEPS", 0))),
-        "plan_in_spool": "--total-steps" in args,
+        "plan_in_spool": "--total-steps" in args or "ARGUS_TOTAL_STEPS=" in envs,
         "hog_steps": [h[i:i + 2] for i in range(0, len(h), 2)],
         "steps": {k: r["steps"][k] for k in ("first", "last", "count", "median_ms")},
         "live_forecast": {k: f.get(k) for k in ("steps_done", "steps_total", "steps_left",

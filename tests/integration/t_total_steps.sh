@@ -5,7 +5,9 @@
 # rank 1), and from the spool (argus-analyze). Only rank 3 of 4 calls it, after step 5:
 # report.json's forecast has steps_total N. When two ranks disagree, rank 0 uses the
 # latest and says so once, in one line. Before the rank info carried the plan, only rank
-# 0's own call counted and these reports had per_1000_steps.
+# 0's own call counted and these reports had per_1000_steps. ARGUS_TOTAL_STEPS travels
+# in the rank info too: alone it is the plan of the spool (argus-analyze, argus-predict),
+# with argus_set_total_steps the program's value wins.
 . "$(dirname "$0")/lib.sh"
 APP="$top_builddir/tests/integration/total_steps_app"
 AN="$top_builddir/argus-analyze"
@@ -100,4 +102,39 @@ import json, sys
 f = json.load(open(sys.argv[1]))["forecast"]
 assert f["per_1000_steps"] is True and f["steps_total"] is None, f
 PY
+# ARGUS_TOTAL_STEPS alone: every rank's rank info carries it too (env_planned_steps), so the
+# spool keeps it: argus-analyze and argus-predict on the spool plan those steps and the
+# table says where they came from (before, only rank 0's live report knew them: per 1,000
+# steps offline). With argus_set_total_steps too (rank 3, after step 5), the program's
+# value wins live, offline and in argus-predict, though rank 0's record with only the
+# environment's came in first.
+predict_plan() { # NAME SPOOL WANT_TOTAL WANT_FROM
+    "$top_builddir/argus-predict" --json "$2" >"$WORK/predict-$1.json" \
+        2>"$WORK/predict-$1.log" ||
+        { cat "$WORK/predict-$1.log" >&2; fail "$1: argus-predict failed"; }
+    python3 - "$WORK/predict-$1.json" "$3" "$1" <<'PY' || fail "$1: argus-predict's plan wrong"
+import json, sys
+p, want = json.load(open(sys.argv[1])), int(sys.argv[2])
+assert want - 200 < p["steps_left"] < want, (p["steps_left"], want)  # 1000: no plan
+print(sys.argv[3], "predict steps_left", p["steps_left"])
+PY
+    "$top_builddir/argus-predict" "$2" >"$WORK/predict-$1.txt" 2>&1 ||
+        { cat "$WORK/predict-$1.txt" >&2; fail "$1: argus-predict (table) failed"; }
+    grep -q "^  assumed: the planned $3 steps from $4" "$WORK/predict-$1.txt" ||
+        { cat "$WORK/predict-$1.txt" >&2; fail "$1: the table does not say the plan is from $4"; }
+}
+(export ARGUS_TOTAL_STEPS=2500; run envonly) || exit 1
+d="$WORK/out/argus-plan-envonly-$$"
+check "$d/report.json" 2500 envonly
+"$AN" -o "$WORK/offline-envonly" "$d/summaries.argus" >"$WORK/offline-envonly.log" 2>&1 ||
+    { cat "$WORK/offline-envonly.log" >&2; fail "envonly: argus-analyze failed"; }
+check "$WORK/offline-envonly/report.json" 2500 envonly-spool
+predict_plan envonly "$d/summaries.argus" 2500 "ARGUS_TOTAL_STEPS as rank 0 read it"
+(export ARGUS_TOTAL_STEPS=2500; run envboth 3:5:777) || exit 1
+d="$WORK/out/argus-plan-envboth-$$"
+check "$d/report.json" 777 envboth
+"$AN" -o "$WORK/offline-envboth" "$d/summaries.argus" >"$WORK/offline-envboth.log" 2>&1 ||
+    { cat "$WORK/offline-envboth.log" >&2; fail "envboth: argus-analyze failed"; }
+check "$WORK/offline-envboth/report.json" 777 envboth-spool
+predict_plan envboth "$d/summaries.argus" 777 "argus_set_total_steps on rank 3"
 echo ok

@@ -527,6 +527,72 @@ static void test_planned_steps(void **state)
     argus_jobstore_free(js);
 }
 
+/* ARGUS_TOTAL_STEPS as the ranks read it (env_planned_steps): the plan when no rank was
+ * told one by the program, the lowest rank's whatever the order; the program's (any rank,
+ * the latest) wins over it whether its record comes in before or after; taken back (0),
+ * the environment's is the plan again. */
+static void add_env_plan(struct argus_jobstore *js, uint32_t rank, uint64_t env, uint64_t steps,
+                         uint64_t at)
+{
+    struct argus_rank_info ri;
+    uint8_t rec[512];
+    char err[256];
+    memset(&ri, 0, sizeof ri);
+    ri.rank = rank;
+    ri.world_size = 4;
+    snprintf(ri.host, sizeof ri.host, "n%u", rank);
+    ri.env_planned_steps = env;
+    ri.planned_steps = steps;
+    ri.planned_at_ns = at;
+    const long n = argus_rankinfo_encode(&ri, rec, sizeof rec);
+    assert_true(n > 0);
+    assert_int_equal(argus_jobstore_ingest(js, ARGUS_REC_JOBINFO, rec, (size_t)n, err,
+                                           sizeof err), 0);
+}
+
+static void test_planned_steps_env(void **state)
+{
+    struct argus_jobstore *js;
+    uint32_t who = 99, orank = 99;
+    uint64_t other = 1;
+    (void)state;
+
+    assert_int_equal(argus_jobstore_plan_from(NULL), ARGUS_PLAN_NONE);
+    for (int order = 0; order < 2; order++) { /* the program's record after, then before */
+        assert_int_equal(argus_jobstore_create(4, &js), 0);
+        assert_int_equal(argus_jobstore_plan_from(js), ARGUS_PLAN_NONE);
+        if (order == 1)
+            add_env_plan(js, 3, 0, 200, 100); /* rank 3: argus_set_total_steps(200) */
+        add_env_plan(js, 2, 500, 0, 0);
+        add_env_plan(js, 0, 400, 0, 0);
+        add_env_plan(js, 1, 500, 0, 0);
+        if (order == 0) {
+            assert_int_equal(argus_jobstore_plan_from(js), ARGUS_PLAN_ENV);
+            assert_true(argus_jobstore_planned_steps(js, &who, &other, &orank) == 400);
+            assert_true(who == 0 && other == 0 && orank == 0); /* the lowest rank's */
+            add_env_plan(js, 3, 0, 200, 100);
+        }
+        add_env_plan(js, 0, 400, 0, 0); /* rank 0 re-sends: the environment's again */
+        assert_int_equal(argus_jobstore_plan_from(js), ARGUS_PLAN_PROGRAM);
+        assert_true(argus_jobstore_planned_steps(js, &who, &other, NULL) == 200);
+        assert_true(who == 3 && other == 0);
+        add_env_plan(js, 2, 500, 300, 50); /* an older program value: the latest wins */
+        assert_true(argus_jobstore_planned_steps(js, &who, &other, &orank) == 200);
+        assert_true(who == 3 && other == 300 && orank == 2);
+        add_env_plan(js, 3, 0, 0, 200); /* rank 3 takes its plan back */
+        assert_int_equal(argus_jobstore_plan_from(js), ARGUS_PLAN_ENV);
+        assert_true(argus_jobstore_planned_steps(js, &who, &other, &orank) == 400);
+        assert_true(who == 0 && other == 0);
+        argus_jobstore_free(js);
+    }
+    /* records of older builds (no environment's plan): as before */
+    assert_int_equal(argus_jobstore_create(4, &js), 0);
+    add_env_plan(js, 0, 0, 0, 0);
+    assert_int_equal(argus_jobstore_plan_from(js), ARGUS_PLAN_NONE);
+    assert_true(argus_jobstore_planned_steps(js, &who, NULL, NULL) == 0);
+    argus_jobstore_free(js);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -540,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_retention),
         cmocka_unit_test(test_pin),
         cmocka_unit_test(test_planned_steps),
+        cmocka_unit_test(test_planned_steps_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
