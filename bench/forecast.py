@@ -21,7 +21,10 @@ quantiles. Figures: mean absolute P50 error of the remaining time, the share of 
 inside P10-P90, CRPS (from the quantile function through P10/P50/P90/P99, extended
 linearly) relative to the truth, and the same for the baseline (a point forecast: its CRPS
 is its absolute error); the Kolmogorov-Smirnov distance between the held-out steps and the
-modelled law of one step (argus-predict's step_quantiles_ms, P1..P99). The DP x 2 what-if
+modelled law of one step (argus-predict's step_quantiles_ms, P1..P99), beside the KS
+distance sampling alone gives between the k steps fitted and the m held out (ks_floor_mean:
+0.8687 sqrt(1/k + 1/m), the Kolmogorov law's mean) and the mean of each run's KS over it
+(ks_over_floor_mean). The DP x 2 what-if
 is judged against a real run at DP 4: its median step against the real run's held-out
 median, and the KS distance of the two. The simulator's DP collectives take the same
 transfer time at any group size (sim/vclock.c), where the what-if scales it by the ring
@@ -56,6 +59,7 @@ LOGS = os.path.join(S, "tests", "data", "logs")
 ENV = dict(os.environ, OMPI_MCA_btl="self,vader", OMPI_MCA_rmaps_base_oversubscribe="1",
            OMPI_MCA_mpi_yield_when_idle="1", ARGUS_DEADLINE_MS="30000",
            OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+ENV.pop("ARGUS_TOTAL_STEPS", None)  # the plans judged are the inputs' own (torch_plan)
 W = tempfile.mkdtemp(prefix="argus-bench-fc.")
 
 
@@ -159,6 +163,9 @@ def judge(path, name, source, cut=0.25, extra=()):
             "inside": r["p10"] <= truth <= r["p90"],
             "crps": crps(r, truth) / truth, "crps_base": abs(base - truth) / truth,
             "base_err": abs(base - truth) / truth, "ks": ks(j["step_quantiles_ms"], ts[k:]),
+            # the KS distance sampling alone gives between the k steps fitted and the
+            # n - k held out: the Kolmogorov law's mean, sqrt(pi / 2) ln 2, x sqrt(1/k+1/m)
+            "ks_floor": 0.8687 * (1.0 / k + 1.0 / (n - k)) ** 0.5,
             "fault_after_cut": fault_after(path, k - 1)}
 
 
@@ -239,8 +246,10 @@ for f in LOGF:
 # the real PyTorch job of tests/data/torch (tests/forecast/record_torch.sh: 2 ranks of
 # DDP over gloo on CPU, 400 steps each): every spool cut at 25 %; and what the planned
 # steps say at the end of the run (all planned steps done): argus-analyze's forecast of
-# the whole spool when the plan is in it (argus.set_total_steps), the live report's when
-# only rank 0 had it (ARGUS_TOTAL_STEPS), against the plan and the steps run (run.json)
+# the whole spool when the plan is in it (argus.set_total_steps; ARGUS_TOTAL_STEPS too in
+# spools recorded since the rank info carries it), the live report's when only rank 0 had
+# it (ARGUS_TOTAL_STEPS in older spools), against the plan and the steps run (run.json).
+# Whether the spool has it is read from argus-analyze's report of it, not from run.json
 TORCH = os.path.join(S, "tests", "data", "torch")
 torch_plans = []
 for nm in sorted(os.listdir(TORCH)):
@@ -251,8 +260,9 @@ for nm in sorted(os.listdir(TORCH)):
     meta = json.load(open(os.path.join(TORCH, nm, "run.json")))
     if not meta["planned_steps"]:
         continue
-    if meta["plan_in_spool"]:  # argus-analyze's report of the whole spool (judge ran it)
-        seen = json.load(open(os.path.join(W, "an-torch-" + nm, "report.json")))["forecast"]
+    # argus-analyze's report of the whole spool (judge ran it, with ENV's environment)
+    seen = json.load(open(os.path.join(W, "an-torch-" + nm, "report.json")))["forecast"]
+    if seen and not seen["per_1000_steps"]:
         where = "spool"
     else:
         seen, where = meta["live_forecast"], "live"
@@ -295,6 +305,8 @@ def summary(rs):
                 round(sum(r["p50_err"] for r in fore) / len(fore), 4) if fore else None,
             "ks_mean": round(sum(r["ks"] for r in rs) / n, 4),
             "ks_max": round(max(r["ks"] for r in rs), 4),
+            "ks_floor_mean": round(sum(r["ks_floor"] for r in rs) / n, 4),
+            "ks_over_floor_mean": round(sum(r["ks"] / r["ks_floor"] for r in rs) / n, 3),
             "ks_mean_no_fault_after_cut":
                 round(sum(r["ks"] for r in fore) / len(fore), 4) if fore else None,
             "ks_max_no_fault_after_cut":

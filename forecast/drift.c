@@ -13,8 +13,10 @@
  * slopes of the regime's halves give the rate at which the slope decays (its half-life,
  * at most the fitted span); the slope at the regime's end is extrapolated with it. The
  * model's own extrapolation error (fitted on the regime's first half, judged on the
- * second) is kept for the band.
- * Allocates O(n) and frees it; no I/O, no globals.
+ * second) is kept for the band. A slope that fails the test is still uncertain: a regime
+ * that starts at a stair along one (fc_drift_band) keeps the staircase's slope spread in
+ * its band, none at its centre.
+ * Allocates O(n) and frees it (fc_drift_band: nothing); no I/O, no globals.
  */
 #include "config.h"
 
@@ -83,6 +85,16 @@ double fc_drift_log(const struct fc_drift *d, double slope_end, double lam, doub
     return lam > 0 ? slope_end * -expm1(-lam * j) / lam : slope_end * j;
 }
 
+void fc_drift_path(const struct fc_drift *d, uint64_t left, double tq, double z1, double z2,
+                   double zb, struct fc_drift_path *p)
+{
+    double grow = d->bt_span > 0 ? sqrt((double)left / d->bt_span) : 1;
+    grow = grow > 3 ? 3 : grow;
+    p->off = d->se * tq * d->arm + 1.25 * d->bt_err * grow * zb;
+    p->slope_end = d->slope_end + d->se_end * tq;
+    p->lam = fc_drift_lam(d, d->s1 + d->se1 * z1, d->s2 + d->se2 * z2);
+}
+
 /* The residual sum of squares of y[0..K) as two levels, split where it fits best (at
  * least 2 points a side): a level change, against which a trend must fit better. O(K). */
 static double fc_step_sse(const double *y, size_t K, size_t *split)
@@ -127,10 +139,11 @@ static double fc_ac_inflate(const double *e, size_t K, double *ac)
 /* Two levels split at batch kb and one slope common to both (the level moving within
  * them as well): y[k] = a_L or a_R + s x[k], the two batches beside the split left out
  * (one of them may hold steps of both levels). The slope, its t (the residuals' scatter,
- * inflated by their autocorrelation; K - 5 degrees of freedom), the right level's step
- * over the left one at the split (log), and the fitted log level at x_end. O(K). */
+ * inflated by their autocorrelation; K - 5 degrees of freedom), its standard error, the
+ * right level's step over the left one at the split (log), and the fitted log level at
+ * x_end. O(K). */
 struct fc_stairs {
-    double s, t, step, end;
+    double s, se, t, step, end;
 };
 
 static void fc_stairs_fit(const double *x, const double *y, size_t K, size_t kb, double x_end,
@@ -168,6 +181,7 @@ static void fc_stairs_fit(const double *x, const double *y, size_t K, size_t kb,
         m++;
     }
     const double se = sqrt(sse / (double)(m - 3) / sxx) * fc_ac_inflate(e, m, &ac);
+    st->se = se;
     st->t = se > 0 ? fabs(st->s) / se : INFINITY;
     const double xb = (x[kb - 1] + x[kb]) / 2; /* the split */
     st->step = (my[1] + st->s * (xb - mx[1])) - (my[0] + st->s * (xb - mx[0]));
@@ -227,6 +241,9 @@ static void fc_drift_batches(const double *x, const double *y, size_t K, double 
     const int sign = d->slope > 0 ? 1 : -1;
     const int trend = d->t >= FC_DRIFT_T && d->r2 >= FC_DRIFT_R2 && l.sse < d->sse_step;
     d->stairs = !trend && st.t >= FC_DRIFT_T && st.s * sign > 0 && st.step * sign > 0;
+    d->st_s = st.s;
+    d->st_se = st.se;
+    d->st_df = st.se > 0 ? (double)(K - 5) : 0;
     d->lvl = d->stairs ? st.end - (d->icpt + d->slope * d->gend) : 0;
     d->used = (trend || d->stairs) && d->move >= FC_DRIFT_MIN_MOVE;
 }
@@ -292,8 +309,25 @@ void fc_drift_detrend_tail(const struct fc_drift *d, double *v, size_t n, size_t
     }
 }
 
-size_t fc_drift_span(const struct fc *f, size_t w_end, size_t start, uint32_t b)
+void fc_drift_band(const struct fc_drift *span, size_t n, struct fc_drift *d)
 {
+    if (d->used || span->used || !(span->st_df > 0) || n < 2)
+        return;
+    const double spread = sqrt(span->st_s * span->st_s + span->st_se * span->st_se);
+    memset(d, 0, sizeof *d);
+    d->used = d->band = 1;
+    d->se = d->se_end = spread;
+    d->df = span->st_df;
+    d->t = spread > 0 ? fabs(span->st_s) / span->st_se : 0;
+    d->arm = (double)(n - 1) / 2; /* from the regime's mean to its last step */
+    d->lam = d->lam_min = span->lam_min;
+    d->bt_span = (double)n;
+}
+
+size_t fc_drift_span(const struct fc *f, size_t w_end, size_t start, uint32_t b,
+                     struct fc_drift *span)
+{
+    memset(span, 0, sizeof *span);
     if (start <= w_end || start >= f->n)
         return start;
     int sign = 0, own = 0; /* the changes since the warm-up: one sign, start one of them */
@@ -316,9 +350,8 @@ size_t fc_drift_span(const struct fc *f, size_t w_end, size_t start, uint32_t b)
         if (!f->ev[i])
             v[m++] = f->t[i];
     const size_t v0 = m > ARGUS_FC_MAX_FIT ? m - ARGUS_FC_MAX_FIT : 0;
-    struct fc_drift d;
-    const int ok = fc_drift_fit(v + v0, m - v0, b, &d) == 0 && d.used &&
-                   (d.slope > 0 ? 1 : -1) == sign;
+    const int ok = fc_drift_fit(v + v0, m - v0, b, span) == 0 && span->used &&
+                   (span->slope > 0 ? 1 : -1) == sign;
     free(v);
     return ok ? w_end : start;
 }

@@ -145,14 +145,21 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
     double lr[FC_MAX_CHANGES + ARGUS_ANOMALY_MAX_HITS];
     size_t n_lr = 0, n_recur = 0;
     const size_t warm = f.n / 10 > 20 ? f.n / 10 : 20;
+    double *rtmp = malloc((f.n + 1) * sizeof *rtmp); /* fc_regime_step's scratch */
+    if (!rtmp) {
+        rc = -ENOMEM;
+        goto out;
+    }
     for (size_t k = 0; k < f.nchg; k++) {
         if (f.chg[k] > start)
             start = f.chg[k];
-        if (f.chg[k] >= warm) { /* past the warm-up: such changes may recur */
-            lr[n_lr++] = f.chg_lr[k];
+        if (f.chg[k] >= warm) { /* past the warm-up: such changes may recur, their size
+                                   the stair's (forecast/regimes.c) */
+            lr[n_lr++] = fc_regime_step(&f, k, rtmp);
             n_recur++;
         }
     }
+    free(rtmp);
     for (size_t a = 0; res && a < res->n_anomalies; a++) {
         const struct argus_anomaly *an = &res->anomalies[a];
         if (an->kind != ARGUS_AK_STEP_REGRESSION)
@@ -205,11 +212,13 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
         if (last_slow > w_end && last_slow + FC_MIN_STEPS <= f.n)
             w_end = last_slow;
     }
+    struct fc_drift span = {0}; /* the fit from the warm-up's end (fc_drift_band) */
     { /* change points along a drift are the drift (forecast/drift.c; not with a period:
        * its test would fit the alternating steps themselves, not their periods) */
         const size_t s2 = f.period > 1 ? start
                                        : fc_drift_span(&f, w_end, start,
-                                                       fc_block_len(f.t + w_end, f.n - w_end));
+                                                       fc_block_len(f.t + w_end, f.n - w_end),
+                                                       &span);
         if (s2 != start)
             fc_note(out->assume, &out->n_assume, "change points from step %llu to %llu "
                     "taken as one drift", (unsigned long long)f.step[s2],
@@ -224,7 +233,7 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
 
     /* the regime's base series (events out, the most recent ARGUS_FC_MAX_FIT) */
     base = malloc((f.n + 1) * sizeof *base);
-    evc = malloc((f.n + 1) * sizeof *evc);
+    evc = malloc(2 * (f.n + 1) * sizeof *evc); /* per occurrence, then per step */
     wbase = malloc(2 * (f.n + 1) * sizeof *wbase);
     if (!base || !evc || !wbase) {
         rc = -ENOMEM;
@@ -265,17 +274,22 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
     for (size_t i = 0; i < nfit; i++)
         out->step_mean_ms += fit[i] / (double)nfit;
     for (size_t i = 0; i < f.n; i++)
+        if (f.ev[i] == 1) /* an occurrence: the excess of its steps (forecast/series.c) */
+            evc[ne++] = fc_event_cost(&f, i, med);
+    double *const evs = evc + ne; /* the events' steps one by one: the law of one step */
+    size_t nes = 0;
+    for (size_t i = 0; i < f.n; i++)
         if (f.ev[i])
-            evc[ne++] = f.t[i] > med ? f.t[i] - med : 0;
+            evs[nes++] = f.t[i] > med ? f.t[i] - med : 0;
     uint64_t ev_left = 0;
     for (size_t p = 0; p < out->n_periodic; p++) {
         struct argus_fc_periodic *pe = &out->periodic[p];
         size_t k = 0;
         double *tmpc = wbase;
         for (size_t i = 0; i < f.n; i++)
-            if (f.ev[i] && f.step[i] <= pe->last_step &&
+            if (f.ev[i] == 1 && f.step[i] <= pe->last_step &&
                 (pe->last_step - f.step[i]) % pe->period_steps == 0)
-                tmpc[k++] = f.t[i] > med ? f.t[i] - med : 0;
+                tmpc[k++] = fc_event_cost(&f, i, med);
         pe->cost_ms = k ? fc_median_copy(tmpc, k, tmpc + k) : 0;
         const uint64_t a = pe->last_step, end = out->last_step + out->steps_left;
         pe->left = end > a ? (end - a) / pe->period_steps -
@@ -298,8 +312,14 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
         rc = -ENOMEM;
         goto out;
     }
+    if (per == 1) /* a stair along a drift that is not significant: its spread, in the band */
+        fc_drift_band(&span, nps, &dr);
     fc_drift_detrend(&dr, sfit, nps, dtr);
-    if (dr.used) {
+    if (dr.band)
+        fc_note(out->assume, &out->n_assume, "a stair along a slope that is not significant "
+                "(%+.2f %% per 1,000 steps, t %.1f): none assumed, its spread (+-%.2f %%) in "
+                "the band", expm1(1000 * span.st_s) * 100, dr.t, 1000 * dr.se * 100);
+    else if (dr.used) {
         out->block_len = fc_block_len(dtr, nps);
         fc_note(out->assume, &out->n_assume, "drift: %+.2f %% per 1,000 steps at step %llu "
                 "(+-%.2f, t %.1f, R2 %.2f), damped (half-life %.0f steps); %+.1f %% over the "
@@ -315,9 +335,15 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
     if (per > 1)
         fc_note(out->assume, &out->n_assume, "steps repeat every %u steps: change points, "
                 "drift and bootstrap on the sums of whole periods (%zu fitted)", per, nps);
-    if (rate > 0)
+    if (rate > 0) { /* forecast/sample.c: regimes about the current level, bounded */
+        double lmax = 0;
+        for (size_t k = 0; k < n_lr; k++)
+            lmax = fabs(lr[k]) > lmax ? fabs(lr[k]) : lmax;
         fc_note(out->assume, &out->n_assume, "change points recur at %.2g per step (%zu "
-                "seen past the warm-up, the first not counted), either sign", rate, n_recur);
+                "seen past the warm-up, the first not counted): each starts a regime about "
+                "the current level (its mean), up or down by one of the stairs seen (at most "
+                "x%.2f); they do not compound", rate, n_recur, exp(lmax));
+    }
     const uint64_t seed = o->seed ? o->seed : 1;
     struct argus_fc_quant rq;
     const uint64_t pleft = out->steps_left / per; /* the periods left */
@@ -342,8 +368,11 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
         fc_note(out->warn, &out->n_warn, "too few steps: %zu", f.n);
     out->remaining_s = rq;
     fc_add(&out->total_s, &rq, out->elapsed_s);
-    const double ev_share = out->steps_left ? (double)ev_left / (double)out->steps_left : 0;
-    if (o->step_dist) { /* with a drift: the steps at levels spread over the steps left */
+    const double ev_share = out->steps_left ? (double)ev_left * (ne ? (double)nes / (double)ne
+                                                                    : 1) /
+                                                  (double)out->steps_left
+                                            : 0; /* the events' steps among the steps left */
+    if (o->step_dist) { /* with a drift: mixed over the paths' levels in the steps left */
         double *sq = dtr;
         size_t nsq = nfit;
         if (per > 1) { /* the steps, each at its period's detrended level (wbase: free) */
@@ -353,11 +382,9 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
             sq = wbase;
             nsq = nfit - off;
         }
-        for (size_t i = 0; dr.used && i < nsq; i++)
-            sq[i] *= exp(fc_drift_log(&dr, dr.slope_end, dr.lam, (fmod(0.6180339887498949 *
-                                                                 (double)i, 1.0)) *
-                                                           (double)pleft));
-        if ((rc = fc_step_quant(sq, nsq, evc, ne, ev_share, out->step_q_ms)) != 0)
+        const struct fc_step_drift sdr = {.d = &dr, .left = pleft, .logged = fit,
+                                          .n_logged = nfit};
+        if ((rc = fc_step_quant(sq, nsq, evs, nes, ev_share, &sdr, out->step_q_ms)) != 0)
             goto out;
         out->has_step_q = 1;
     }
@@ -442,11 +469,9 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
         fc_add(&wo->total_s, &wq, out->elapsed_s);
         wo->step_p50_ms = fc_quantile_sel(wbase, nw, 0.5); /* at the fit's last level */
         if (o->step_dist) {
-            for (size_t i = 0; wdrift && i < nw; i++) /* spread over the steps left */
-                wbase[i] *= exp(fc_drift_log(&dr, dr.slope_end, dr.lam,
-                                             fmod(0.6180339887498949 * (double)i, 1.0) *
-                                                 (double)out->steps_left));
-            if ((rc = fc_step_quant(wbase, nw, evc, ne, ev_share, wo->step_q_ms)) != 0)
+            const struct fc_step_drift wsd = {.d = wdrift ? &dr : NULL,
+                                              .left = out->steps_left};
+            if ((rc = fc_step_quant(wbase, nw, evs, nes, ev_share, &wsd, wo->step_q_ms)) != 0)
                 goto out;
             wo->has_step_q = 1;
         }

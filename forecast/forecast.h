@@ -14,8 +14,9 @@
  * remaining steps are drawn in two stages: the regime's level with the uncertainty of
  * its mean (batch means, Student t) and its drift, then the steps left as circular
  * blocks of the regime (never one by one), so that the band is not that of independent
- * steps; change points seen so far recur at their observed rate with their observed
- * size, either sign. Per-rank offsets on a common per-step factor drive the what-ifs.
+ * steps; change points seen so far recur at their observed rate, each starting a regime
+ * about the current level, up or down by an observed stair (exp(+-l) / cosh(l)), never
+ * compounding. Per-rank offsets on a common per-step factor drive the what-ifs.
  *
  * Pure computation: no I/O, no globals; deterministic for a seed (its own RNG). Memory:
  * O(held steps) temporaries, and with what-ifs the store's scratch for held steps x
@@ -156,7 +157,8 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
  * the regime series base[0..n) (n >= 2), in two stages (the level, then circular blocks
  * of length b); plus ev_count periodic events whose costs (ms) are drawn from
  * ev_ms[0..n_ev); plus change points at `rate` per step whose sizes (|log ratio|) are
- * drawn from lr[0..n_lr), each of either sign. n_sims 0: 1,000. Allocates O(n + n_sims)
+ * drawn from lr[0..n_lr), each starting a regime about the current level (either sign,
+ * exp(+-l) / cosh(l); they do not compound). n_sims 0: 1,000. Allocates O(n + n_sims)
  * and frees it. 0, -EINVAL or -ENOMEM. */
 int argus_forecast_sample(const double *base, size_t n, uint32_t b, uint64_t left,
                           const double *ev_ms, size_t n_ev, uint64_t ev_count,

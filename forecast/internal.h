@@ -40,7 +40,7 @@ struct fc {
     double *t;
     size_t n;
     size_t h0;           /* index of the first held step (steps before it were evicted) */
-    unsigned char *ev;   /* 1: a periodic event's step */
+    unsigned char *ev;   /* 1: a periodic event's hit, 2: another step of it (fc_periodic) */
     /* held steps x ranks: own work (wall less collective and p2p time) and collective
      * time (what the DP ring term scales), ms; NAN where the rank holds no step */
     double *work, *comm; /* only with what-ifs (NULL otherwise) */
@@ -68,11 +68,16 @@ struct fc {
  * (argus_jobstore_step_figs): O(max_series) whatever P and the job's length. tables: the
  * held steps x ranks work and collective tables too (what-ifs; the store's scratch),
  * walking every held cell, which gives the same figures. 0 or -ENOMEM.
- * fc_periodic: the analysis' periodic iteration_jitter findings marked in f->ev.
+ * fc_periodic: the analysis' periodic iteration_jitter findings marked in f->ev (1:
+ * an occurrence's hit, 2: another of its steps).
  * fc_changes: own change points (binary segmentation of the log step times). 0 or
  * -ENOMEM. fc_free: f's own memory. */
 int fc_build(struct fc *f, int tables, size_t max_series);
 void fc_periodic(struct fc *f, const struct argus_result *res, struct argus_forecast *o);
+/* forecast/series.c: an occurrence's steps are its hit (f->ev 1) and the steps beside it
+ * that the pattern raises too (f->ev 2, fc_periodic). fc_event_cost: the excess over med
+ * of the occurrence whose hit is at index i, summed over its steps. */
+double fc_event_cost(const struct fc *f, size_t i, double med);
 int fc_changes(struct fc *f);
 void fc_free(struct fc *f);
 /* forecast/series.c: a short period. fc_period: k in 2..FC_MAX_PERIOD when v[0..n) (ms,
@@ -94,6 +99,13 @@ void fc_free(struct fc *f);
 #define FC_TAIL_T 8.0
 uint32_t fc_period(const double *v, size_t n, double *tmp);
 size_t fc_period_sums(const double *v, size_t n, uint32_t k, double *out);
+
+/* forecast/regimes.c: the size of own change point k of f (k < f->nchg; f->chg
+ * ascending): the log ratio of the levels of the regimes either side of it (from the
+ * previous change point, or the series' start, to the next one, or its end), each the
+ * mean of its steps (events out) between their 10th and 90th percentiles; f->chg_lr[k]
+ * when either has no step. tmp: f->n values of scratch. O(n). */
+double fc_regime_step(const struct fc *f, size_t k, double *tmp);
 
 /* forecast/attrib.c, over the held regime steps [i0, f->nh): the sync tax and the ranks
  * most often slowest; the phase contributors of the steps at or past p90_ms. */
@@ -129,12 +141,24 @@ int fc_gpd_fit(double *v, size_t n, struct fc_gpd *g);
 double fc_gpd_draw(const struct fc_gpd *g, double unif);
 double fc_gpd_sf(const struct fc_gpd *g, double x);
 
-/* forecast/stepdist.c: q[0..ARGUS_FC_NSTEPQ) = P1..P99 of one modelled step: a kernel
- * estimate of v[0..n) (ms, n >= 1; log scale, Silverman's bandwidth, the log variance
- * kept; rounded to the grid the values were logged on, if any) and, at share pi of the
- * steps, one of them plus an event cost from evc[0..ne). 0, -EINVAL or -ENOMEM. */
+/* forecast/stepdist.c: q[0..ARGUS_FC_NSTEPQ) = P1..P99 of one step drawn at random from
+ * the steps left: a kernel estimate of v[0..n) (ms, n >= 1; log scale, Silverman's
+ * bandwidth, the log variance kept) and, at share pi of the steps, one of them plus an
+ * event cost from evc[0..ne); rounded to the grid the steps were logged on, if any (those
+ * of sd->logged[0..n_logged) when given, else v's). With sd->d used (v then at the fit's
+ * last level, fc_drift_detrend) and sd->left > 0 steps left (in d's units: periods with
+ * a period), the mixture over the steps left of that law moved as fc_sample_drift moves
+ * a path: each drawn path's slope error, decay and level error, at a position uniform
+ * over the steps left (fc_drift_log). sd NULL: no drift, v's grid. 0, -EINVAL or
+ * -ENOMEM. */
+struct fc_step_drift {
+    const struct fc_drift *d;     /* NULL or unused: no drift */
+    uint64_t left;
+    const double *logged;         /* NULL: v */
+    size_t n_logged;
+};
 int fc_step_quant(const double *v, size_t n, const double *evc, size_t ne, double pi,
-                  double *q);
+                  const struct fc_step_drift *sd, double *q);
 
 /* forecast/drift.c: the current regime's drift, a damped trend of the log step time
  * (docs/ALGORITHMS.md, "Drift"). fc_drift_fit on the regime's steps v[0..n) (ms), b the
@@ -162,6 +186,9 @@ struct fc_drift {
     int stairs; /* used as a staircase: two levels and a slope moving both, one sign */
     double lvl; /* the end level's log offset from the trend's (the staircase's last
                    level; 0 for a trend) */
+    double st_s, st_se, st_df; /* the staircase's common slope, its standard error and
+                                  degrees of freedom (st_df 0: no staircase fitted) */
+    int band; /* fc_drift_band: used for the band only (no slope at the centre) */
 };
 int fc_drift_fit(const double *v, size_t n, uint32_t b, struct fc_drift *d);
 void fc_drift_detrend(const struct fc_drift *d, const double *v, size_t n, double *out);
@@ -169,6 +196,17 @@ double fc_drift_log(const struct fc_drift *d, double slope_end, double lam, doub
 /* fc_drift_lam: the slope's decay per step from the halves' slopes s1, s2 (same sign,
  * |s2| < |s1|: -log(|s2 / s1|) / half, |s2 / s1| at least 0.05), at least lam_min. */
 double fc_drift_lam(const struct fc_drift *d, double s1, double s2);
+/* fc_drift_path: one path's drift, the same in the sampler and in the law of one step,
+ * from its draws: tq the slope error's Student t, z1 and z2 normals of the halves'
+ * slopes' errors, zb a normal of the model error; left the steps left. off: the log level
+ * at the cut (the end level moved by arm times the slope error, plus the model error of
+ * sd 1.25 bt_err grown as sqrt(left / bt_span), at most x3); slope_end and lam: the
+ * path's end slope and decay, for fc_drift_log. No allocation. */
+struct fc_drift_path {
+    double off, slope_end, lam;
+};
+void fc_drift_path(const struct fc_drift *d, uint64_t left, double tq, double z1, double z2,
+                   double zb, struct fc_drift_path *p);
 /* fc_drift_detrend_tail: fc_drift_detrend in place on v[0..n) taken as the steps at the
  * fit's indices last - n + 1 .. last (a what-if's held steps, which end where the fit
  * ends). */
@@ -176,8 +214,20 @@ void fc_drift_detrend_tail(const struct fc_drift *d, double *v, size_t n, size_t
 /* fc_drift_span: the regime's first step: w_end (the warm-up's end) instead of start
  * when the own change points past w_end all have one sign, start is one of them, and a
  * significant drift of that sign fits the series from w_end (the steps drift, they do not
- * change regime), else start. O(n). */
-size_t fc_drift_span(const struct fc *f, size_t w_end, size_t start, uint32_t b);
+ * change regime), else start. *span: that fit (zero when the changes do not qualify or
+ * the series is too short for one). O(n). */
+size_t fc_drift_span(const struct fc *f, size_t w_end, size_t start, uint32_t b,
+                     struct fc_drift *span);
+/* fc_drift_band: a regime of n steps (n >= 2) that starts at a stair along a drift that
+ * is not significant (span: fc_drift_span's fit, a staircase fitted, not used) and has no
+ * drift of its own (d, its fit, not used) keeps that drift's uncertainty: d becomes a
+ * drift for the band only (used and band set; slope, slope_end and lvl 0, so that
+ * detrending moves nothing), each path drawing its slope about zero with the
+ * staircase's common slope's root mean square under its sampling law, sqrt(st_s^2 +
+ * st_se^2), as standard error (se, se_end; df st_df), from the regime's mean (arm
+ * (n - 1) / 2), decaying at the span's lam_min, with no model error of its own (bt_err
+ * 0). Otherwise d is left as it is. No allocation. */
+void fc_drift_band(const struct fc_drift *span, size_t n, struct fc_drift *d);
 /* forecast/sample.c: argus_forecast_sample with the drift d (NULL or unused: none): each
  * path draws its end slope (Student t about slope_end; the end level moved by arm times
  * the same slope error) and its decay (fc_drift_lam of

@@ -3,7 +3,8 @@
  * level drawn with the uncertainty of its mean (batch means, Student t), then the steps
  * left drawn from it in circular blocks (never one by one),
  * periodic event costs drawn from those observed, and future change points at an observed
- * rate; the excesses past a high percentile from a fitted generalised Pareto law
+ * rate, each starting a regime about the current level (not compounding: no random walk
+ * of the level); the excesses past a high percentile from a fitted generalised Pareto law
  * (forecast/tail.c), and the regime's drift (forecast/drift.c: a damped trend, its slope
  * drawn per path) when there is one. Its own RNG (splitmix64), so the same seed gives the same
  * quantiles. Allocates O(n + n_sims) per call and frees it; no I/O, no globals.
@@ -72,6 +73,31 @@ static uint32_t fc_rng_poisson(uint64_t *s, double lam, uint32_t cap)
             return k;
         k++;
     }
+}
+
+#define FC_RECUR_MAX 16 /* the most change points drawn on one path */
+
+/* Recurring regimes: the mean over the steps left of a path's level factor, relative to
+ * the current regime's level, when change points come as a Poisson process of mean lam
+ * over them (at most FC_RECUR_MAX) at uniform positions, each starting a regime whose
+ * level is the current one's times exp(+-l) / cosh(l), l the size of a change drawn from
+ * lr[0..n_lr) (|log ratio|), either sign at even odds: regimes like those seen, about
+ * the current level (their mean, so that recurring changes widen the band without moving
+ * its centre), not a random walk of it (the factor lies within exp(+-max l)). */
+static double fc_recur_mult(uint64_t *rng, double lam, const double *lr, size_t n_lr)
+{
+    const uint32_t nc = fc_rng_poisson(rng, lam, FC_RECUR_MAX);
+    double u[FC_RECUR_MAX], f = 1, prev = 0, mult = 0;
+    for (uint32_t k = 0; k < nc; k++)
+        u[k] = fc_rng_unif(rng);
+    fc_sort(u, nc);
+    for (uint32_t k = 0; k < nc; k++) {
+        const double l = fabs(lr[(size_t)(fc_rng_unif(rng) * (double)n_lr)]);
+        mult += (u[k] - prev) * f;
+        f = exp(fc_rng_unif(rng) < 0.5 ? -l : l) / cosh(l); /* mean 1 */
+        prev = u[k];
+    }
+    return mult + (1 - prev) * f;
 }
 
 /* Sum of len (<= n) values of the circular series whose prefix sums are pre[0..n]. */
@@ -254,29 +280,15 @@ int fc_sample_drift(const double *base, size_t n, uint32_t b, uint64_t left,
         if (dr && dr->used && left) { /* the drift: this path's slope at the end */
             const double df = dr->df > 2 ? dr->df : 2;
             const double tq = fc_rng_normal(&drng) / sqrt(fc_rng_chi2(&drng, df) / df);
-            double grow = dr->bt_span > 0 ? sqrt((double)left / dr->bt_span) : 1;
-            grow = grow > 3 ? 3 : grow;
-            const double lam = fc_drift_lam(dr, dr->s1 + dr->se1 * fc_rng_normal(&drng),
-                                            dr->s2 + dr->se2 * fc_rng_normal(&drng));
-            s *= exp(dr->se * tq * dr->arm) *
-                 fc_drift_mult(dr, dr->slope_end + dr->se_end * tq, lam, left) *
-                 exp(1.25 * dr->bt_err * grow * fc_rng_normal(&drng));
+            const double z1 = fc_rng_normal(&drng), z2 = fc_rng_normal(&drng);
+            struct fc_drift_path p;
+            fc_drift_path(dr, left, tq, z1, z2, fc_rng_normal(&drng), &p);
+            s *= exp(p.off) * fc_drift_mult(dr, p.slope_end, p.lam, left);
         }
-        /* change points at their observed rate, either sign, on the rest of the run */
-        if (rate > 0 && n_lr && left) {
-            uint32_t nc = fc_rng_poisson(&rng, rate * (double)left, 16);
-            double u[16], f = 1, prev = 0, mult = 0;
-            for (uint32_t k = 0; k < nc; k++)
-                u[k] = fc_rng_unif(&rng);
-            fc_sort(u, nc);
-            for (uint32_t k = 0; k < nc; k++) {
-                double l = fabs(lr[(size_t)(fc_rng_unif(&rng) * (double)n_lr)]);
-                mult += (u[k] - prev) * f;
-                f *= exp(fc_rng_unif(&rng) < 0.5 ? -l : l);
-                prev = u[k];
-            }
-            s *= mult + (1 - prev) * f;
-        }
+        /* change points at their observed rate on the rest of the run, each starting a
+         * regime about the current level (docs/ALGORITHMS.md, "Forecast (PRISM)") */
+        if (rate > 0 && n_lr && left)
+            s *= fc_recur_mult(&rng, rate * (double)left, lr, n_lr);
         /* periodic events with their observed costs */
         if (ev_count && n_ev) {
             if (ev_count <= 1024) {

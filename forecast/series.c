@@ -136,8 +136,78 @@ int fc_build(struct fc *f, int tables, size_t max_series)
 
 /* ---- periodic events (the analysis' periodic iteration_jitter findings) ---------------- */
 
+#define FC_EV_WIN 32  /* the steps either side of an occurrence its z is judged against */
+#define FC_EV_SPAN 3  /* an occurrence's steps reach at most this far from its hit */
+#define FC_EV_Z 1.5   /* the median robust z of the steps at an offset that are the event's */
+#define FC_EV_OCC 256 /* the occurrences (the last ones) an offset is judged on */
+
+/* The robust z of the log step time at index j over the steps that are not events within
+ * FC_EV_WIN of index i (their median, 1.4826 MAD); 0 when fewer than 5 (tmp: 2 FC_EV_WIN
+ * + 1 values). */
+static double fc_ev_z(const struct fc *f, size_t i, size_t j, double *tmp)
+{
+    const size_t a = i > FC_EV_WIN ? i - FC_EV_WIN : 0,
+                 b = i + FC_EV_WIN < f->n ? i + FC_EV_WIN + 1 : f->n;
+    size_t m = 0;
+    for (size_t k = a; k < b; k++)
+        if (!f->ev[k] && k != j && f->t[k] > 0)
+            tmp[m++] = log(f->t[k]);
+    if (m < 5 || !(f->t[j] > 0))
+        return 0;
+    const double med = fc_quantile_sel(tmp, m, 0.5);
+    for (size_t k = 0; k < m; k++)
+        tmp[k] = fabs(tmp[k] - med);
+    const double sd = 1.4826 * fc_quantile_sel(tmp, m, 0.5);
+    return sd > 0 ? (log(f->t[j]) - med) / sd : 0;
+}
+
+/* The occurrences' other steps: the steps at offset d from each hit (f->ev 1), d = 1, 2 ..
+ * and -1, -2 .. out to FC_EV_SPAN (and under half the period), as long as the median over
+ * the occurrences (the last FC_EV_OCC) of their robust z (fc_ev_z) is FC_EV_Z or more, the
+ * least z of a spike's step in the analysis (a checkpoint written in step K and waited for
+ * by the other ranks in K + 1 is two steps); marked 2. An offset is judged on 3
+ * occurrences or more. tmp: as fc_ev_z; zs: FC_EV_OCC values. */
+static void fc_footprint(struct fc *f, uint32_t period, double *tmp, double *zs)
+{
+    const long span = (long)((period - 1) / 2 < FC_EV_SPAN ? (period - 1) / 2 : FC_EV_SPAN);
+    for (long dir = -1; dir <= 1; dir += 2)
+        for (long d = dir; d * dir <= span; d += dir) {
+            size_t k = 0;
+            for (size_t i = f->n; i-- > 0 && k < FC_EV_OCC;) {
+                const long j = (long)i + d;
+                if (f->ev[i] == 1 && j >= 0 && (size_t)j < f->n && f->ev[j] != 1)
+                    zs[k++] = fc_ev_z(f, i, (size_t)j, tmp);
+            }
+            if (k < 3 || fc_quantile_sel(zs, k, 0.5) < FC_EV_Z)
+                break;
+            for (size_t i = 0; i < f->n; i++) {
+                const long j = (long)i + d;
+                if (f->ev[i] == 1 && j >= 0 && (size_t)j < f->n && !f->ev[j])
+                    f->ev[j] = 2;
+            }
+        }
+}
+
+double fc_event_cost(const struct fc *f, size_t i, double med)
+{
+    /* a run of steps marked 2 between two hits is split between them, the nearer hit
+     * taking each (a tie: the earlier) */
+    size_t e = i + 1, b = i;
+    while (e < f->n && f->ev[e] == 2)
+        e++;
+    while (b > 0 && f->ev[b - 1] == 2)
+        b--;
+    const int next = e < f->n && f->ev[e] == 1, prev = b > 0 && f->ev[b - 1] == 1;
+    double c = f->t[i] > med ? f->t[i] - med : 0;
+    for (size_t j = b; j < e; j++)
+        if (j != i && (j > i ? !next || j - i <= e - j : !prev || i - j < j - (b - 1)))
+            c += f->t[j] > med ? f->t[j] - med : 0;
+    return c;
+}
+
 void fc_periodic(struct fc *f, const struct argus_result *res, struct argus_forecast *o)
 {
+    double tmp[2 * FC_EV_WIN + 1 + FC_EV_OCC];
     for (size_t a = 0; res && a < res->n_anomalies; a++) {
         const struct argus_anomaly *an = &res->anomalies[a];
         if (an->kind != ARGUS_AK_ITERATION_JITTER || an->period_steps < 2 || an->n_hits == 0 ||
@@ -153,6 +223,7 @@ void fc_periodic(struct fc *f, const struct argus_result *res, struct argus_fore
             p->seen++;
             p->last_step = f->step[i];
         }
+        fc_footprint(f, an->period_steps, tmp, tmp + 2 * FC_EV_WIN + 1);
     }
 }
 

@@ -156,7 +156,9 @@ print("mb=8 what-if step %.2f ms, real %.2f ms" % (w, real))
 PY
 "$PREDICT" --cut 0.25 --microbatches 4 --whatif mb=8 "$J/summaries.argus" >"$WORK/table" \
     2>&1 || fail "mb=8 table: $(cat "$WORK/table")"
-grep -q "what-if mb=8: 1F1B over 2 stages: 4 -> 8 microbatches.*bubble share 20.0 % -> 11.1 %" \
+# the bubble: the lighter stage's slot (the last stage also computes the logits), a
+# share under the equal stages' 20 % at 4 microbatches and about half of it at 8
+grep -Eq "what-if mb=8: 1F1B over 2 stages: 4 -> 8 microbatches.*bubble share 1[0-9]\.[0-9] % -> (9|1[01])\.[0-9] % \(stages' slots from their kernels\)" \
     "$WORK/table" || fail "mb=8 note: $(cat "$WORK/table")"
 
 # bad options: one line, exit 2

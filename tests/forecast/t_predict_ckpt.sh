@@ -6,7 +6,8 @@
 # over that noise, and the forecast must count it: the table says "periodic event every
 # 25 steps", seen in at least 6 of the 8 occurrences before the cut, 7-8 expected in the
 # steps left (24/25 ... 374/375 and 399, by the step the anchor hit), each costing
-# 40-120 ms (the step is ~100 ms, the checkpoint ~1.6x it); the JSON's P50 error stays
+# 80-200 ms (both its steps, K and K + 1, each ~1.6x a ~100 ms step: the forecast takes
+# the step beside the analysis' hit out with it, forecast/series.c); the JSON's P50 error stays
 # within 30 % (the job speeds up by a fifth after the cut, which the fit cannot know: the
 # error is +24-25 % with or without the checkpoints counted). Cheap: no job is run.
 . "$(dirname "$0")/../integration/lib.sh"
@@ -26,9 +27,9 @@ m = re.search(r"periodic event every (\d+) steps, ([0-9.]+) ms each: (\d+) seen,
 if not m:
     sys.exit("no periodic event in the forecast:\n" + table)
 period, cost, seen, left = int(m[1]), float(m[2]), int(m[3]), int(m[4])
-if period != 25 or not 6 <= seen <= 8 or not 7 <= left <= 8 or not 40 <= cost <= 120:
+if period != 25 or not 6 <= seen <= 8 or not 7 <= left <= 8 or not 80 <= cost <= 200:
     sys.exit("periodic event: every %d steps, %.1f ms, %d seen, %d left; want 25, "
-             "40-120 ms, 6-8 seen, 7-8 left" % (period, cost, seen, left))
+             "80-200 ms, 6-8 seen, 7-8 left" % (period, cost, seen, left))
 j = json.load(open(sys.argv[2]))
 a, p50 = j["actual_remaining_s"], j["remaining_s"]["p50"]
 err = (p50 - a) / a

@@ -86,7 +86,7 @@ static void test_tail(void **state)
         const double p = ((double)(i / 20) + 0.5) / 25;
         v[i] = i % 20 == 0 ? 112 + 20 / 0.2 * (pow(1 - p, -0.2) - 1) : 100 + (double)(i % 13);
     }
-    assert_int_equal(fc_step_quant(v, 500, NULL, 0, 0, q), 0);
+    assert_int_equal(fc_step_quant(v, 500, NULL, 0, 0, NULL, q), 0);
     for (int k = 95; k < ARGUS_FC_NSTEPQ; k++) {
         const double sf = (double)(ARGUS_FC_NSTEPQ - k) / (ARGUS_FC_NSTEPQ + 1) / 0.05;
         const double want = 112 + 20 / 0.2 * (pow(sf, -0.2) - 1);
