@@ -108,10 +108,22 @@ static double fc_circ_sum(const double *pre, size_t n, size_t start, size_t len)
     return (pre[n] - pre[start]) + pre[start + len - n];
 }
 
+/* The mean of the middle half of v[0..n) (n >= 1; reordered), the points ranked
+ * n/4 .. n - n/4 - 1. */
+static double fc_midmean(double *v, size_t n)
+{
+    fc_sort(v, n);
+    const size_t a = n / 4, z = n - n / 4;
+    double m = 0;
+    for (size_t i = a; i < z; i++)
+        m += v[i];
+    return m / (double)(z - a);
+}
+
 /* Stage 1's law, the regime's level: its mean and the standard error of it from batch
  * means (batches of at least b steps, so that they are nearly independent; se -1 with
  * fewer than 3 batches: a block-resampled regime instead), and the drift: the level
- * (median) moved between the regime's halves; the rest of the run may move as much, more
+ * (midmean) moved between the regime's halves; the rest of the run may move as much, more
  * the longer it is (random-walk scaling, at most x3). tmp: n values of scratch. */
 static void fc_level(const double *base, size_t n, uint32_t b, uint64_t left, double *tmp,
                      double *mean, double *se, size_t *nbat, double *drift)
@@ -136,9 +148,11 @@ static void fc_level(const double *base, size_t n, uint32_t b, uint64_t left, do
         const double var = (m2 - (double)*nbat * m1 * m1) / (double)(*nbat - 1);
         *se = sqrt((var > 0 ? var : 0) / (double)*nbat);
     }
-    memcpy(tmp, base, n * sizeof *tmp); /* medians: a spike in one half is no drift */
-    const double h1 = fc_quantile_sel(tmp, n / 2, 0.5);
-    const double h2 = fc_quantile_sel(tmp + n / 2, n - n / 2, 0.5);
+    /* midmeans: a spike in one half is no drift, and on steps logged on a grid (whole
+     * milliseconds) the level moves with the data, where a median jumps a whole cell */
+    memcpy(tmp, base, n * sizeof *tmp);
+    const double h1 = fc_midmean(tmp, n / 2);
+    const double h2 = fc_midmean(tmp + n / 2, n - n / 2);
     double grow = sqrt((double)left / (double)n);
     grow = grow > 3 ? 3 : grow;
     *drift = n >= 8 ? fabs(h2 - h1) * grow : 0;

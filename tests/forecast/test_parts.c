@@ -2,7 +2,7 @@
  * statistics (forecast/order.c) against qsort, the generalised Pareto tail
  * (forecast/tail.c) against a known law, and the two-stage sampler
  * (argus_forecast_sample: its centre, its normal law past many blocks, events and their
- * spread, refused input). The forecast as a whole: test_forecast.c. */
+ * spread, refused input; the level's drift on whole-millisecond steps). The forecast as a whole: test_forecast.c. */
 #include "tests/common/testgen.h"
 
 #include <errno.h>
@@ -126,12 +126,42 @@ static void test_sample(void **state)
                      -EINVAL);
 }
 
+/* The level's drift on steps logged in whole milliseconds (forecast/sample.c, fc_level):
+ * a flat job whose steps are 100 or 101 ms at even odds. The halves' medians are whole
+ * numbers, so a drift taken from them is 0 or at least 1 ms by the luck of the draw and
+ * the band is either a point or 5 s wide; from the halves' midmeans (the mean of their
+ * middle halves) it moves with the data. Bound: a drift of three standard errors of the
+ * halves' difference (3 x 0.5 ms x sqrt(2 / 200) = 0.15 ms per step) grown x1.73 over
+ * the 1,200 steps left spans P10-P90 in about 0.8 s; no seed of 24 may pass twice that. */
+static void test_level_grid(void **state)
+{
+    static double base[400];
+    double wmin = INFINITY, wmax = 0;
+    (void)state;
+
+    for (uint64_t seed = 1; seed <= 24; seed++) {
+        rng_state = 1000 + seed;
+        for (size_t i = 0; i < 400; i++)
+            base[i] = 100 + (sfx_gauss(&rng_state) > 0);
+        struct argus_fc_quant q;
+        assert_int_equal(argus_forecast_sample(base, 400, 8, 1200, NULL, 0, 0, 0, NULL, 0,
+                                               1000, seed, &q), 0);
+        const double w = q.p90 - q.p10;
+        wmin = w < wmin ? w : wmin;
+        wmax = w > wmax ? w : wmax;
+    }
+    print_message("band P10-P90 over 24 seeds: %.4f .. %.4f s\n", wmin, wmax);
+    assert_true(wmin > 0);
+    assert_true(wmax < 1.6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_tail),
         cmocka_unit_test(test_sample),
+        cmocka_unit_test(test_level_grid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
