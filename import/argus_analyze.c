@@ -277,6 +277,8 @@ int main(int argc, char **argv)
         goto out;
     }
     opened = 1;
+    if (pl.total_steps) /* the forecast says whose plan it used */
+        snprintf(pl.total_from, sizeof pl.total_from, "ARGUS_TOTAL_STEPS given to " PROG);
     argus_progress_stage(&prog, "building the job store");
     const int filled = fill_store(&r, &pl, err, sizeof err);
     argus_progress_clear(&prog);

@@ -317,6 +317,29 @@ static void settle_late(struct argus_pipeline *pl, int final)
     pl->nmiss = k;
 }
 
+/* The forecast's assumption of where its planned steps came from: the caller's (its
+ * total_from), else the ranks' rank info (the program's argus_set_total_steps, else
+ * ARGUS_TOTAL_STEPS; inband of rank prank). */
+static void plan_note(struct argus_pipeline *pl, uint64_t inband, uint32_t prank)
+{
+    struct argus_forecast *fc = pl->fc;
+    if (fc->per_1000 || fc->n_assume >= ARGUS_FC_MAX_NOTES)
+        return;
+    char *n = fc->assume[fc->n_assume++];
+    const unsigned long long steps = (unsigned long long)fc->steps_total;
+    if (pl->total_steps)
+        snprintf(n, ARGUS_FC_NOTE_LEN, "the planned %llu steps from %s", steps,
+                 pl->total_from[0] ? pl->total_from : "the caller");
+    else if (inband && argus_jobstore_plan_from(pl->js) == ARGUS_PLAN_PROGRAM)
+        snprintf(n, ARGUS_FC_NOTE_LEN, "the planned %llu steps from argus_set_total_steps "
+                 "on rank %u", steps, prank);
+    else if (inband)
+        snprintf(n, ARGUS_FC_NOTE_LEN, "the planned %llu steps from ARGUS_TOTAL_STEPS as "
+                 "rank %u read it", steps, prank);
+    else
+        fc->n_assume--;
+}
+
 int argus_pipeline_analyze(struct argus_pipeline *pl, int final)
 {
     struct argus_job_meta *m = argus_jobstore_meta(pl->js);
@@ -373,8 +396,10 @@ int argus_pipeline_analyze(struct argus_pipeline *pl, int final)
                                                .seed = 1,
                                                .n_sims = pl->sealed ? 1000 : 200,
                                                .max_series = pl->sealed ? 0 : 2048};
-        if (argus_forecast_run(pl->js, res, &fo, pl->fc) == 0 && pl->fc->valid)
+        if (argus_forecast_run(pl->js, res, &fo, pl->fc) == 0 && pl->fc->valid) {
             pl->rep.forecast = pl->fc;
+            plan_note(pl, inband, prank);
+        }
     } else {
         argus_log_once(ARGUS_LOG_WARN, "forecast", "out of memory; the report has no forecast");
     }

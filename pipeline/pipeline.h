@@ -92,6 +92,9 @@ struct argus_pipeline {
                                         * owned, NULL until the first analysis */
     uint64_t total_steps;              /* planned steps; callers may change it (the
                                         * program's argus_set_total_steps) */
+    char total_from[128];              /* where the caller's total_steps came from, for
+                                        * the forecast's assumptions ("": the caller's);
+                                        * callers may change it with total_steps */
     int have_result;                   /* rep holds an analysis */
     struct argus_outdir out;           /* the output directory, held open (have_out) */
     int have_out;

@@ -62,16 +62,26 @@ void argus_rank0_report(struct argus_rank0 *r0, int final)
      * before its record is in; else ARGUS_TOTAL_STEPS as the records give it (the lowest
      * rank's), else rank 0's own. Chosen afresh each time: a plan taken back (0) leaves
      * the environment's */
-    uint64_t planned = argus_jobstore_planned_steps(r0->pl.js, NULL, NULL, NULL);
+    uint32_t prank = 0;
+    uint64_t planned = argus_jobstore_planned_steps(r0->pl.js, &prank, NULL, NULL);
+    const char *how = argus_jobstore_plan_from(r0->pl.js) == ARGUS_PLAN_PROGRAM
+                          ? "argus_set_total_steps"
+                          : "ARGUS_TOTAL_STEPS";
 
     if (argus_jobstore_plan_from(r0->pl.js) != ARGUS_PLAN_PROGRAM) {
         const uint64_t own = r0->planned_steps ? r0->planned_steps() : 0;
-        if (own)
-            planned = own;
-        else if (!planned)
-            planned = r0->env_steps;
+        if (own) {
+            planned = own, prank = 0, how = "argus_set_total_steps";
+        } else if (!planned) {
+            planned = r0->env_steps, prank = 0;
+        }
     }
     r0->pl.total_steps = planned;
+    if (how[0] == 'a')
+        snprintf(r0->pl.total_from, sizeof r0->pl.total_from, "%s on rank %u", how, prank);
+    else
+        snprintf(r0->pl.total_from, sizeof r0->pl.total_from, "%s as rank %u read it", how,
+                 prank);
     if (argus_pipeline_analyze(&r0->pl, final) != 0) {
         if (final)
             argus_log(ARGUS_LOG_WARN, "no step summaries reached rank 0; no report written");

@@ -21,13 +21,16 @@ run() { # NAME ARGS... (of the app after STEPS)
     n=$(grep -c "done 40 steps" "$WORK/stdout-$name" || true)
     [ "$n" = 4 ] || { cat "$WORK/stdout-$name" "$WORK/stderr-$name" >&2; fail "$name: $n of 4 finished"; }
 }
-check() { # REPORT_JSON WANT_TOTAL NAME
-    python3 - "$1" "$2" "$3" <<'PY' || fail "$3: forecast wrong"
+check() { # REPORT_JSON WANT_TOTAL NAME [WANT_FROM: the assumptions say the plan's source]
+    python3 - "$1" "$2" "$3" "${4-}" <<'PY' || fail "$3: forecast wrong"
 import json, sys
 r = json.load(open(sys.argv[1]))
 f = r.get("forecast")
 assert f, "no forecast"
 assert f["per_1000_steps"] is False and f["steps_total"] == int(sys.argv[2]), f
+if sys.argv[4]:
+    said = "the planned %s steps from %s" % (sys.argv[2], sys.argv[4])
+    assert said in f["assumptions"], (said, f["assumptions"])
 # the steps seen, or the last step number + 1 when marks came before Argus saw any
 # (the Python program's first steps run while Argus initialises MPI)
 want = max(r["steps"]["count"], r["steps"]["last"] + 1)
@@ -38,11 +41,11 @@ PY
 }
 # direct: every rank sends to rank 0
 run direct 3:5:12345
-check "$WORK/out/argus-plan-direct-$$/report.json" 12345 direct
+check "$WORK/out/argus-plan-direct-$$/report.json" 12345 direct "argus_set_total_steps on rank 3"
 # the spool: argus-analyze reads the plan from the recorded rank info
 "$AN" -o "$WORK/offline" "$WORK/out/argus-plan-direct-$$/summaries.argus" \
     >"$WORK/offline.log" 2>&1 || { cat "$WORK/offline.log" >&2; fail "argus-analyze failed"; }
-check "$WORK/offline/report.json" 12345 spool
+check "$WORK/offline/report.json" 12345 spool "argus_set_total_steps on rank 3"
 # argus-predict without --steps takes the same recorded plan (before: per 1,000 steps)
 "$top_builddir/argus-predict" --json "$WORK/out/argus-plan-direct-$$/summaries.argus" \
     >"$WORK/predict.json" 2>"$WORK/predict.log" || { cat "$WORK/predict.log" >&2; fail "argus-predict failed"; }
@@ -125,16 +128,16 @@ PY
 }
 (export ARGUS_TOTAL_STEPS=2500; run envonly) || exit 1
 d="$WORK/out/argus-plan-envonly-$$"
-check "$d/report.json" 2500 envonly
+check "$d/report.json" 2500 envonly "ARGUS_TOTAL_STEPS as rank 0 read it"
 "$AN" -o "$WORK/offline-envonly" "$d/summaries.argus" >"$WORK/offline-envonly.log" 2>&1 ||
     { cat "$WORK/offline-envonly.log" >&2; fail "envonly: argus-analyze failed"; }
-check "$WORK/offline-envonly/report.json" 2500 envonly-spool
+check "$WORK/offline-envonly/report.json" 2500 envonly-spool "ARGUS_TOTAL_STEPS as rank 0 read it"
 predict_plan envonly "$d/summaries.argus" 2500 "ARGUS_TOTAL_STEPS as rank 0 read it"
 (export ARGUS_TOTAL_STEPS=2500; run envboth 3:5:777) || exit 1
 d="$WORK/out/argus-plan-envboth-$$"
-check "$d/report.json" 777 envboth
+check "$d/report.json" 777 envboth "argus_set_total_steps on rank 3"
 "$AN" -o "$WORK/offline-envboth" "$d/summaries.argus" >"$WORK/offline-envboth.log" 2>&1 ||
     { cat "$WORK/offline-envboth.log" >&2; fail "envboth: argus-analyze failed"; }
-check "$WORK/offline-envboth/report.json" 777 envboth-spool
+check "$WORK/offline-envboth/report.json" 777 envboth-spool "argus_set_total_steps on rank 3"
 predict_plan envboth "$d/summaries.argus" 777 "argus_set_total_steps on rank 3"
 echo ok
