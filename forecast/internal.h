@@ -25,6 +25,9 @@ void fc_sort(double *v, size_t n);
 double fc_quantile_sorted(const double *v, size_t n, double p);
 /* The same p-quantile of unsorted v[0..n) by selection (v reordered): O(n) expected. */
 double fc_quantile_sel(double *v, size_t n, double p);
+/* The mean of the middle half of v[0..n) (the values ranked n/4 .. n - n/4 - 1; v[0] when
+ * n < 2, 0 when n is 0), v reordered. O(n) expected, by selection. */
+double fc_midmean(double *v, size_t n);
 
 
 #define FC_MIN_STEPS 8

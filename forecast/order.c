@@ -1,5 +1,5 @@
 /* order.c — the forecast's order statistics (forecast/internal.h: fc_sort,
- * fc_quantile_sorted, fc_quantile_sel): an introsort of doubles (median-of-three
+ * fc_quantile_sorted, fc_quantile_sel, fc_midmean): an introsort of doubles (median-of-three
  * quicksort, insertion sort under 16 values, heapsort past 2 log2 n levels: O(n log n)
  * whatever the input, O(log n) stack), in place and without a comparison callback, and a
  * quantile by selection (the same partition, one side only: O(n) expected, the sort past
@@ -158,6 +158,20 @@ double fc_quantile_sel(double *v, size_t n, double p)
     for (size_t k = i + 2; k < n; k++)
         next = v[k] < next ? v[k] : next;
     return v[i] + (x - (double)i) * (next - v[i]);
+}
+
+double fc_midmean(double *v, size_t n)
+{
+    const size_t a = n / 4, z = n - n / 4;
+    if (z <= a)
+        return n ? v[0] : 0;
+    fc_select(v, n, a); /* ranks a.., then a + 1..z - 1 within the rest: v[a..z) */
+    if (z - 1 > a)
+        fc_select(v + a + 1, n - a - 1, z - 2 - a);
+    double m = 0;
+    for (size_t i = a; i < z; i++)
+        m += v[i];
+    return m / (double)(z - a);
 }
 
 double fc_quantile_sorted(const double *v, size_t n, double p)

@@ -108,18 +108,6 @@ static double fc_circ_sum(const double *pre, size_t n, size_t start, size_t len)
     return (pre[n] - pre[start]) + pre[start + len - n];
 }
 
-/* The mean of the middle half of v[0..n) (n >= 1; reordered), the points ranked
- * n/4 .. n - n/4 - 1. */
-static double fc_midmean(double *v, size_t n)
-{
-    fc_sort(v, n);
-    const size_t a = n / 4, z = n - n / 4;
-    double m = 0;
-    for (size_t i = a; i < z; i++)
-        m += v[i];
-    return m / (double)(z - a);
-}
-
 /* Stage 1's law, the regime's level: its mean and the standard error of it from batch
  * means (batches of at least b steps, so that they are nearly independent; se -1 with
  * fewer than 3 batches: a block-resampled regime instead), and the drift: the level

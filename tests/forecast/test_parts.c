@@ -16,7 +16,8 @@
 static uint64_t rng_state = 42;
 
 /* The order statistics (forecast/order.c) against qsort: random, sorted, reversed,
- * all-equal and few-valued inputs; the quantile by selection equals the sorted one. */
+ * all-equal and few-valued inputs; the quantile and the midmean by selection equal the
+ * sorted ones. */
 static void test_order(void **state)
 {
     static double v[5000], w[5000], x[5000];
@@ -39,6 +40,11 @@ static void test_order(void **state)
                 assert_true(fabs(fc_quantile_sel(v, n, p) - fc_quantile_sorted(w, n, p)) <
                             1e-12);
             }
+            double mid = 0; /* the midmean by selection against the sorted middle half */
+            for (size_t i = n / 4; i < n - n / 4; i++)
+                mid += w[i] / (double)(n - n / 4 - n / 4);
+            memcpy(v, x, n * sizeof *v);
+            assert_true(fabs(fc_midmean(v, n) - mid) < 1e-9 * (1 + fabs(mid)));
         }
     }
 }
