@@ -38,6 +38,9 @@
  *
  * All return 0 (partial_open: an fd) or negative errno with errbuf naming the path. Never
  * exits; no global state. The caller owns an argus_outdir and its fds.
+ *
+ * Implemented in outdir.c (the directory: fresh, create, adopt) and outfile.c (the
+ * writers).
  */
 #ifndef ARGUS_COMMON_OUTDIR_H
 #define ARGUS_COMMON_OUTDIR_H

@@ -24,6 +24,9 @@
  *
  * Writers and readers are single-threaded objects; they allocate at open, never per
  * record. Errors come back as negative errno-style codes with one message in errbuf.
+ *
+ * Implemented in spool_write.c (the writer, argus_spool_segdir) and spool_read.c (the
+ * reader, argus_spool_sniff), which share the on-disk pieces in spool_format.h.
  */
 #ifndef ARGUS_COMMON_SPOOL_H
 #define ARGUS_COMMON_SPOOL_H

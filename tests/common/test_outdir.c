@@ -1,4 +1,5 @@
-/* test_outdir.c — unit tests of common/outdir.c: argus-<jobid>/ and traces/ created 0750
+/* test_outdir.c — unit tests of common/outdir.c and common/outfile.c: argus-<jobid>/ and
+ * traces/ created 0750
  * (whatever the umask) under a base made on demand, an existing argus-<jobid> (directory,
  * symlink, file) never adopted but skipped for the next free suffix up to a bound, a
  * symlink or a group/other-writable non-sticky directory in the base refused, a sticky

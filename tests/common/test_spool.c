@@ -1,4 +1,5 @@
-/* test_spool.c — unit tests of common/spool.c: write/read round trip of summaries, names
+/* test_spool.c — unit tests of common/spool_write.c and common/spool_read.c: write/read
+ * round trip of summaries, names
  * and rank info; a crash after a flush keeps every flushed record; truncated or damaged
  * files deliver the records before the damage and report it by offset; one flipped bit
  * anywhere costs at most the frame it is in: reading resumes at the next frame, every
