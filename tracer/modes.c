@@ -16,7 +16,7 @@
 
 #define RADIX_BITS 11
 #define RADIX_SIZE (1u << RADIX_BITS)
-#define RADIX_MASK (RADIX_SIZE - 1)
+#define RADIX_SMALL_BITS 8
 #define SMALL_SORT 48
 
 static void insertion_sort(struct argus_sort_pair *a, size_t n)
@@ -43,23 +43,27 @@ void argus_sort_pairs(struct argus_sort_pair *a, struct argus_sort_pair *tmp, si
         return;
     }
     assert(n <= UINT32_MAX);
-    /* Only the digits in which some keys differ need a pass. */
+    /* Only the digits in which some keys differ need a pass; below RADIX_SIZE keys,
+     * digits of RADIX_SMALL_BITS, so that the count table's prefix sums (one per digit
+     * value and pass) do not outweigh the keys (the step end's candidates). */
+    const unsigned bits = n < RADIX_SIZE ? RADIX_SMALL_BITS : RADIX_BITS;
+    const uint64_t mask = (UINT64_C(1) << bits) - 1;
     for (size_t i = 1; i < n; i++)
         diff |= a[i].key ^ a[0].key;
-    for (unsigned shift = 0; shift < 64; shift += RADIX_BITS) {
-        if (((diff >> shift) & RADIX_MASK) == 0)
+    for (unsigned shift = 0; shift < 64; shift += bits) {
+        if (((diff >> shift) & mask) == 0)
             continue;
-        memset(count, 0, sizeof count);
+        memset(count, 0, ((size_t)mask + 1) * sizeof count[0]);
         for (size_t i = 0; i < n; i++)
-            count[(src[i].key >> shift) & RADIX_MASK]++;
+            count[(src[i].key >> shift) & mask]++;
         uint32_t sum = 0;
-        for (unsigned d = 0; d < RADIX_SIZE; d++) {
+        for (unsigned d = 0; d <= mask; d++) {
             uint32_t c = count[d];
             count[d] = sum;
             sum += c;
         }
         for (size_t i = 0; i < n; i++)
-            dst[count[(src[i].key >> shift) & RADIX_MASK]++] = src[i];
+            dst[count[(src[i].key >> shift) & mask]++] = src[i];
         struct argus_sort_pair *t = src;
         src = dst;
         dst = t;
@@ -181,31 +185,32 @@ static inline v2d tap2(const double *p)
 
 /* f[g] = sum over j of c[j] * kern[|j - g|] (|j - g| <= hw), each sum taken in ascending j
  * exactly as a plain double loop would, so f is bit-identical to it: the bins with c = 0
- * (most of the grid) and the taps beyond hw (zero in the reflected kernel r) only add
- * +0.0, which changes no sum of non-negative terms. 16 grid points at a time in 8
- * two-lane accumulators, so the additions of neighbouring points overlap instead of
- * waiting on one another. */
+ * (most of the grid: skipped, only the occupied ones are visited) and the taps beyond hw
+ * (zero in the reflected kernel r) only add +0.0, which changes no sum of non-negative
+ * terms. 16 grid points at a time in 8 two-lane accumulators, so the additions of
+ * neighbouring points overlap instead of waiting on one another. */
 static void kde_convolve(const double c[ARGUS_KDE_GRID], const double *kern, int hw,
                          double f[ARGUS_KDE_GRID])
 {
     enum { G = ARGUS_KDE_GRID, L = 16, R = G + L };
     double r[2 * R + 1];
-    int jlo = 0, jhi = G - 1;
+    int nz[G], nnz = 0, lo = 0;
 
     _Static_assert(G % L == 0, "grid must be a multiple of the lane block");
     memset(r, 0, sizeof r);
     for (int k = 0; k <= hw; k++)
         r[R + k] = r[R - k] = kern[k];
-    while (jlo < G && c[jlo] == 0)
-        jlo++;
-    while (jhi >= jlo && c[jhi] == 0)
-        jhi--;
+    for (int j = 0; j < G; j++) /* the occupied grid points, ascending */
+        if (c[j] != 0)
+            nz[nnz++] = j;
     for (int g0 = 0; g0 < G; g0 += L) {
         v2d a0 = {0, 0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        int a = g0 - hw > jlo ? g0 - hw : jlo;
-        int b = g0 + L - 1 + hw < jhi ? g0 + L - 1 + hw : jhi;
+        int a = g0 - hw, b = g0 + L - 1 + hw;
+        while (lo < nnz && nz[lo] < a) /* a only grows from block to block */
+            lo++;
         /* Lane l is grid point g0 + l: tap r[R + g0 + l - j]. */
-        for (int j = a; j <= b; j++) {
+        for (int x = lo; x < nnz && nz[x] <= b; x++) {
+            const int j = nz[x];
             const double *rp = &r[R + g0 - j];
             v2d cj = {c[j], c[j]};
             a0 += cj * tap2(rp + 0);

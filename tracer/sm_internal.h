@@ -99,11 +99,13 @@ static inline unsigned argus_memo_mode(const struct argus_mode_memo *memo, uint3
     return k;
 }
 
-/* A name's stored kernels in the current step, its current (last) pool block and the
- * latest end of its collective-class kernels in the step (0: none; touched by collectives
- * only): side by side, so that a kernel touches one line for all three. */
+/* A name's stored kernels in the current step, the pool index of its next duration (in
+ * its current, last block; a multiple of SM_BLK once that block is full, so the full
+ * block is (pos - 1) / SM_BLK) and the latest end of its collective-class kernels in the
+ * step (0: none; touched by collectives only): side by side, so that a kernel touches
+ * one line for all three. */
 struct name_step {
-    uint32_t count, blk;
+    uint32_t count, pos;
     uint64_t last_end;
 };
 
@@ -231,6 +233,13 @@ struct argus_summarizer {
     uint64_t ph_t;  /* the newest segment's start: from it on kernels get ph_cur */
     uint8_t ph_cur;
     int segs_full;
+    /* Bit p set when a stored duration key of this step may carry phase p: the slow
+     * path's ph, and ph_cur's bit when it stops holding if events were stored while it
+     * held (n_ev grew past ph_mask_n, n_ev when it began to hold); argus_sm_mask_phase
+     * adds the holding one. One bit set means every key has that phase, and the step end
+     * then takes the phase time from the sums (stepsplit.c, mode_pass). */
+    unsigned ph_mask;
+    size_t ph_mask_n;
 
     /* Scratch for step end. */
     struct argus_sort_pair *pa, *pb; /* [max_events] each */
@@ -259,6 +268,15 @@ static inline void argus_sm_flush_compute(struct argus_summarizer *sm)
 {
     sm->phase_compute[sm->ph_cur] += sm->class_ns[ARGUS_KC_COMPUTE] - sm->ph_compute_base;
     sm->ph_compute_base = sm->class_ns[ARGUS_KC_COMPUTE];
+}
+
+/* ph_cur is about to change (or the step end reads the mask): its bit joins ph_mask if
+ * events were stored while it held. */
+static inline void argus_sm_mask_phase(struct argus_summarizer *sm)
+{
+    if (sm->n_ev != sm->ph_mask_n)
+        sm->ph_mask |= 1u << sm->ph_cur;
+    sm->ph_mask_n = sm->n_ev;
 }
 
 /* Phase ranges (smphase.c): the innermost open range's phase (OTHER when none); wall

@@ -34,6 +34,7 @@ static void phase_mark(struct argus_summarizer *sm, uint64_t t)
     /* Kernels from the newest segment's start on get the current phase (what
      * argus_sm_phase_at answers there, full timeline or not). */
     argus_sm_flush_compute(sm);
+    argus_sm_mask_phase(sm);
     sm->ph_cur = argus_sm_cur_phase(sm);
     if (t <= last->t) {
         /* Same instant (or out of order): the newest state wins from last->t on. */

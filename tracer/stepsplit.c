@@ -166,10 +166,46 @@ static void split_small(struct argus_summarizer *sm, uint32_t idx, struct argus_
 }
 
 /* Sketch of fine bins [a, b] of the current histogram: each bin's points split between
- * its two buckets, runs of one bucket added at once, buckets ascending. */
+ * its two buckets, runs of one bucket added at once, buckets ascending. sk is empty. When
+ * the buckets of [a, b] fit one sketch span (the usual case: a mode spans a few), the
+ * counts go straight into it, as ascending adds would leave them (qsketch.h: base, the
+ * lowest bucket; the span up to the highest; duration 0 in zeros), without the bucket
+ * arithmetic per run. */
 static void sketch_bins(struct argus_summarizer *sm, struct argus_qsketch *sk, uint32_t a,
                         uint32_t b)
 {
+    while (a <= b && !sm->hist[a])
+        a++;
+    while (b > a && !sm->hist[b])
+        b--;
+    if (a > b)
+        return;
+    int32_t q0 = sm->qlo[a], q1 = sm->qlo[b] + (sm->hicnt[b] != 0);
+    if (q0 < 0 && a == 0) { /* duration 0 (bin 0 holds it only) */
+        sk->zeros += sm->hist[0];
+        if (a == b)
+            return;
+        for (a = 1; !sm->hist[a]; a++)
+            ;
+        q0 = sm->qlo[a];
+    }
+    q0 += sm->hist[a] == sm->hicnt[a]; /* all of bin a in its upper bucket */
+    if (q0 >= 0 && q1 - q0 < ARGUS_QSKETCH_BUCKETS) {
+        sk->base = q0;
+        sk->nbuckets = (uint16_t)(q1 - q0 + 1);
+        for (uint32_t f = a; f <= b; f++) {
+            uint32_t all = sm->hist[f], hi = sm->hicnt[f];
+            if (!all)
+                continue;
+            int32_t o = sm->qlo[f] - q0;
+            /* the lower part's bucket is below q0 only when it is empty (bin a) */
+            if (all - hi)
+                sk->counts[o] += all - hi;
+            if (hi)
+                sk->counts[o + 1] += hi;
+        }
+        return;
+    }
     int32_t qb = 0;
     uint64_t rep = 0;
     uint32_t run = 0;
@@ -207,12 +243,14 @@ struct macc {
 /* One pass over a kernel's n stored durations (its pool blocks) with the split memo
  * (m modes, cuts in fine bins): per-mode statistics into acc; with hist, also the
  * fine-bin histogram and the points in each bin's upper sketch bucket. mm (1: one mode,
- * 2: two, else up to ARGUS_MODES_MAX) and hist are constants at each call, so each use
- * gets its own loop. */
+ * 2: two, else up to ARGUS_MODES_MAX), hist and one_ph are constants at each call, so
+ * each use gets its own loop. one_ph: every key of the step has phase ph1 (sm->ph_mask),
+ * so a mode's phase time, the sum of its durations + 1, is its sum + count, and the
+ * keys' phase bits are not read (ph1: that phase). */
 static inline __attribute__((always_inline)) void
 mode_pass(struct argus_summarizer *sm, uint32_t idx, size_t n,
           const struct argus_mode_memo *memo, struct macc acc[ARGUS_MODES_MAX], const int mm,
-          const int hist)
+          const int hist, const int one_ph, unsigned ph1)
 {
     uint32_t *hs = sm->hist, *hc = sm->hicnt;
     uint64_t *qthr = sm->qthr;
@@ -250,7 +288,12 @@ mode_pass(struct argus_summarizer *sm, uint32_t idx, size_t n,
                 a->sum += d;
                 a->min = d < a->min ? d : a->min;
                 a->max = d > a->max ? d : a->max;
-                a->w[argus_dkey_phase(v[i])] += d + 1;
+                if (!one_ph)
+                    a->w[argus_dkey_phase(v[i])] += d + 1;
+            } else if (one_ph) {
+                sum += d;
+                mn = d < mn ? d : mn;
+                mx = d > mx ? d : mx;
             } else {
                 unsigned ph = (unsigned)argus_dkey_phase(v[i]);
                 sum += d;
@@ -276,6 +319,9 @@ mode_pass(struct argus_summarizer *sm, uint32_t idx, size_t n,
         acc[0].min = mn;
         acc[0].max = mx;
     }
+    if (one_ph)
+        for (unsigned k = 0; k < ARGUS_MODES_MAX; k++)
+            acc[k].w[ph1] = acc[k].sum + acc[k].count;
 }
 
 /* After a histogram pass: fill the sketch tables of the occupied bins not filled yet
@@ -311,25 +357,44 @@ static void hicnt_fix(struct argus_summarizer *sm, uint32_t idx, size_t n,
     }
 }
 
-/* mode_pass with the loop for memo's mode count. */
+/* mode_pass with the loop for memo's mode count (and the step's phases, one or more). */
 static void mode_pass_any(struct argus_summarizer *sm, uint32_t idx, size_t n,
                           const struct argus_mode_memo *memo, struct macc acc[ARGUS_MODES_MAX],
                           int hist)
 {
-    if (hist) {
+    const unsigned pm = sm->ph_mask;
+    const unsigned ph = pm ? (unsigned)__builtin_ctz(pm) : 0;
+
+    if (pm && !(pm & (pm - 1))) {
+        if (hist) {
+            if (memo->m == 1)
+                mode_pass(sm, idx, n, memo, acc, 1, 1, 1, ph);
+            else if (memo->m == 2)
+                mode_pass(sm, idx, n, memo, acc, 2, 1, 1, ph);
+            else
+                mode_pass(sm, idx, n, memo, acc, 4, 1, 1, ph);
+        } else {
+            if (memo->m == 1)
+                mode_pass(sm, idx, n, memo, acc, 1, 0, 1, ph);
+            else if (memo->m == 2)
+                mode_pass(sm, idx, n, memo, acc, 2, 0, 1, ph);
+            else
+                mode_pass(sm, idx, n, memo, acc, 4, 0, 1, ph);
+        }
+    } else if (hist) {
         if (memo->m == 1)
-            mode_pass(sm, idx, n, memo, acc, 1, 1);
+            mode_pass(sm, idx, n, memo, acc, 1, 1, 0, 0);
         else if (memo->m == 2)
-            mode_pass(sm, idx, n, memo, acc, 2, 1);
+            mode_pass(sm, idx, n, memo, acc, 2, 1, 0, 0);
         else
-            mode_pass(sm, idx, n, memo, acc, 4, 1);
+            mode_pass(sm, idx, n, memo, acc, 4, 1, 0, 0);
     } else {
         if (memo->m == 1)
-            mode_pass(sm, idx, n, memo, acc, 1, 0);
+            mode_pass(sm, idx, n, memo, acc, 1, 0, 0, 0);
         else if (memo->m == 2)
-            mode_pass(sm, idx, n, memo, acc, 2, 0);
+            mode_pass(sm, idx, n, memo, acc, 2, 0, 0, 0);
         else
-            mode_pass(sm, idx, n, memo, acc, 4, 0);
+            mode_pass(sm, idx, n, memo, acc, 4, 0, 0, 0);
     }
 }
 

@@ -45,6 +45,9 @@ static void total_inc(uint64_t *v)
     __atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
+_Static_assert(((uint64_t)MAX_EVENTS_LIMIT / SM_BLK + MAX_NAMES_LIMIT + 1) * SM_BLK <= UINT32_MAX,
+               "a pool index must fit name_step's pos");
+
 int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_summarizer **out)
 {
     struct argus_summarizer *sm;
@@ -271,8 +274,8 @@ lookup_name(struct argus_summarizer *sm, const char *name, int trusted)
 
 /* ---- events ------------------------------------------------------------------------ */
 
-/* A new block for name idx, which has c stored kernels (a multiple of SM_BLK). Blocks
- * come from the step's pool in order; a name's blocks are chained. */
+/* A new block for name idx, which has c stored kernels (a multiple of SM_BLK): its first
+ * pool index. Blocks come from the step's pool in order; a name's blocks are chained. */
 static uint32_t new_block(struct argus_summarizer *sm, uint32_t idx, uint32_t c, int kclass)
 {
     uint32_t b = sm->blk_used++;
@@ -283,10 +286,9 @@ static uint32_t new_block(struct argus_summarizer *sm, uint32_t idx, uint32_t c,
         sm->name_first[idx] = b;
         sm->nst[idx].last_end = 0;
     } else {
-        sm->blk_next[sm->nst[idx].blk] = b;
+        sm->blk_next[(sm->nst[idx].pos - 1) / SM_BLK] = b;
     }
-    sm->nst[idx].blk = b;
-    return b;
+    return b * SM_BLK;
 }
 
 /* The time totals of a kernel in the step (stored or not) off the fast path: a compute
@@ -374,11 +376,13 @@ kernel_add(struct argus_summarizer *sm, const char *name, uint64_t start_ns, uin
         name = "[unnamed]";
     idx = lookup_name(sm, name, trusted);
     key = argus_dkey(dur, ph);
+    sm->ph_mask |= 1u << ph;
     if (idx != NAME_NONE) {
-        uint32_t c = sm->nst[idx].count++, b = sm->nst[idx].blk;
+        uint32_t c = sm->nst[idx].count++, p = sm->nst[idx].pos;
         if ((c & (SM_BLK - 1)) == 0)
-            b = new_block(sm, idx, c, kclass);
-        sm->pool[(size_t)b * SM_BLK + (c & (SM_BLK - 1))] = key;
+            p = new_block(sm, idx, c, kclass);
+        sm->pool[p] = key;
+        sm->nst[idx].pos = p + 1;
         if (kclass == ARGUS_KC_COLLECTIVE && end_ns > sm->nst[idx].last_end)
             sm->nst[idx].last_end = end_ns;
     } else {
@@ -437,24 +441,28 @@ void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *nam
     /* the phase's compute time is class_ns[COMPUTE]'s growth while ph_cur holds
      * (argus_sm_flush_compute); without a branch on the class, which is data */
     sm->class_ns[kclass] += dur;
-    uint32_t blk = ns->blk;
-    if ((n & (SM_BLK - 1)) == 0) { /* new_block's chaining case */
-        uint32_t b = (uint32_t)sm->blk_used++;
-        sm->blk_next[blk] = b;
-        ns->blk = blk = b;
-    }
-    ns->count = n + 1;
-    /* argus_dkey without its clamp and mask: dur <= ARGUS_DKEY_MAX_NS was checked and
-     * ph_cur < ARGUS_PH_COUNT fits the phase bits */
-    sm->pool[(size_t)blk * SM_BLK + (n & (SM_BLK - 1))] = dur << ARGUS_DKEY_SHIFT | sm->ph_cur;
-    /* the collectives' running last end, also without a branch on the class */
+    /* the collectives' running last end, also without a branch on the class (here, so
+     * that the class is no longer live below) */
     uint64_t lv = ns->last_end;
     ns->last_end = kclass == ARGUS_KC_COLLECTIVE && end_ns > lv ? end_ns : lv;
+    uint32_t pos = ns->pos;
+    if (pos % SM_BLK == 0) { /* new_block's chaining case (n > 0: the block is full) */
+        uint32_t b = (uint32_t)sm->blk_used++;
+        sm->blk_next[(pos - 1) / SM_BLK] = b;
+        pos = b * SM_BLK;
+    }
+    ns->count = n + 1;
+    ns->pos = pos + 1;
+    /* argus_dkey without its clamp and mask: dur <= ARGUS_DKEY_MAX_NS was checked and
+     * ph_cur < ARGUS_PH_COUNT fits the phase bits */
+    sm->pool[pos] = dur << ARGUS_DKEY_SHIFT | sm->ph_cur;
     sm->n_ev++;
     /* kernel_span's common case without its clip: start_ns >= ph_t >= the step begin
-     * here (ph_t only moves forward from it), and dur > 0 means end_ns > start_ns */
+     * here (ph_t only moves forward from it); a zero duration needs no test of its own:
+     * inside the open run it changes nothing (end_ns = start_ns <= ce), outside it
+     * kernel_span drops it */
     struct busy_run *r = &sm->busy;
-    if (__builtin_expect(dur != 0 && start_ns >= r->cs && start_ns <= r->ce, 1)) {
+    if (__builtin_expect(start_ns >= r->cs && start_ns <= r->ce, 1)) {
         r->ce = end_ns > r->ce ? end_ns : r->ce;
         return;
     }
@@ -498,6 +506,8 @@ void argus_summarizer_step_begin(struct argus_summarizer *sm, uint64_t step, uin
     sm->segs_full = 0;
     sm->ph_t = t_ns;
     sm->ph_cur = argus_sm_cur_phase(sm);
+    sm->ph_mask = 0;
+    sm->ph_mask_n = 0;
     sm->n_ovf = 0;
     sm->n_es = 0;
     sm->blk_used = 0;
@@ -513,6 +523,7 @@ void argus_summarizer_step_end(struct argus_summarizer *sm, uint64_t step, uint6
     if (t_ns < sm->begin)
         t_ns = sm->begin;
     argus_sm_phase_advance(sm, t_ns);
+    argus_sm_mask_phase(sm);
     argus_sm_build_summary(sm, step, t_ns);
     for (size_t t = 0; t < sm->n_touched; t++)
         sm->nst[sm->touched[t]].count = 0;
