@@ -478,11 +478,10 @@ static void test_pin(void **state)
     argus_jobstore_free(js);
 }
 
-/* The job's planned steps from the ranks' rank info records (argus_set_total_steps on any
- * rank, ingested as wire records): none until one is told; the latest by its time wins,
- * whatever the order the records come in; a rank that re-sends its older value neither
- * wins nor hides that the ranks disagree; a rank's own change is no disagreement. */
-static void add_plan(struct argus_jobstore *js, uint32_t rank, uint64_t steps, uint64_t at)
+/* A rank info record of rank `rank` told env by ARGUS_TOTAL_STEPS and steps by the
+ * program at `at`, ingested. */
+static void add_env_plan(struct argus_jobstore *js, uint32_t rank, uint64_t env, uint64_t steps,
+                         uint64_t at)
 {
     struct argus_rank_info ri;
     uint8_t rec[512];
@@ -491,6 +490,7 @@ static void add_plan(struct argus_jobstore *js, uint32_t rank, uint64_t steps, u
     ri.rank = rank;
     ri.world_size = 4;
     snprintf(ri.host, sizeof ri.host, "n%u", rank);
+    ri.env_planned_steps = env;
     ri.planned_steps = steps;
     ri.planned_at_ns = at;
     const long n = argus_rankinfo_encode(&ri, rec, sizeof rec);
@@ -499,6 +499,15 @@ static void add_plan(struct argus_jobstore *js, uint32_t rank, uint64_t steps, u
                                            sizeof err), 0);
 }
 
+static void add_plan(struct argus_jobstore *js, uint32_t rank, uint64_t steps, uint64_t at)
+{
+    add_env_plan(js, rank, 0, steps, at);
+}
+
+/* The job's planned steps from the ranks' rank info records (argus_set_total_steps on any
+ * rank, ingested as wire records): none until one is told; the latest by its time wins,
+ * whatever the order the records come in; a rank that re-sends its older value neither
+ * wins nor hides that the ranks disagree; a rank's own change is no disagreement. */
 static void test_planned_steps(void **state)
 {
     struct argus_jobstore *js;
@@ -531,25 +540,6 @@ static void test_planned_steps(void **state)
  * told one by the program, the lowest rank's whatever the order; the program's (any rank,
  * the latest) wins over it whether its record comes in before or after; taken back (0),
  * the environment's is the plan again. */
-static void add_env_plan(struct argus_jobstore *js, uint32_t rank, uint64_t env, uint64_t steps,
-                         uint64_t at)
-{
-    struct argus_rank_info ri;
-    uint8_t rec[512];
-    char err[256];
-    memset(&ri, 0, sizeof ri);
-    ri.rank = rank;
-    ri.world_size = 4;
-    snprintf(ri.host, sizeof ri.host, "n%u", rank);
-    ri.env_planned_steps = env;
-    ri.planned_steps = steps;
-    ri.planned_at_ns = at;
-    const long n = argus_rankinfo_encode(&ri, rec, sizeof rec);
-    assert_true(n > 0);
-    assert_int_equal(argus_jobstore_ingest(js, ARGUS_REC_JOBINFO, rec, (size_t)n, err,
-                                           sizeof err), 0);
-}
-
 static void test_planned_steps_env(void **state)
 {
     struct argus_jobstore *js;
