@@ -2,8 +2,9 @@
  *   ns_per_record        synthetic CUpti_ActivityKernel10 records (built from the installed
  *                        headers) through the CUPTI adapter (cuptiActivityGetNextRecord
  *                        walk) and the step summariser, step build included, one core
- *                        (thread CPU time; kernel classes cached by name pointer and
- *                        names handed over as stable pointers, as the collector does);
+ *                        (thread CPU time; names handed over as stable pointers and
+ *                        kernels classed by name in the summariser, as the collector
+ *                        does: argus_summarizer_kernel_named);
  *   ns_step_end_per_record the step-end build's share of ns_per_record;
  *   ns_walk_only         the floor: the same adapter walk (argus_cupti_walk: libcupti's
  *                        cuptiActivityGetNextRecord, the record's kind, name, times,
@@ -56,7 +57,6 @@
 #include "bench/benchline.h"
 #include "bench/budget.h"
 #include "common/jsongen.h"
-#include "common/kclass.h"
 #include "common/wire.h"
 #include "tests/common/realistic_step.h"
 #include "tracer/collect.h"
@@ -134,25 +134,13 @@ static void on_summary(void *ctx, const struct argus_step_summary *s)
                          s->n_kmodes * sizeof s->kmodes[0]);
 }
 
-/* The kernel class, cached by name pointer as the collector does (collect.c: CUPTI hands
- * the same name pointer for every record of one kernel function). */
-static struct {
-    const char *p;
-    int cls;
-} cls_cache[4096];
-
+/* A kernel record as the collector files it (collect.c, replay): classed by its name in
+ * the summariser (CUPTI hands the same name pointer for every record of one kernel
+ * function, and its text never changes). */
 static void feed(void *ctx, const struct argus_act *a)
 {
-    uint64_t h = (uint64_t)(uintptr_t)a->name * UINT64_C(0x9e3779b97f4a7c15);
-    int i = (int)(h >> 52);
-
     (void)ctx;
-    if (cls_cache[i].p != a->name) {
-        cls_cache[i].p = a->name;
-        cls_cache[i].cls = argus_kclass_from_name(a->name);
-    }
-    argus_summarizer_kernel_static(sm, a->name, a->start_ns, a->end_ns, a->device, a->stream,
-                                   cls_cache[i].cls);
+    argus_summarizer_kernel_named(sm, a->name, a->start_ns, a->end_ns, a->device, a->stream);
 }
 
 static void feed_none(void *ctx, const struct argus_act *a)

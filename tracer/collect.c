@@ -51,12 +51,15 @@ struct mark {
     uint8_t kind, phase, lc;
 };
 
+/* kclass: enum argus_kclass for memcpy/memset (by kind), KC_BY_NAME for kernels: the
+ * summariser classes those by name (argus_summarizer_kernel_named) as it files them. */
 struct staged {
     const char *name;
     uint64_t start, end, bytes;
     uint32_t device, stream, corr;
     uint8_t kclass;
 };
+#define KC_BY_NAME UINT8_MAX
 
 struct full_buf {
     uint32_t idx;
@@ -100,17 +103,16 @@ struct argus_collect {
     struct argus_collect_stats st;
 };
 
-static int kclass_cached(struct argus_collect *c, const struct argus_act *a)
+/* A kernel's class where no summariser classes it: for period detection (before the
+ * program marks steps) and for the ring of a step replayed without a summariser; cached
+ * by name pointer (CUPTI's never change: act.h). */
+static int kclass_cached(struct argus_collect *c, const char *name)
 {
-    if (a->kind == ARGUS_ACT_MEMCPY)
-        return ARGUS_KC_MEMCPY;
-    if (a->kind == ARGUS_ACT_MEMSET)
-        return ARGUS_KC_MEMSET;
-    uint64_t h = (uint64_t)(uintptr_t)a->name * UINT64_C(0x9e3779b97f4a7c15);
+    uint64_t h = (uint64_t)(uintptr_t)name * UINT64_C(0x9e3779b97f4a7c15);
     struct cls_slot *s = &c->cls[h >> 52]; /* 12 bits */
-    if (s->p != a->name) {
-        s->p = a->name;
-        s->cls = (uint8_t)argus_kclass_from_name(a->name);
+    if (s->p != name) {
+        s->p = name;
+        s->cls = (uint8_t)argus_kclass_from_name(name);
     }
     return s->cls;
 }
@@ -262,11 +264,14 @@ static void pend_step(struct argus_collect *c, const struct mark *m)
 static void on_act(void *ctx, const struct argus_act *a)
 {
     struct argus_collect *c = ctx;
-    int cls = kclass_cached(c, a);
+    int cls = a->kind == ARGUS_ACT_MEMCPY   ? ARGUS_KC_MEMCPY
+              : a->kind == ARGUS_ACT_MEMSET ? ARGUS_KC_MEMSET
+                                            : KC_BY_NAME;
 
     if (!c->saw_marks && c->o.period && a->kind == ARGUS_ACT_KERNEL) {
         uint64_t id = (uint64_t)(uintptr_t)a->name;
-        if (argus_period_push(c->o.period, id, cls == ARGUS_KC_COLLECTIVE) == 1) {
+        int coll = kclass_cached(c, a->name) == ARGUS_KC_COLLECTIVE;
+        if (argus_period_push(c->o.period, id, coll) == 1) {
             c->st.inferred_steps++;
             uint64_t n = c->host_open ? c->host_step + 1 : 1;
             pend_step(c, &(struct mark){n, a->start_ns, 0, ARGUS_MARK_STEP_BEGIN, 0,
@@ -395,13 +400,23 @@ static void replay(struct argus_collect *c, size_t bi, size_t ei)
         n_acts++;
         if (s->end > we)
             we = s->end; /* used by launch only */
-        if (sm) /* CUPTI kernel names and our literals never change: act.h */
-            argus_summarizer_kernel_static(sm, s->name, s->start, s->end, s->device,
-                                           s->stream, s->kclass);
+        /* CUPTI kernel names and our literals never change (act.h): the _static and
+         * _named entry points; a kernel's class is its name's, the summariser's */
+        int cls = s->kclass;
+        if (cls != KC_BY_NAME) {
+            if (sm)
+                argus_summarizer_kernel_static(sm, s->name, s->start, s->end, s->device,
+                                               s->stream, cls);
+        } else if (sm) {
+            cls = argus_summarizer_kernel_named(sm, s->name, s->start, s->end, s->device,
+                                                s->stream);
+        } else if (ring) {
+            cls = kclass_cached(c, s->name);
+        }
         if (ring)
             argus_ring_add(ring, &(struct argus_ring_ev){s->name, n, s->start, s->end,
                                                         s->bytes, s->device, s->stream,
-                                                        s->corr, s->kclass});
+                                                        s->corr, (uint8_t)cls});
     }
     c->stage_off = first == SIZE_MAX ? 0 : first;
     c->stage_n = first == SIZE_MAX ? 0 : keep - first;

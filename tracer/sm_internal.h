@@ -115,13 +115,16 @@ struct name_slot {
 };
 
 /* Name pointer -> name index, valid only if the text still equals the kept copy; a
- * trusted entry was made for a name its caller declared immutable (the _static entry
- * point), so that caller need not compare the text again. tidx: the index, with
- * CACHE_UNTRUSTED set unless trusted (one load and one sign test on the fast path); an
- * empty entry is a NULL pointer, untrusted. */
+ * trusted entry was made for a name its caller declared immutable (the _static and
+ * _named entry points), so that caller need not compare the text again. tidx: the index,
+ * with CACHE_UNTRUSTED set unless trusted (one load and one sign test on the fast path);
+ * an empty entry is a NULL pointer, untrusted. kc: in a trusted entry,
+ * argus_kclass_from_name of the text at ptr (set when the entry becomes trusted; that
+ * text never changes after), the class argus_summarizer_kernel_named uses; 0 otherwise. */
 struct name_cache {
     const char *ptr;
     uint32_t tidx;
+    uint8_t kc;
 };
 #define CACHE_UNTRUSTED (UINT32_C(1) << 31) /* name indices are below MAX_NAMES_LIMIT */
 _Static_assert(MAX_NAMES_LIMIT <= CACHE_UNTRUSTED, "a name index must leave the flag bit");

@@ -14,7 +14,8 @@
  *   the step's phase timeline from the last lookup's segment; OTHER when no range was
  *   open).
  * - Hot path per kernel: no hashing, no sort, no call in the common case (a known name
- *   pointer through the _static entry); the duration goes into its name's block of a
+ *   pointer through the _static or _named entry; _named takes the class from the
+ *   pointer's cache entry); the duration goes into its name's block of a
  *   preallocated pool and the busy-time union is kept as kernels come (while their starts
  *   are in order), so the step end sorts nothing: it splits each kernel's durations by a
  *   fine-bin histogram and the split kept from earlier steps (stepsplit.c, modes.c).
@@ -38,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/kclass.h"
 #include "tracer/sm_internal.h"
 
 static void total_inc(uint64_t *v)
@@ -83,7 +85,7 @@ int argus_summarizer_create(const struct argus_summarizer_opts *o, struct argus_
     sm->cache = aligned_alloc(64, CACHE_SIZE * sizeof *sm->cache); /* a set in one line */
     if (sm->cache)
         for (size_t i = 0; i < CACHE_SIZE; i++)
-            sm->cache[i] = (struct name_cache){NULL, CACHE_UNTRUSTED};
+            sm->cache[i] = (struct name_cache){NULL, CACHE_UNTRUSTED, 0};
     sm->touched = calloc(sm->max_touched, sizeof *sm->touched);
     sm->ek = calloc(o->max_events, sizeof *sm->ek);
     sm->es = calloc(o->max_events + 2, sizeof *sm->es);
@@ -242,7 +244,8 @@ static __attribute__((noinline)) uint32_t lookup_miss(struct argus_summarizer *s
             memmove(set + 1, set, (CACHE_WAYS - 1) * sizeof *set);
             w = 0;
         }
-        set[w] = (struct name_cache){name, idx | (trusted ? 0 : CACHE_UNTRUSTED)};
+        set[w] = (struct name_cache){name, idx | (trusted ? 0 : CACHE_UNTRUSTED),
+                                     (uint8_t)(trusted ? argus_kclass_from_name(name) : 0)};
     }
     return idx;
 }
@@ -263,8 +266,10 @@ lookup_name(struct argus_summarizer *sm, const char *name, int trusted)
         if (trusted && !(c->tidx & CACHE_UNTRUSTED))
             return idx;
         if (strcmp(name, sm->arena + sm->name_text[idx] - 1) == 0) {
-            if (trusted)
+            if (trusted) { /* the text is fixed from now on: its class too */
                 c->tidx = idx;
+                c->kc = (uint8_t)argus_kclass_from_name(name);
+            }
             return idx;
         }
         return lookup_miss(sm, set, w, name, trusted);
@@ -410,33 +415,35 @@ void argus_summarizer_kernel(struct argus_summarizer *sm, const char *name, uint
 }
 
 /* The common case of a trusted name, as kernel_add does it, with every check made before
- * anything changes and every other case handed whole to kernel_add_static: the fast path
- * calls nothing, so it saves no registers. */
+ * anything changes: the class used (named: the cache entry's, that of the name), or -1
+ * when the case is not the common one and nothing changed (the caller then hands it
+ * whole to kernel_add). The fast path calls nothing, so it saves no registers. */
 _Static_assert(ARGUS_PH_COUNT <= 1u << ARGUS_DKEY_SHIFT, "a phase must fit a key's phase bits");
 
-void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *name,
-                                    uint64_t start_ns, uint64_t end_ns, uint32_t device,
-                                    uint32_t stream, int kclass)
+static inline __attribute__((always_inline)) int
+kernel_fast(struct argus_summarizer *sm, const char *name, uint64_t start_ns, uint64_t end_ns,
+            int kclass, int named)
 {
-    (void)device, (void)stream;
     /* ev_cap: 0 outside a step; a NULL name never hits the cache (an empty entry's NULL
      * pointer is not trusted; kernel_add caches "[unnamed]" for it) */
-    if (!sm || (unsigned)kclass >= ARGUS_KC_COUNT || sm->n_ev >= sm->ev_cap ||
+    if (!sm || (!named && (unsigned)kclass >= ARGUS_KC_COUNT) || sm->n_ev >= sm->ev_cap ||
         start_ns < sm->ph_t)
-        goto slow;
+        return -1;
     const struct name_cache *c = cache_set(sm, name);
     if (c->ptr != name && (++c)->ptr != name)
-        goto slow;
+        return -1;
     uint32_t tidx = c->tidx;
     if (tidx & CACHE_UNTRUSTED)
-        goto slow;
+        return -1;
     struct name_step *ns = &sm->nst[tidx];
     uint32_t n = ns->count;
     if (n == 0) /* the name's first kernel in the step */
-        goto slow;
+        return -1;
     uint64_t dur = end_ns - start_ns;
     if (dur > ARGUS_DKEY_MAX_NS) /* an end before the start (wrapped), or too long a key */
-        goto slow;
+        return -1;
+    if (named) /* a trusted entry's class is its text's (sm_internal.h, name_cache) */
+        kclass = c->kc;
     total_inc(&sm->total_kernels);
     /* the phase's compute time is class_ns[COMPUTE]'s growth while ph_cur holds
      * (argus_sm_flush_compute); without a branch on the class, which is data */
@@ -462,14 +469,52 @@ void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *nam
      * inside the open run it changes nothing (end_ns = start_ns <= ce), outside it
      * kernel_span drops it */
     struct busy_run *r = &sm->busy;
-    if (__builtin_expect(start_ns >= r->cs && start_ns <= r->ce, 1)) {
+    if (__builtin_expect(start_ns >= r->cs && start_ns <= r->ce, 1))
         r->ce = end_ns > r->ce ? end_ns : r->ce;
-        return;
+    else
+        kernel_span(sm, start_ns, end_ns);
+    return kclass;
+}
+
+void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *name,
+                                    uint64_t start_ns, uint64_t end_ns, uint32_t device,
+                                    uint32_t stream, int kclass)
+{
+    (void)device, (void)stream;
+    if (kernel_fast(sm, name, start_ns, end_ns, kclass, 0) < 0)
+        kernel_add_static(sm, name, start_ns, end_ns, kclass);
+}
+
+/* The class of a trusted name (argus_kclass_from_name of its text): its trusted cache
+ * entry's when it has one, else derived from the text. */
+static int named_class(const struct argus_summarizer *sm, const char *name)
+{
+    if (sm && name) {
+        const struct name_cache *c = cache_set(sm, name);
+        for (int w = 0; w < CACHE_WAYS; w++)
+            if (c[w].ptr == name && !(c[w].tidx & CACHE_UNTRUSTED))
+                return c[w].kc;
     }
-    kernel_span(sm, start_ns, end_ns);
-    return;
-slow:
-    kernel_add_static(sm, name, start_ns, end_ns, kclass);
+    return argus_kclass_from_name(name);
+}
+
+/* argus_summarizer_kernel_named's way out, as kernel_add_static's. */
+static __attribute__((noinline)) int kernel_add_named(struct argus_summarizer *sm,
+                                                      const char *name, uint64_t start_ns,
+                                                      uint64_t end_ns)
+{
+    int kclass = named_class(sm, name);
+    kernel_add(sm, name, start_ns, end_ns, kclass, 1);
+    return kclass;
+}
+
+int argus_summarizer_kernel_named(struct argus_summarizer *sm, const char *name,
+                                  uint64_t start_ns, uint64_t end_ns, uint32_t device,
+                                  uint32_t stream)
+{
+    (void)device, (void)stream;
+    int kclass = kernel_fast(sm, name, start_ns, end_ns, 0, 1);
+    return kclass >= 0 ? kclass : kernel_add_named(sm, name, start_ns, end_ns);
 }
 
 void argus_summarizer_step_begin(struct argus_summarizer *sm, uint64_t step, uint64_t t_ns)

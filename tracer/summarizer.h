@@ -65,6 +65,14 @@ void argus_summarizer_kernel(struct argus_summarizer *sm, const char *name, uint
 void argus_summarizer_kernel_static(struct argus_summarizer *sm, const char *name,
                                     uint64_t start_ns, uint64_t end_ns, uint32_t device,
                                     uint32_t stream, int kclass);
+/* argus_summarizer_kernel_static for a kernel classed by its name: the class is
+ * argus_kclass_from_name(name) (common/kclass.h; NULL: compute), derived once per name
+ * pointer and kept beside the pointer's cache entry, so that the caller needs no class
+ * lookup of its own. Returns that class (also without a summariser, or outside a step).
+ * For kernel records only: memcpy/memset are classed by kind (the _static call). */
+int argus_summarizer_kernel_named(struct argus_summarizer *sm, const char *name,
+                                  uint64_t start_ns, uint64_t end_ns, uint32_t device,
+                                  uint32_t stream);
 
 /* For the open step: add records the source dropped (CUPTI's dropped count) to its
  * dropped total (sets ARGUS_SF_PARTIAL when n > 0); OR flags (ARGUS_SF_*) into it. No-op
