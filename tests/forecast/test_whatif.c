@@ -23,6 +23,7 @@
 #include "analysis/analysis.h"
 #include "forecast/forecast.h"
 #include "store/jobstore.h"
+#include "tests/forecast/whatif_find.h"
 
 #define NR 4
 #define NSTEPS 120
@@ -78,15 +79,6 @@ static void layout(struct argus_result *res)
 {
     memset(res, 0, sizeof *res);
     res->layout = (struct argus_layout){.tp = 1, .pp = 2, .dp = 2};
-}
-
-static const struct argus_fc_whatif *find(const struct argus_forecast *fc, const char *name)
-{
-    for (size_t w = 0; w < fc->n_whatif; w++)
-        if (strcmp(fc->whatif[w].name, name) == 0)
-            return &fc->whatif[w];
-    fail_msg("what-if %s missing", name);
-    return NULL;
 }
 
 static void test_dp_transfer(void **state)

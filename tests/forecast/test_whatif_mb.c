@@ -24,6 +24,7 @@
 #include "forecast/forecast.h"
 #include "store/jobstore.h"
 #include "tests/forecast/series_fixture.h"
+#include "tests/forecast/whatif_find.h"
 
 #define NR 4
 #define NSTEPS 120
@@ -71,15 +72,6 @@ static struct argus_jobstore *job(double *jit)
         t0 += (uint64_t)(wall * 1e6);
     }
     return js;
-}
-
-static const struct argus_fc_whatif *find(const struct argus_forecast *fc, const char *name)
-{
-    for (size_t w = 0; w < fc->n_whatif; w++)
-        if (strcmp(fc->whatif[w].name, name) == 0)
-            return &fc->whatif[w];
-    fail_msg("what-if %s missing", name);
-    return NULL;
 }
 
 static void test_unequal_stages(void **state)
