@@ -3,6 +3,18 @@
 set -eu
 : "${top_builddir:?run through make check}"
 : "${top_srcdir:?run through make check}"
+# TIMING_ALONE=1 before sourcing: the test judges a diagnosis made from real wall-clock
+# timing of several Python or MPI ranks (a 0.5 s stall, a 40 ms late arrival). Two such
+# tests side by side under make check -j2 put 8 ranks on 2 cores, and the injected fault
+# drowns in stragglers that are only the neighbour (a CI run read rank 2's stall as a
+# compute_straggler of ranks 0 and 2). So these tests take turns: the script re-runs itself
+# under flock on one lock file of the build tree (-o: the job's processes do not hold it,
+# so one that outlives the test cannot keep the others waiting).
+if [ "${TIMING_ALONE:-}" = 1 ] && [ -z "${ARGUS_TIMING_LOCKED:-}" ] &&
+    command -v flock >/dev/null 2>&1; then
+    ARGUS_TIMING_LOCKED=1 exec flock -o "$top_builddir/tests/.timing-alone.lock" \
+        /bin/sh "$0" "$@"
+fi
 MPIRUN=${MPIRUN:-mpirun}
 export OMPI_MCA_btl=self,vader
 export OMPI_MCA_rmaps_base_oversubscribe=1

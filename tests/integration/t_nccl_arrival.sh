@@ -7,6 +7,7 @@
 # rank 2 the last arriver of the anomaly over those steps with its lateness within 30 % of
 # 40 ms, last at every one of those steps over the run, and the slow pair 1 -> 2 in the
 # run's NCCL summary.
+TIMING_ALONE=1 # wall-clock timing judged: one such test at a time (lib.sh)
 . "$(dirname "$0")/lib.sh"
 APP="$top_builddir/tests/integration/nccl_arrival"
 # A spool this test recorded on a loaded machine (rank 2 last at 28 of 40 steps, so every

@@ -21,6 +21,7 @@
 PY=/usr/bin/python3
 "$PY" -c "import torch, torch.distributed" 2>/dev/null ||
     { echo "SKIP: $PY cannot import torch (apt-get install python3-torch)"; exit 77; }
+TIMING_ALONE=1 # wall-clock timing judged: one such test at a time (lib.sh)
 . "$(dirname "$0")/lib.sh"
 hard() { echo "ERROR (precondition): $*" >&2; exit 99; }
 

@@ -4,6 +4,7 @@
 # host_stall but carries no stacks with ARGUS_STACKS=off, nor with ARGUS_STACKS_MIN_MS
 # above the stall (5000 ms); a bad value of either is refused by argus-run in one line
 # naming the variable (exit 2).
+TIMING_ALONE=1 # wall-clock timing judged: one such test at a time (lib.sh)
 . "$(dirname "$0")/../integration/lib.sh"
 PY=/usr/bin/python3
 APP="$top_srcdir/tests/stacks/stall_app.py"

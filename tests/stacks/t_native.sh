@@ -3,6 +3,7 @@
 # calls) under argus-run: rank 2 busy-loops 0.5 s in stall_here() at three steps; the
 # report's host_stall carries native frames with stall_here in its top source stack.
 # stall_here is a static function (no dynamic symbol): named from the ELF symbol table.
+TIMING_ALONE=1 # wall-clock timing judged: one such test at a time (lib.sh)
 . "$(dirname "$0")/../integration/lib.sh"
 APP="$top_builddir/tests/stacks/native_app"
 export ARGUS_SILENCE_MS=${ARGUS_SILENCE_MS:-30000}

@@ -7,6 +7,7 @@
 # the same job without the stall carries no stacks at all; and a program that owns the
 # sampler's signal (SIGRTMAX-3) keeps it: Argus stands down with one line per rank, the
 # job runs as before and its host_stall comes without stacks.
+TIMING_ALONE=1 # wall-clock timing judged: one such test at a time (lib.sh)
 . "$(dirname "$0")/../integration/lib.sh"
 PY=/usr/bin/python3
 APP="$top_srcdir/tests/stacks/stall_app.py"
