@@ -38,7 +38,11 @@
 #define AN_LATE_MATERIAL 0.05    /* late arriver: >= 5% of the step wall after the peers */
 #define AN_LEVEL_STEP_Z 2.0      /* below the kernel level: a step's z gate */
 #define AN_LEVEL_RUN_Z 0.8       /* ... and a run a shift of >= this x z standard errors */
+#define AN_LEVEL_RANK_Z 2.5      /* ... and its steps rank above the rest by this z, */
+#define AN_LEVEL_RANK_SHARE 0.75 /*     the shift then needing 3/4 of that many errors */
 #define AN_LEVEL_GAP 5           /* ... runs this few steps apart are one (noisy steps) */
+#define AN_LEVEL_PEELS 64        /* ... a cluster peeled this many times at most */
+#define AN_LEVEL_SPLITS 4        /* ... and split this deep around its episodes */
 #define AN_LEVEL_EDGE 0.4        /* ... and it grows over steps above 1 + 0.4 x its excess */
 #define AN_CHRONIC_MIN 0.04      /* persistent_imbalance: own level >= 4% over the class's */
 #define AN_CHRONIC_SCALE 0.006   /* persistent_imbalance: floor of the class's level spread */
