@@ -150,12 +150,18 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
         rc = -ENOMEM;
         goto out;
     }
+    double stair[FC_MAX_CHANGES];
+    unsigned char in_ep[FC_MAX_CHANGES] = { 0 };
+    for (size_t k = 0; k < f.nchg; k++)
+        stair[k] = f.chg[k] >= warm ? fc_regime_step(&f, k, rtmp) : NAN;
+    struct fc_episodes ep = { 0 };
+    fc_episodes_find(&f, stair, in_ep, &ep);
     for (size_t k = 0; k < f.nchg; k++) {
         if (f.chg[k] > start)
             start = f.chg[k];
-        if (f.chg[k] >= warm) { /* past the warm-up: such changes may recur, their size
-                                   the stair's (forecast/regimes.c) */
-            lr[n_lr++] = fc_regime_step(&f, k, rtmp);
+        if (f.chg[k] >= warm && !in_ep[k]) { /* past the warm-up: such changes may recur,
+                                                their size the stair's (forecast/regimes.c) */
+            lr[n_lr++] = stair[k];
             n_recur++;
         }
     }
@@ -344,11 +350,26 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
                 "the current level (its mean), up or down by one of the stairs seen (at most "
                 "x%.2f); they do not compound", rate, n_recur, exp(lmax));
     }
+    if (ep.n) { /* forecast/sample.c: on top of the level, only ever slower */
+        double lmax = 0, lsum = 0;
+        for (size_t k = 0; k < ep.n; k++) {
+            lmax = ep.lr[k] > lmax ? ep.lr[k] : lmax;
+            lsum += ep.len[k];
+        }
+        fc_note(out->assume, &out->n_assume, "slowdown episodes recur at %.2g per step (%zu "
+                "seen, the level back after each; %.0f steps long on average, at most "
+                "x%.2f): each as long and as slow as one of those seen", ep.rate, ep.n,
+                lsum / (double)ep.n, exp(lmax));
+    }
+    struct fc_episodes ep_per = ep; /* in periods */
+    ep_per.rate *= per;
+    for (size_t k = 0; k < ep_per.n; k++)
+        ep_per.len[k] /= per;
     const uint64_t seed = o->seed ? o->seed : 1;
     struct argus_fc_quant rq;
     const uint64_t pleft = out->steps_left / per; /* the periods left */
     if ((rc = fc_sample_drift(dtr, nps, out->block_len, pleft, evc, ne, ev_left, rate * per,
-                              lr, n_lr, o->n_sims, seed, &dr, &rq)) != 0)
+                              lr, n_lr, o->n_sims, seed, &dr, &ep_per, &rq)) != 0)
         goto out;
     if (per > 1) { /* the steps past the last whole period, at the paths' own levels */
         const double k = (double)out->steps_left / ((double)pleft * per);
@@ -457,7 +478,7 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
                      "repeat every %u steps)", per);
         if ((rc = fc_sample_drift(wbase, nw, out->block_len, out->steps_left, evc, ne,
                                   ev_left, rate, lr, n_lr, o->n_sims, seed,
-                                  wdrift ? &dr : NULL, &wq)) != 0)
+                                  wdrift ? &dr : NULL, &ep, &wq)) != 0)
             goto out;
         if (widen > 1)
             fc_widen(&wq, widen);

@@ -16,7 +16,8 @@
  * blocks of the regime (never one by one), so that the band is not that of independent
  * steps; change points seen so far recur at their observed rate, each starting a regime
  * about the current level, up or down by an observed stair (exp(+-l) / cosh(l)), never
- * compounding. Per-rank offsets on a common per-step factor drive the what-ifs.
+ * compounding; a rise that came back down is a slowdown episode, recurring at its rate,
+ * length and height on top of the level. Per-rank offsets on a common per-step factor drive the what-ifs.
  *
  * Pure computation: no I/O, no globals; deterministic for a seed (its own RNG). Memory:
  * O(held steps) temporaries, and with what-ifs the store's scratch for held steps x

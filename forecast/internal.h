@@ -32,6 +32,19 @@ double fc_midmean(double *v, size_t n);
 
 #define FC_MIN_STEPS 8
 #define FC_MAX_CHANGES 16
+#define FC_MAX_EPISODES 8
+
+/* Slowdown episodes seen (forecast.c, fc_episodes_find): a regime between two own change
+ * points past the warm-up that rose by a stair and came back down to within half of it.
+ * They recur at their observed rate, each as long and as slow as one of those seen, on
+ * top of the level (fc_sample_drift); their change points are not among the recurring
+ * regimes. Rate and lengths in the units of the series sampled (steps, or periods). */
+struct fc_episodes {
+    double rate;                  /* episodes per step (period) */
+    size_t n;
+    double len[FC_MAX_EPISODES];  /* each one's steps (periods) */
+    double lr[FC_MAX_EPISODES];   /* its level's log ratio over the regimes either side */
+};
 #define FC_MAX_SERIES 16384u  /* the most recent steps looked at (older: counted, summed) */
 
 /* Everything one run works on; freed by fc_free. */
@@ -109,6 +122,15 @@ size_t fc_period_sums(const double *v, size_t n, uint32_t k, double *out);
  * mean of its steps (events out) between their 10th and 90th percentiles; f->chg_lr[k]
  * when either has no step. tmp: f->n values of scratch. O(n). */
 double fc_regime_step(const struct fc *f, size_t k, double *tmp);
+/* forecast/regimes.c: the slowdown episodes among f's change points into ep: stair[k]
+ * the size of change k (fc_regime_step; NAN: in the warm-up, not judged), change k rising
+ * by at least FC_EPISODE_MIN_LR, change k + 1 falling back to within half of that, and
+ * the current regime (after the changes that follow) within half of it of that level;
+ * their len and lr, and their rate per step of f's series. Marks both changes of each in
+ * in_ep[0..f->nchg) (zeroed by the caller). O(f->nchg). */
+#define FC_EPISODE_MIN_LR 0.0953 /* log(1.1): a slowdown of 10 % at least */
+void fc_episodes_find(const struct fc *f, const double *stair, unsigned char *in_ep,
+                      struct fc_episodes *ep);
 
 /* forecast/attrib.c, over the held regime steps [i0, f->nh): the sync tax and the ranks
  * most often slowest; the phase contributors of the steps at or past p90_ms. */
@@ -241,7 +263,8 @@ void fc_drift_band(const struct fc_drift *span, size_t n, struct fc_drift *d);
 int fc_sample_drift(const double *base, size_t n, uint32_t b, uint64_t left,
                     const double *ev_ms, size_t n_ev, uint64_t ev_count, double rate,
                     const double *lr, size_t n_lr, uint32_t n_sims, uint64_t seed,
-                    const struct fc_drift *d, struct argus_fc_quant *q);
+                    const struct fc_drift *d, const struct fc_episodes *ep,
+                    struct argus_fc_quant *q);
 
 /* forecast/sample.c: quantiles q raised to lo at least (a path can be no faster than the
  * steps left at the fastest step seen: max(X, lo) has quantiles max(q, lo)). */

@@ -100,6 +100,25 @@ static double fc_recur_mult(uint64_t *rng, double lam, const double *lr, size_t 
     return mult + (1 - prev) * f;
 }
 
+/* Slowdown episodes: the factor on a path's steps left (left of them) when episodes come
+ * as a Poisson process of mean ep->rate x left (at most FC_RECUR_MAX), each one of those
+ * seen, drawn at even odds: its steps at exp(lr) times the level, together no more than
+ * the steps left. At least 1: an episode only slows. */
+static double fc_episode_mult(uint64_t *rng, const struct fc_episodes *ep, uint64_t left)
+{
+    const uint32_t k = fc_rng_poisson(rng, ep->rate * (double)left, FC_RECUR_MAX);
+    double used = 0, extra = 0;
+    for (uint32_t j = 0; j < k && used < (double)left; j++) {
+        const size_t e = (size_t)(fc_rng_unif(rng) * (double)ep->n);
+        double len = ep->len[e];
+        if (used + len > (double)left)
+            len = (double)left - used;
+        used += len;
+        extra += len * expm1(ep->lr[e]);
+    }
+    return 1 + extra / (double)left;
+}
+
 /* Sum of len (<= n) values of the circular series whose prefix sums are pre[0..n]. */
 static double fc_circ_sum(const double *pre, size_t n, size_t start, size_t len)
 {
@@ -160,7 +179,7 @@ int argus_forecast_sample(const double *base, size_t n, uint32_t b, uint64_t lef
                           uint64_t seed, struct argus_fc_quant *q)
 {
     return fc_sample_drift(base, n, b, left, ev_ms, n_ev, ev_count, rate, lr, n_lr, n_sims,
-                           seed, NULL, q);
+                           seed, NULL, NULL, q);
 }
 
 #define FC_DRIFT_NODES 16 /* midpoints over the steps left for a path's mean drift factor */
@@ -181,8 +200,10 @@ static double fc_drift_mult(const struct fc_drift *d, double slope_end, double l
 int fc_sample_drift(const double *base, size_t n, uint32_t b, uint64_t left,
                     const double *ev_ms, size_t n_ev, uint64_t ev_count, double rate,
                     const double *lr, size_t n_lr, uint32_t n_sims, uint64_t seed,
-                    const struct fc_drift *dr, struct argus_fc_quant *q)
+                    const struct fc_drift *dr, const struct fc_episodes *ep,
+                    struct argus_fc_quant *q)
 {
+    uint64_t prng = seed ^ 0x455049534f444553ull; /* "EPISODES": their own stream too */
     uint64_t drng = seed ^ 0x4452494654445246ull; /* the drift's slopes: their own stream */
     double *pre = NULL, *tot = NULL, *srt = NULL;
     int rc = -ENOMEM;
@@ -291,6 +312,9 @@ int fc_sample_drift(const double *base, size_t n, uint32_t b, uint64_t left,
          * regime about the current level (docs/ALGORITHMS.md, "Forecast (PRISM)") */
         if (rate > 0 && n_lr && left)
             s *= fc_recur_mult(&rng, rate * (double)left, lr, n_lr);
+        /* slowdown episodes at their observed rate, length and height */
+        if (ep && ep->n && ep->rate > 0 && left)
+            s *= fc_episode_mult(&prng, ep, left);
         /* periodic events with their observed costs */
         if (ev_count && n_ev) {
             if (ev_count <= 1024) {

@@ -50,6 +50,14 @@ struct argus_jobstore *sfx_store_series_at(const double *ms, int n, uint64_t fir
     return js;
 }
 
+int sfx_said(const struct argus_forecast *fc, const char *what)
+{
+    for (size_t i = 0; i < fc->n_assume; i++)
+        if (strstr(fc->assume[i], what))
+            return 1;
+    return 0;
+}
+
 int sfx_cmp_d(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;

@@ -1,7 +1,7 @@
 /* series_fixture.h — internal to tests/forecast: what the forecast's unit tests
  * (test_forecast.c, test_drift.c) share to make and judge step series: a seeded RNG,
- * a 2-rank job store of given step times, and the Kolmogorov-Smirnov distance between
- * held-out steps and a modelled law of one step. Returns values; asserts nothing (the
+ * a 2-rank job store of given step times, the Kolmogorov-Smirnov distance between
+ * held-out steps and a modelled law of one step, and whether a forecast says something. Returns values; asserts nothing (the
  * tests do); no global state (the RNG's state is the caller's).
  */
 #ifndef ARGUS_TESTS_FORECAST_SERIES_FIXTURE_H
@@ -21,6 +21,9 @@ struct argus_jobstore *sfx_store_series(const double *ms, int n);
 /* The same with the steps numbered first .. first + n - 1 (a job whose first marks came
  * before Argus saw any). */
 struct argus_jobstore *sfx_store_series_at(const double *ms, int n, uint64_t first);
+/* 1 when one of fc's assumptions contains what, else 0. */
+struct argus_forecast;
+int sfx_said(const struct argus_forecast *fc, const char *what);
 /* qsort's comparison of doubles, ascending. */
 int sfx_cmp_d(const void *a, const void *b);
 /* KS distance (as bench/forecast judges it) between the sorted sample x[0..n) and the law

@@ -10,8 +10,12 @@
  *   the truth inside P10-P90 in at least 3 of 5 (3 measured: the band is narrow when the
  *   batches happen to agree);
  * - a job that switches between two levels (180 and 313 ms) in blocks of 60-140 steps:
- *   no drift is used (it is levels, not a trend), the P50 stays within 12 % of the steps
- *   left at the fitted mean, where a trend through the blocks would run away;
+ *   no drift is used (it is levels, not a trend), where a trend through the blocks would
+ *   run away: the P50 stays within 12 % of the steps left at the fitted mean, or, cut on
+ *   the low level with high blocks seen and gone (slowdown episodes, forecast/regimes.c),
+ *   above it and within 15 % of the truth; over the 5 seeds the P50 misses the truth by
+ *   15 % at most on average (10.0 % measured; 22 % when a high block was a regime about
+ *   the current level);
  * - a job whose level steps up by 2 % inside the fit: a regime change there, no drift;
  * - a flat job (AR(1) noise only): no drift;
  * - fc_drift_fit on level-switching series: never a drift, even where the slope is
@@ -141,6 +145,7 @@ static void test_level_switching(void **state)
 {
     static double ms[N];
     static struct argus_forecast fc;
+    double err = 0;
     (void)state;
     for (uint64_t seed = 1; seed <= 5; seed++) {
         rng_state = 2000 + seed;
@@ -161,8 +166,16 @@ static void test_level_switching(void **state)
                (unsigned long long)fc.regime_steps, fc.remaining_s.p50, lvl, truth,
                said_drift(&fc) ? ", drift" : "");
         assert_false(said_drift(&fc));
-        assert_true(fabs(fc.remaining_s.p50 - lvl) / lvl <= 0.12);
+        if (sfx_said(&fc, "slowdown episodes")) {
+            assert_true(fc.remaining_s.p50 >= 0.99 * lvl);
+            assert_true(fabs(fc.remaining_s.p50 - truth) / truth <= 0.15);
+        } else {
+            assert_true(fabs(fc.remaining_s.p50 - lvl) / lvl <= 0.12);
+        }
+        err += fabs(fc.remaining_s.p50 - truth) / truth / 5;
     }
+    printf("switching: P50 error %.1f %% on average\n", err * 100);
+    assert_true(err <= 0.15);
 }
 
 /* fc_drift_fit itself on 600 steps that switch between 180 and 313 ms in blocks of 100-250

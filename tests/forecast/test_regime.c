@@ -29,6 +29,7 @@
 #include "forecast/forecast.h"
 #include "forecast/internal.h"
 #include "store/jobstore.h"
+#include "tests/forecast/series_fixture.h"
 
 static uint64_t rng_state = 11;
 static double unif(void)
@@ -64,14 +65,6 @@ static struct argus_jobstore *store_series(const double *ms, int n)
         t0 += d;
     }
     return js;
-}
-
-static int said(const struct argus_forecast *fc, const char *what)
-{
-    for (size_t i = 0; i < fc->n_assume; i++)
-        if (strstr(fc->assume[i], what))
-            return 1;
-    return 0;
 }
 
 /* Forecast of ms[0..n) cut at cut; the truth (s), the fastest step seen (ms). */
@@ -161,7 +154,7 @@ static void test_alternating_flat(void **state)
                (unsigned long long)fc.regime_start, truth, fc.remaining_s.p10,
                fc.remaining_s.p50, fc.remaining_s.p90, 100 * err);
         assert_floor(&fc, fastest);
-        assert_true(said(&fc, "steps repeat every 2 steps"));
+        assert_true(sfx_said(&fc, "steps repeat every 2 steps"));
         assert_int_equal(fc.regime_start, 0); /* the alternation is not cut into regimes */
         assert_int_equal(fc.n_changes, 0);
         assert_true(err <= 0.01);
@@ -198,7 +191,7 @@ static void late_jump(int stairs, double max_err, double max_p90)
                (unsigned long long)fc.regime_start, (unsigned long long)fc.regime_steps,
                truth, fc.remaining_s.p10, fc.remaining_s.p50, fc.remaining_s.p90, 100 * err);
         assert_floor(&fc, fastest);
-        assert_true(said(&fc, "steps repeat every 2 steps"));
+        assert_true(sfx_said(&fc, "steps repeat every 2 steps"));
         assert_true(fc.regime_start >= JUMP - 2 && fc.regime_start <= JUMP + 2);
         assert_true(fc.n_warn >= 1 && strstr(fc.warn[0], "regime just changed"));
         assert_true(err <= max_err);
@@ -235,7 +228,7 @@ static void test_two_level_floor(void **state)
         printf("two levels %llu: truth %.1f s, P10 %.1f P50 %.1f P90 %.1f, floor %.1f\n",
                (unsigned long long)seed, truth, fc.remaining_s.p10, fc.remaining_s.p50,
                fc.remaining_s.p90, (double)fc.steps_left * fastest / 1e3);
-        assert_false(said(&fc, "steps repeat"));
+        assert_false(sfx_said(&fc, "steps repeat"));
         assert_floor(&fc, fastest);
     }
 }
@@ -256,7 +249,7 @@ static void test_non_periodic(void **state)
             ms[s] = 200 * (s >= 400 ? 1.02 : 1.0) * exp(ar);
         }
         run(ms, N, CUT, &fc, &truth, &fastest);
-        assert_false(said(&fc, "steps repeat"));
+        assert_false(sfx_said(&fc, "steps repeat"));
         assert_true(fc.regime_start >= 390 && fc.regime_start <= 410);
         assert_true(fabs(fc.remaining_s.p50 - truth) / truth <= 0.01);
     }
