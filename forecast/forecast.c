@@ -404,7 +404,7 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
             nsq = nfit - off;
         }
         const struct fc_step_drift sdr = {.d = &dr, .left = pleft, .logged = fit,
-                                          .n_logged = nfit};
+                                          .n_logged = nfit, .ep = &ep};
         if ((rc = fc_step_quant(sq, nsq, evs, nes, ev_share, &sdr, out->step_q_ms)) != 0)
             goto out;
         out->has_step_q = 1;
@@ -491,7 +491,7 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
         wo->step_p50_ms = fc_quantile_sel(wbase, nw, 0.5); /* at the fit's last level */
         if (o->step_dist) {
             const struct fc_step_drift wsd = {.d = wdrift ? &dr : NULL,
-                                              .left = out->steps_left};
+                                              .left = out->steps_left, .ep = &ep};
             if ((rc = fc_step_quant(wbase, nw, evs, nes, ev_share, &wsd, wo->step_q_ms)) != 0)
                 goto out;
             wo->has_step_q = 1;

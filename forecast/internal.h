@@ -129,6 +129,7 @@ double fc_regime_step(const struct fc *f, size_t k, double *tmp);
  * their len and lr, and their rate per step of f's series. Marks both changes of each in
  * in_ep[0..f->nchg) (zeroed by the caller). O(f->nchg). */
 #define FC_EPISODE_MIN_LR 0.0953 /* log(1.1): a slowdown of 10 % at least */
+#define FC_EPISODE_MAX_SHARE 0.5 /* episodes hold at most half of the steps left */
 void fc_episodes_find(const struct fc *f, const double *stair, unsigned char *in_ep,
                       struct fc_episodes *ep);
 
@@ -181,6 +182,10 @@ struct fc_step_drift {
     uint64_t left;
     const double *logged;         /* NULL: v */
     size_t n_logged;
+    const struct fc_episodes *ep; /* NULL or none: no slowdown episodes; else at their
+                                     share of the steps (rate x mean length, at most
+                                     FC_EPISODE_MAX_SHARE) the law moved by exp(lr) of one
+                                     of them */
 };
 int fc_step_quant(const double *v, size_t n, const double *evc, size_t ne, double pi,
                   const struct fc_step_drift *sd, double *q);

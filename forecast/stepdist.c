@@ -15,7 +15,9 @@
  * position uniform over the steps left, of the body scaled by exp of that path's log
  * level there (fc_drift_log); the body is tabulated on a log grid for it. At the periodic
  * events' share of the steps left a step is one of the regime's (drifted the same way)
- * plus an event's observed cost (each regime step paired with an event cost in turn).
+ * plus an event's observed cost (each regime step paired with an event cost in turn);
+ * at the slowdown episodes' share (their rate x their mean length) a step is one of the
+ * regime's exp(lr) slower, lr one episode's height (each at even odds).
  * Steps logged on a grid (whole milliseconds, tens of them) keep it: the law is rounded
  * to the grid of the steps as logged. Quantiles by bisection on the mixture's
  * distribution function, each bracketed by the steps seen. Allocates O(n + FC_TAB_MAX)
@@ -196,6 +198,9 @@ struct fc_mix {
     const double *l;     /* the drift's log levels (nl of them; 0: no drift) */
     size_t nl;
     struct fc_tab tab;   /* the body, with a drift */
+    const double *elr;   /* the slowdown episodes' log heights (nel of them) */
+    size_t nel;
+    double pe;           /* their share of the regime's steps */
 };
 
 /* The body's distribution function at x (the kernel estimate and the tail). */
@@ -209,19 +214,33 @@ static double fc_body_cdf(const struct fc_mix *m, double x)
     return fc_kde_cdf(&m->k, x);
 }
 
-/* The mixture's distribution function at x. */
-static double fc_mix_cdf(const struct fc_mix *m, double x)
+/* The regime's steps' distribution function at x, drifted: the body moved by each drawn
+ * level. */
+static double fc_level_cdf(const struct fc_mix *m, double x)
 {
-    if (m->grid > 0) /* constant between grid points: the smoothed law's mass at each */
-        x = floor(x / m->grid + 1e-9) * m->grid + m->grid / 2;
     double Fb = 0;
-    if (m->nl && x > 0) { /* the body moved by each drawn level */
+    if (m->nl && x > 0) {
         const double z = log(x);
         for (size_t j = 0; j < m->nl; j++)
             Fb += fc_tab_cdf(&m->tab, z - m->l[j]);
         Fb /= (double)m->nl;
     } else if (!m->nl) {
         Fb = fc_body_cdf(m, x);
+    }
+    return Fb;
+}
+
+/* The mixture's distribution function at x. */
+static double fc_mix_cdf(const struct fc_mix *m, double x)
+{
+    if (m->grid > 0) /* constant between grid points: the smoothed law's mass at each */
+        x = floor(x / m->grid + 1e-9) * m->grid + m->grid / 2;
+    double Fb = fc_level_cdf(m, x);
+    if (m->pe > 0) { /* a slowdown episode's step: the regime's, exp(lr) slower */
+        double Fe = 0;
+        for (size_t j = 0; j < m->nel; j++)
+            Fe += fc_level_cdf(m, x * exp(-m->elr[j]));
+        Fb = (1 - m->pe) * Fb + m->pe * Fe / (double)m->nel;
     }
     return (1 - m->pi) * Fb +
            (m->pi > 0 ? m->pi * (double)fc_rank(m->e, m->n, x) / (double)m->n : 0);
@@ -293,6 +312,18 @@ int fc_step_quant(const double *v, size_t n, const double *evc, size_t ne, doubl
         blo *= exp(lmin);
         top = e[n - 1] * reach + pad + tail;
         top = bhi * exp(lmax) > top ? bhi * exp(lmax) : top;
+    }
+    const struct fc_episodes *ep = sd ? sd->ep : NULL;
+    if (ep && ep->n && ep->rate > 0) { /* episodes: their share, their heights */
+        double len = 0, emax = 0;
+        for (size_t j = 0; j < ep->n; j++) {
+            len += ep->len[j] / (double)ep->n;
+            emax = ep->lr[j] > emax ? ep->lr[j] : emax;
+        }
+        m.pe = fmin(ep->rate * len, FC_EPISODE_MAX_SHARE);
+        m.elr = ep->lr;
+        m.nel = ep->n;
+        top *= exp(emax);
     }
     double lo0 = blo - (m.grid > 0 ? m.grid : 0);
     double hi0 = top + m.grid;
