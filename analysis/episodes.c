@@ -60,6 +60,23 @@ void an_rank_scratch_free(struct an_rank_scratch *w)
     free(w->spans);
 }
 
+/* The log of ratio[] (per step, 0 = not judged) over [a,b] into c->tmp1[0..*ni) and its
+ * level outside the run into c->tmp2[0..*no): before it and, once it ended, after it,
+ * two steps off either way (runs of one episode were joined first, so what follows is
+ * the rank's level again). 0 when either side is too short to judge, else 1. */
+static int run_sides(struct an_ctx *c, const double *ratio, size_t a, size_t b, size_t *ni,
+                     size_t *no)
+{
+    *ni = *no = 0;
+    for (size_t si = a; si <= b; si++)
+        if (ratio[si] > 0)
+            c->tmp1[(*ni)++] = log(ratio[si]);
+    for (size_t si = 0; si < c->S; si++)
+        if ((si + 2 < a || si > b + 2) && ratio[si] > 0)
+            c->tmp2[(*no)++] = log(ratio[si]);
+    return *ni >= c->o.min_steps && *no >= AN_REGRESSION_MIN_SEG;
+}
+
 /* How far the log of ratio[] (per step, 0 = not judged) over [a,b] lies above its level
  * outside it (two steps off, before and after), in standard errors: the difference of
  * the medians over 1.2533 x sigma x sqrt(1/n_in + 1/n_out), sigma = 1.4826 x the median
@@ -68,16 +85,8 @@ void an_rank_scratch_free(struct an_rank_scratch *w)
  * step by step. 0 when either side is too short. */
 static double run_shift_t(struct an_ctx *c, const double *ratio, size_t a, size_t b)
 {
-    size_t ni = 0, no = 0;
-    for (size_t si = a; si <= b; si++)
-        if (ratio[si] > 0)
-            c->tmp1[ni++] = log(ratio[si]);
-    /* its level outside the run: before it and, once it ended, after it (runs of one
-     * episode were joined first, so what follows is the rank's level again) */
-    for (size_t si = 0; si < c->S; si++)
-        if ((si + 2 < a || si > b + 2) && ratio[si] > 0)
-            c->tmp2[no++] = log(ratio[si]);
-    if (ni < c->o.min_steps || no < AN_REGRESSION_MIN_SEG)
+    size_t ni, no;
+    if (!run_sides(c, ratio, a, b, &ni, &no))
         return 0;
     const double in = argus_stats_median(c->tmp1, ni), out = argus_stats_median(c->tmp2, no);
     /* the spread pooled over both sides, each about its own median */
@@ -98,14 +107,8 @@ static double run_shift_t(struct an_ctx *c, const double *ratio, size_t a, size_
  * 0 when either side is too short. Sorts c->tmp1 and c->tmp2. */
 static double run_rank_z(struct an_ctx *c, const double *ratio, size_t a, size_t b)
 {
-    size_t ni = 0, no = 0;
-    for (size_t si = a; si <= b; si++)
-        if (ratio[si] > 0)
-            c->tmp1[ni++] = log(ratio[si]);
-    for (size_t si = 0; si < c->S; si++)
-        if ((si + 2 < a || si > b + 2) && ratio[si] > 0)
-            c->tmp2[no++] = log(ratio[si]);
-    if (ni < c->o.min_steps || no < AN_REGRESSION_MIN_SEG)
+    size_t ni, no;
+    if (!run_sides(c, ratio, a, b, &ni, &no))
         return 0;
     argus_stats_sort(c->tmp1, ni);
     argus_stats_sort(c->tmp2, no);
