@@ -40,6 +40,9 @@ nothing before the cut tells of it; the figures are given over all runs and, apa
 over the others.
 
 usage: forecast.py BUILDDIR SRCDIR
+With FORECAST_ROWS=FILE in the environment, every judged run (all sources, the other cuts
+and shared_logs) is also written to FILE, one JSON object per line: name, source, cut,
+truth, the quantiles q, the P50 error, inside P10-P90, KS and its floor, fault_after_cut.
 """
 import csv
 import gzip
@@ -345,4 +348,10 @@ for key, ds in (("dp2_whatif_fixed_comm", dp2_fixed), ("mb_whatif", mbw)):
         out["%s_%s_max" % (key, fig)] = round(max(d[fig] for d in ds), 4)
 out["worst"] = sorted(((round(r["p50_err"], 4), r["name"]) for r in runs), reverse=True)[:3]
 print(json.dumps(out))
+if os.environ.get("FORECAST_ROWS"):
+    with open(os.environ["FORECAST_ROWS"], "w") as fo:
+        for r in runs + other_cuts + shared_runs:
+            fo.write(json.dumps({k: r[k] for k in ("name", "source", "cut", "truth", "q",
+                                                   "p50_err", "inside", "ks", "ks_floor",
+                                                   "fault_after_cut")}) + "\n")
 subprocess.run(["rm", "-rf", W])
