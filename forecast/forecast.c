@@ -350,19 +350,14 @@ int argus_forecast_run(const struct argus_jobstore *js, const struct argus_resul
                 "the current level (its mean), up or down by one of the stairs seen (at most "
                 "x%.2f); they do not compound", rate, n_recur, exp(lmax));
     }
-    if (ep.n) { /* forecast/sample.c: on top of the level, only ever slower */
-        double lmax = 0, lsum = 0;
-        for (size_t k = 0; k < ep.n; k++) {
-            lmax = ep.lr[k] > lmax ? ep.lr[k] : lmax;
-            lsum += ep.len[k];
-        }
+    if (ep.n) /* forecast/sample.c: on top of the level, only ever slower */
         fc_note(out->assume, &out->n_assume, "slowdown episodes recur at %.2g per step (%zu "
                 "seen, the level back after each; %.0f steps long on average, at most "
                 "x%.2f): each as long and as slow as one of those seen", ep.rate, ep.n,
-                lsum / (double)ep.n, exp(lmax));
-    }
+                ep.len_mean, exp(ep.lr_max));
     struct fc_episodes ep_per = ep; /* in periods */
     ep_per.rate *= per;
+    ep_per.len_mean /= per;
     for (size_t k = 0; k < ep_per.n; k++)
         ep_per.len[k] /= per;
     const uint64_t seed = o->seed ? o->seed : 1;

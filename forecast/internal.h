@@ -44,6 +44,7 @@ struct fc_episodes {
     size_t n;
     double len[FC_MAX_EPISODES];  /* each one's steps (periods) */
     double lr[FC_MAX_EPISODES];   /* its level's log ratio over the regimes either side */
+    double len_mean, lr_max;      /* over them (0 when none) */
 };
 #define FC_MAX_SERIES 16384u  /* the most recent steps looked at (older: counted, summed) */
 
@@ -126,8 +127,9 @@ double fc_regime_step(const struct fc *f, size_t k, double *tmp);
  * the size of change k (fc_regime_step; NAN: in the warm-up, not judged), change k rising
  * by at least FC_EPISODE_MIN_LR, change k + 1 falling back to within half of that, and
  * the current regime (after the changes that follow) within half of it of that level;
- * their len and lr, and their rate per step of f's series. Marks both changes of each in
- * in_ep[0..f->nchg) (zeroed by the caller). O(f->nchg). */
+ * their len and lr (and the mean length, the highest lr), and their rate per step of
+ * f's series. Marks both changes of each in in_ep[0..f->nchg) (zeroed by the caller).
+ * O(f->nchg). */
 #define FC_EPISODE_MIN_LR 0.0953 /* log(1.1): a slowdown of 10 % at least */
 #define FC_EPISODE_MAX_SHARE 0.5 /* episodes hold at most half of the steps left */
 void fc_episodes_find(const struct fc *f, const double *stair, unsigned char *in_ep,

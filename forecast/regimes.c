@@ -65,6 +65,10 @@ void fc_episodes_find(const struct fc *f, const double *stair, unsigned char *in
         ep->n++;
         in_ep[k] = in_ep[k + 1] = 1;
     }
+    for (size_t k = 0; k < ep->n; k++) {
+        ep->len_mean += ep->len[k] / (double)ep->n;
+        ep->lr_max = ep->lr[k] > ep->lr_max ? ep->lr[k] : ep->lr_max;
+    }
     /* as often as they were seen over the series */
     ep->rate = ep->n && f->n ? (double)ep->n / (double)f->n : 0;
 }

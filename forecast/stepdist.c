@@ -315,15 +315,10 @@ int fc_step_quant(const double *v, size_t n, const double *evc, size_t ne, doubl
     }
     const struct fc_episodes *ep = sd ? sd->ep : NULL;
     if (ep && ep->n && ep->rate > 0) { /* episodes: their share, their heights */
-        double len = 0, emax = 0;
-        for (size_t j = 0; j < ep->n; j++) {
-            len += ep->len[j] / (double)ep->n;
-            emax = ep->lr[j] > emax ? ep->lr[j] : emax;
-        }
-        m.pe = fmin(ep->rate * len, FC_EPISODE_MAX_SHARE);
+        m.pe = fmin(ep->rate * ep->len_mean, FC_EPISODE_MAX_SHARE);
         m.elr = ep->lr;
         m.nel = ep->n;
-        top *= exp(emax);
+        top *= exp(ep->lr_max);
     }
     double lo0 = blo - (m.grid > 0 ? m.grid : 0);
     double hi0 = top + m.grid;
