@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""ddp_verdict.py REPORT SLOW FIRST N STALL STALL_STEPS [EDGE]: judge Argus's diagnosis of the
-real PyTorch DDP job of t_torch_ddp.sh (tests/integration/torch_ddp.py: rank SLOW's forward
-pass slower for N steps from FIRST, rank STALL sleeping at the comma-separated STALL_STEPS)
-against report.json REPORT, as issue 17 item 3 requires: the slow rank named alone, phase
-forward, over its steps; the stalling rank named alone, kind host_stall, at exactly those
-steps; no other rank named as a source over the injected steps. EDGE (default 0.25) is the share of the N slow
-steps the named range may miss and, apart, the share it may name beyond them. Prints what Argus reported; exits 0 when the
-diagnosis holds, 1 when it does not. Used live (t_torch_ddp.sh) and on recorded spools of
-that job (t_torch_ddp_replay.sh, tests/data/torch-ddp)."""
+"""ddp_verdict.py REPORT SLOW FIRST N STALL STALL_STEPS [EDGE]: judge Argus's diagnosis of
+the real PyTorch DDP job of t_torch_ddp.sh (tests/integration/torch_ddp.py: rank SLOW's
+forward pass slower for N steps from FIRST, rank STALL sleeping at the comma-separated
+STALL_STEPS) against report.json REPORT, as issue 17 item 3 requires: the slow rank named
+alone, phase forward, over its steps; the stalling rank named alone, kind host_stall, at
+exactly those steps; no other rank named as a source over the injected steps. EDGE
+(default 0.25) is the share of the N slow steps the named range may miss and, apart, the
+share it may name beyond them. Prints what Argus reported; exits 0 when the diagnosis
+holds, 1 when it does not. Used live (t_torch_ddp.sh) and on recorded spools of that job
+(t_torch_ddp_replay.sh, tests/data/torch-ddp)."""
 import json, sys
 r = json.load(open(sys.argv[1]))
 slow, first, n, stall = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
