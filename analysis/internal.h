@@ -87,9 +87,11 @@ int an_placement(const struct argus_jobstore *js, struct argus_result *r);
 
 /* own.c */
 /* The own level of a rank from its per-step ratios to its peers q[0..S) (entries <= 0 or
- * not finite are not judged): base = the lower of its lower quartile and the median of
- * its first quarter (when that has >= 8 steps), at least 1; level = the lower of its
- * median and that first-quarter median. buf holds S doubles. */
+ * not finite are not judged): base = the lowest of its lower quartile, the median of its
+ * first quarter (when that has >= 8 steps) and the median of its lower first segment
+ * (when a split into a first part and the rest rises by a clear step), at least 1;
+ * level = the lowest of its median, those two and its last quarter's median (docs/
+ * ALGORITHMS.md, "Own baseline and persistent imbalance"). buf holds S doubles. */
 void an_own_level(const double *q, size_t S, double *buf, struct an_own *out);
 /* Whether the held steps reach back to the job's first: a rank's own past and "slower
  * all along" need it. Once the store evicted steps (a bounded horizon, live), a slowdown

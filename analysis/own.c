@@ -17,6 +17,59 @@
 
 /* The first quarter of the run counts as "its own past" once it has this many steps. */
 #define OWN_EARLY_MIN 8
+/* A lower first segment counts as "its own past" when its mean is below the rest's by
+ * this many standard errors (the largest of S splits of pure noise stays near 3-4). */
+#define OWN_ONSET_T 6.0
+/* ... and its q is clipped at this many times the rank's median (one stalled step must
+ * not make the split) */
+#define OWN_ONSET_CLIP 3.0
+
+/* The rank's q in step order (v, m values) as a lower first segment and the rest: the
+ * split k (both parts at least AN_REGRESSION_MIN_SEG long) whose rise of the mean is
+ * the most standard errors, pooled over both parts, or 0 when none reaches OWN_ONSET_T
+ * or the rise is below AN_CHRONIC_MIN. One pass after the totals, nothing allocated. */
+static size_t onset_split(const double *v, size_t m, double clip)
+{
+    double s = 0, ss = 0;
+    for (size_t i = 0; i < m; i++) {
+        const double x = v[i] < clip ? v[i] : clip;
+        s += x;
+        ss += x * x;
+    }
+    double a = 0, aa = 0, best = OWN_ONSET_T;
+    size_t at = 0;
+    for (size_t k = 1; k + AN_REGRESSION_MIN_SEG <= m; k++) {
+        const double x = v[k - 1] < clip ? v[k - 1] : clip;
+        a += x;
+        aa += x * x;
+        if (k < AN_REGRESSION_MIN_SEG)
+            continue;
+        const double n1 = (double)k, n2 = (double)(m - k);
+        const double mu1 = a / n1, mu2 = (s - a) / n2;
+        const double sse = (aa - a * mu1) + ((ss - aa) - (s - a) * mu2);
+        const double var = (sse > 0 ? sse : 0) / (double)(m - 2) * (1.0 / n1 + 1.0 / n2);
+        if (mu2 - mu1 < AN_CHRONIC_MIN * mu1)
+            continue;
+        /* a floor on the error: a noiseless series still needs a material rise */
+        const double se = sqrt(var) > 1e-3 * mu1 ? sqrt(var) : 1e-3 * mu1;
+        const double t = (mu2 - mu1) / se;
+        if (t > best) {
+            best = t;
+            at = k;
+        }
+    }
+    return at;
+}
+
+/* q's judged entries (> 0, finite) into buf in step order; their count. */
+static size_t judged_in_order(const double *q, size_t S, double *buf)
+{
+    size_t m = 0;
+    for (size_t si = 0; si < S; si++)
+        if (q[si] > 0 && isfinite(q[si]))
+            buf[m++] = q[si];
+    return m;
+}
 
 int an_own_past(const struct an_ctx *c)
 {
@@ -26,30 +79,32 @@ int an_own_past(const struct an_ctx *c)
 
 void an_own_level(const double *q, size_t S, double *buf, struct an_own *out)
 {
-    size_t m = 0;
     memset(out, 0, sizeof *out);
     out->base = 1.0;
     out->level = NAN;
-    for (size_t si = 0; si < S; si++)
-        if (q[si] > 0 && isfinite(q[si]))
-            buf[m++] = q[si];
+    size_t m = judged_in_order(q, S, buf);
     out->n = m;
     if (m < 2 * AN_REGRESSION_MIN_SEG)
         return;
-    /* the early part, in step order, before buf is reordered */
+    /* the early and late parts, in step order (each selection reorders buf: refilled) */
     const size_t m4 = m / 4;
     double early = NAN, late = NAN;
     if (m4 >= OWN_EARLY_MIN) {
         early = argus_stats_median(buf, m4);
-        m = 0; /* refill: the selection reordered the first m4 */
-        for (size_t si = 0; si < S; si++)
-            if (q[si] > 0 && isfinite(q[si]))
-                buf[m++] = q[si];
+        judged_in_order(q, S, buf);
         late = argus_stats_median(buf + (m - m4), m4);
-        m = 0; /* refill again: the selection reordered the last m4 */
-        for (size_t si = 0; si < S; si++)
-            if (q[si] > 0 && isfinite(q[si]))
-                buf[m++] = q[si];
+        judged_in_order(q, S, buf);
+    }
+    /* A rank that became slow before the first quarter's middle (or before that quarter
+     * is long enough to count) still has a past: the lower first segment of the best
+     * split. Its median joins the first quarter's. The clip needs the median first. */
+    const double med_all = argus_stats_median(buf, m);
+    judged_in_order(q, S, buf);
+    const size_t k = onset_split(buf, m, OWN_ONSET_CLIP * med_all);
+    if (k) {
+        const double pre = argus_stats_median(buf, k);
+        early = isnan(early) || pre < early ? pre : early;
+        judged_in_order(q, S, buf);
     }
     argus_stats_sort(buf, m);
     const double med = argus_stats_quantile_sorted(buf, m, 0.5);

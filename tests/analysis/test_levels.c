@@ -4,11 +4,14 @@
  * job store (a deterministic generator of its own, not tests/synth), the kernel-level
  * ones come from tests/synth.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -167,6 +170,82 @@ static void test_steps_back_at_end(void **state)
     assert_true(episode >= 1);
     argus_result_free(&r);
     argus_jobstore_free(js);
+}
+
+static uint64_t early_onset_at;
+
+static double f_early_onset(uint32_t r, uint64_t s)
+{
+    return r == 3 && s >= early_onset_at ? 2.0 : 1.0;
+}
+
+/* Counts r's persistent_imbalance findings and its compute_straggler episodes on `rank`
+ * from `onset` (one step either way) to the last step `last` at 1.8-2.2x. */
+static void early_onset_counts(const struct argus_result *r, uint32_t rank, uint64_t onset,
+                               uint64_t last, int *persistent, int *episode)
+{
+    *persistent = *episode = 0;
+    for (size_t i = 0; i < r->n_anomalies; i++) {
+        const struct argus_anomaly *a = &r->anomalies[i];
+        *persistent += a->kind == ARGUS_AK_PERSISTENT_IMBALANCE;
+        *episode += a->kind == ARGUS_AK_COMPUTE_STRAGGLER && names(a, &rank, 1) &&
+                    a->step_first + 1 >= onset && a->step_first <= onset + 1 &&
+                    a->step_last == last && a->slowdown > 1.8 && a->slowdown < 2.2;
+    }
+}
+
+/* A rank that turns 2x slow early in the run was at its peers' level before: an episode
+ * with that onset, never a persistent_imbalance "from the first step judged". The first
+ * quarter alone (too short to count below 32 steps, or mostly slow already when the
+ * onset comes before its middle) had said so. Step times: the onset at step 8 of 20, 30
+ * and 40 (below it the rank's level before a run has too few steps to judge a noisy
+ * run by) and at step 12 of 100. */
+static void test_steps_early_onset(void **state)
+{
+    (void)state;
+    static const uint64_t len[] = { 20, 30, 40, 100 }, at[] = { 8, 8, 8, 12 };
+    for (size_t k = 0; k < sizeof len / sizeof len[0]; k++) {
+        struct argus_result r;
+        int persistent, episode;
+        early_onset_at = at[k];
+        struct argus_jobstore *js = steps_job(8, len[k], f_early_onset, 100);
+        assert_int_equal(argus_analyze(js, NULL, &r), 0);
+        early_onset_counts(&r, 3, at[k], len[k] - 1, &persistent, &episode);
+        if (persistent || episode != 1)
+            fprintf(stderr, "%" PRIu64 " steps, onset at %" PRIu64 ":\n", len[k], at[k]);
+        dump_if(persistent || episode != 1, js, &r);
+        assert_int_equal(persistent, 0);
+        assert_int_equal(episode, 1);
+        argus_result_free(&r);
+        argus_jobstore_free(js);
+    }
+}
+
+/* Kernel level, 16 ranks: rank 5 2x slow from step 5 of 20 and of 30, as rank 0 of a
+ * 16-rank run killed after its second or third window saw it (tests/integration/
+ * t_rank0_death.sh failed when the last window it analysed was the third, not the
+ * fourth). */
+static void test_kernels_early_onset(void **state)
+{
+    (void)state;
+    for (int len = 20; len <= 30; len += 10) {
+        struct synth_opts o;
+        struct argus_result r;
+        int persistent, episode;
+        synth_default(&o, 23);
+        o.steps = len;
+        synth_add(&o, SY_STRAGGLER, 5, len - 1, 2.0)->ranks[0] = 5;
+        o.f[0].nranks = 1;
+        struct argus_jobstore *js = synth_run(&o, &r);
+        early_onset_counts(&r, 5, 5, (uint64_t)len - 1, &persistent, &episode);
+        if (persistent || episode != 1)
+            fprintf(stderr, "%d steps:\n", len);
+        dump_if(persistent || episode != 1, js, &r);
+        assert_int_equal(persistent, 0);
+        assert_int_equal(episode, 1);
+        argus_result_free(&r);
+        argus_jobstore_free(js);
+    }
 }
 
 static double f_group(uint32_t r, uint64_t s)
@@ -382,7 +461,9 @@ int main(void)
         cmocka_unit_test(test_phases),
         cmocka_unit_test(test_phases_cupti_held),
         cmocka_unit_test(test_steps_back_at_end),
+        cmocka_unit_test(test_steps_early_onset),
         cmocka_unit_test(test_kernels_chronic_then_episode),
+        cmocka_unit_test(test_kernels_early_onset),
         cmocka_unit_test(test_kernels_intermittent_stall),
         cmocka_unit_test(test_kernels_periodic),
     };
