@@ -84,6 +84,21 @@ run_srun() {
     timeout 300 srun -Q "$@" >"$WORK/$out.out" 2>"$WORK/$out.err"
 }
 
+# node_idle : wait (at most 30 s) until the node has no job, not even one completing. A
+# job that root submits for another user (srun --uid) must not pend: the allocation it
+# then gets later comes as a message authenticated for that user, which root's srun cannot
+# decode ("Munge decode failed: Unauthorized credential for client UID=0"), and the job
+# fails (Slurm 22.05, as Debian 12 ships it).
+node_idle() {
+    local i
+    for i in $(seq 150); do
+        scontrol show node 2>/dev/null | grep -q 'State=IDLE ' && return 0
+        sleep 0.2
+    done
+    scontrol show node >&2
+    fail "the node is still busy after 30 s"
+}
+
 # batch_run NAME SCRIPT : submit, wait for the end (polling, faster than sbatch --wait),
 # print the job id; the job's output goes to $WORK/NAME.log.
 batch_run() {

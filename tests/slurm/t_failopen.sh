@@ -36,6 +36,7 @@ grep -q 'cannot be preloaded' "$WORK/nolib.err" && fail "missing library still p
 if id nobody >/dev/null 2>&1; then
     mkdir -m 1777 "$WORK/pub"
     plug "libdir=$LIBDIR" "outdir=$WORK/pub/%u"
+    node_idle # the last job may still be completing: this one must not pend (lib.sh)
     run_srun asnobody --argus=on --uid=nobody --gid="$(id -g nobody)" -n 2 \
         "$SIM" --tp 1 --pp 1 --dp 2 --steps 12 ||
         { cat "$WORK/asnobody.err" >&2; fail "job as nobody failed"; }
